@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// resolveDistill finds the checkpoint named by distill_from: the ID of a
+// run in this results directory, or the path of a run directory. A source
+// run that this process is training is waited for.
+func (s *sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
+	from := r.Spec.DistillFrom
+	if from == "" {
+		return "", nil
+	}
+	if ch, ok := s.done[from]; ok {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	dir := from
+	if !strings.ContainsRune(from, filepath.Separator) {
+		if st, err := os.Stat(s.runDir(from)); err == nil && st.IsDir() {
+			dir = s.runDir(from)
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("distill_from %q: neither a run in %s nor a run directory", from, filepath.Join(s.out, runsDirName))
+	}
+	rec, err := readRecord(filepath.Join(dir, metricsName))
+	if err != nil {
+		return "", fmt.Errorf("distill_from %q: %w", from, err)
+	}
+	if rec == nil || rec.Status != StatusFinished {
+		status := "not finished"
+		if rec != nil {
+			status = string(rec.Status)
+		}
+		return "", fmt.Errorf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, status)
+	}
+	ckpt, err := filepath.Abs(filepath.Join(dir, "checkpoint.npz"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(ckpt); err != nil {
+		return "", fmt.Errorf("distill_from %q: %w", from, err)
+	}
+	return ckpt, nil
+}
+
+// orderForDistill moves runs that distil from another selected run after
+// it, keeping grid order otherwise, so that with -j 1 a source is always
+// trained first and with -j > 1 the wait in resolveDistill is short.
+func orderForDistill(runs []Run) []Run {
+	index := map[string]int{}
+	for i, r := range runs {
+		index[r.ID] = i
+	}
+	depth := make([]int, len(runs))
+	for i := range runs {
+		d, j := 0, i
+		for d <= len(runs) {
+			src, ok := index[runs[j].Spec.DistillFrom]
+			if !ok {
+				break
+			}
+			d, j = d+1, src
+		}
+		depth[i] = d
+	}
+	out := make([]Run, 0, len(runs))
+	for d := 0; len(out) < len(runs); d++ {
+		for i, r := range runs {
+			if depth[i] == d {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

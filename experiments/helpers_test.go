@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Environment of helper processes: the test binary re-executes itself with
+// helperEnv set and then behaves as the experiments command with a fake run
+// function, configured by the other variables. Nothing of this is in the
+// shipped command.
+const (
+	helperEnv     = "GEKC_EXPERIMENTS_HELPER" // "cli": run the command
+	fakeSleepEnv  = "GEKC_FAKE_SLEEP"         // per epoch, e.g. "50ms"
+	fakeCallsEnv  = "GEKC_FAKE_CALLS"         // file to which each call appends "<id>\n"
+	fakeFailEnv   = "GEKC_FAKE_FAIL"          // regexp of IDs that fail
+	fakeDivergeEn = "GEKC_FAKE_DIVERGE"       // regexp of IDs that diverge
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "cli" {
+		f, err := fakeFromEnv()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		os.Exit(mainWith(f.run))
+	}
+	os.Exit(m.Run())
+}
+
+// fakeTrainer is a RunFunc that trains nothing but behaves like training:
+// it reports progress, writes a partial then a final checkpoint, sleeps per
+// epoch while honouring ctx, and derives metrics from the spec.
+type fakeTrainer struct {
+	sleep         time.Duration
+	callsLog      string
+	fail, diverge *regexp.Regexp
+	panicOn       *regexp.Regexp
+	block         chan struct{} // if non-nil, the first call waits here (or on ctx)
+	started       chan string   // if non-nil, receives each ID as it starts
+	mu            sync.Mutex
+	calls         map[string]int
+	jobs          map[string]Job
+}
+
+func newFake() *fakeTrainer {
+	return &fakeTrainer{calls: map[string]int{}, jobs: map[string]Job{}}
+}
+
+func fakeFromEnv() (*fakeTrainer, error) {
+	f := newFake()
+	if s := os.Getenv(fakeSleepEnv); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return nil, err
+		}
+		f.sleep = d
+	}
+	f.callsLog = os.Getenv(fakeCallsEnv)
+	for env, dst := range map[string]**regexp.Regexp{fakeFailEnv: &f.fail, fakeDivergeEn: &f.diverge} {
+		if s := os.Getenv(env); s != "" {
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil, err
+			}
+			*dst = re
+		}
+	}
+	return f, nil
+}
+
+func (f *fakeTrainer) callCount(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[id]
+}
+
+func (f *fakeTrainer) totalCalls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, c := range f.calls {
+		n += c
+	}
+	return n
+}
+
+func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
+	f.mu.Lock()
+	f.calls[job.ID]++
+	f.jobs[job.ID] = job
+	block := f.block
+	f.block = nil
+	f.mu.Unlock()
+	if f.callsLog != "" {
+		// O_APPEND writes this small are atomic, so concurrent processes
+		// can share the log.
+		lf, err := os.OpenFile(f.callsLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(lf, "%s\n", job.ID)
+		lf.Close()
+	}
+	if f.started != nil {
+		f.started <- job.ID
+	}
+	// A checkpoint that is not yet final, as a killed run would leave it.
+	if err := os.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("partial"), 0o644); err != nil {
+		return nil, err
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if f.panicOn != nil && f.panicOn.MatchString(job.ID) {
+		panic("fake panic in " + job.ID)
+	}
+	epochs := min(job.Spec.Epochs, 3)
+	var recs []EpochRecord
+	for e := 1; e <= epochs; e++ {
+		const steps = 4
+		job.Observer.EpochStart(e, steps)
+		for step := 1; step <= steps; step++ {
+			if f.sleep > 0 {
+				select {
+				case <-time.After(f.sleep / steps):
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			} else if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			job.Observer.Step(step, 1/float64(e*step))
+		}
+		rec := EpochRecord{Epoch: e, TrainLoss: 1 / float64(e), Seconds: f.sleep.Seconds(), Valid: map[string]float64{"mrr": 0.1 * float64(e)}}
+		if f.diverge != nil && f.diverge.MatchString(job.ID) {
+			rec.TrainLoss = math.NaN()
+			recs = append(recs, rec)
+			job.Observer.EpochEnd(rec)
+			return &Outcome{Status: StatusDiverged, Epochs: recs, Notes: []string{"loss became NaN"}}, nil
+		}
+		recs = append(recs, rec)
+		job.Observer.EpochEnd(rec)
+	}
+	if f.fail != nil && f.fail.MatchString(job.ID) {
+		return nil, fmt.Errorf("fake failure for %s", job.ID)
+	}
+	if err := WriteFileAtomic(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("final "+job.ID), 0o644); err != nil {
+		return nil, err
+	}
+	mrr := 0.3 + 0.01*float64(job.Spec.Seed) + 0.001*float64(len(job.Spec.Model))
+	return &Outcome{
+		Status: StatusFinished, Epochs: recs, BestEpoch: epochs,
+		Valid: map[string]float64{"mrr": mrr + 0.02, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -10},
+		Test:  map[string]float64{"mrr": mrr, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -11, "ece": 0.05},
+	}, nil
+}
+
+// toyGrid expands to 12 runs: 8 from the first block, 4 (seeds) from the second.
+const toyGrid = `name = "toy"
+[defaults]
+dataset = "toy"
+rank = 4
+batch_size = 10
+learning_rate = 0.01
+epochs = 3
+
+[[sweep]]
+model = ["cp2", "complex2"]
+objective = ["pll", "mle"]
+seed = [0, 1]
+
+[[sweep]]
+model = "cp"
+objective = "pll"
+seeds = 4
+`
+
+// sweepFixture is a grid file, a data root holding its dataset, and an
+// output directory, all in a temporary directory.
+type sweepFixture struct {
+	dir, grid, data, out string
+}
+
+func newSweepFixture(t *testing.T, grid string) sweepFixture {
+	t.Helper()
+	dir := t.TempDir()
+	fx := sweepFixture{dir: dir, grid: filepath.Join(dir, "toy.toml"), data: filepath.Join(dir, "data"), out: filepath.Join(dir, "out")}
+	must(t, os.MkdirAll(filepath.Join(fx.data, "toy"), 0o755))
+	must(t, os.WriteFile(fx.grid, []byte(grid), 0o644))
+	return fx
+}
+
+func (fx sweepFixture) args(extra ...string) []string {
+	return append([]string{"-grid", fx.grid, "-data", fx.data, "-out", fx.out}, extra...)
+}
+
+func (fx sweepFixture) runIDs(t *testing.T) []string {
+	t.Helper()
+	g, err := LoadGrid(fx.grid, nil)
+	must(t, err)
+	ids := make([]string, len(g.Runs))
+	for i, r := range g.Runs {
+		ids[i] = r.ID
+	}
+	return ids
+}
+
+// runInProcess runs the command with fake as the run function.
+func runInProcess(t *testing.T, ctx context.Context, fake *fakeTrainer, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = runCLI(ctx, args, cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: fake.run, quiet: true})
+	return code, out.String(), errOut.String()
+}
+
+// readRows returns results.tsv's rows.
+func readRows(t *testing.T, out string) []resultRow {
+	t.Helper()
+	table, err := readResultsTSV(filepath.Join(out, resultsTSVName))
+	must(t, err)
+	return table.rows
+}
+
+// assertEachRowOnce checks that results.tsv has exactly one row per ID and
+// no other rows.
+func assertEachRowOnce(t *testing.T, out string, ids []string) {
+	t.Helper()
+	count := map[string]int{}
+	for _, r := range readRows(t, out) {
+		count[r["id"]]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("results.tsv has %d rows for %s, want 1", count[id], id)
+		}
+		delete(count, id)
+	}
+	for id, n := range count {
+		t.Errorf("results.tsv has %d unexpected rows for %s", n, id)
+	}
+}
+
+// assertNoTempFiles checks that no WriteFileAtomic temporary is left.
+func assertNoTempFiles(t *testing.T, root string) {
+	t.Helper()
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && isTempFile(d.Name()) {
+			t.Errorf("temporary file left behind: %s", path)
+		}
+		return nil
+	})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// helperCommand is the test binary re-executed as the experiments command.
+func helperCommand(t *testing.T, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(append(os.Environ(), helperEnv+"=cli"), env...)
+	return cmd
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func recordStatus(t *testing.T, out, id string) Status {
+	t.Helper()
+	rec, err := readRecord(filepath.Join(out, runsDirName, id, metricsName))
+	must(t, err)
+	if rec == nil {
+		return ""
+	}
+	return rec.Status
+}
+
+func containsAll(s string, subs ...string) error {
+	var missing []string
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			missing = append(missing, fmt.Sprintf("%q", sub))
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New("missing " + strings.Join(missing, ", "))
+	}
+	return nil
+}

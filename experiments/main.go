@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitRunsFailed  = 1 // some run failed, or results could not be written
+	exitUsage       = 2 // bad flags, grid or data
+	exitInterrupted = 130
+)
+
+func main() {
+	os.Exit(mainWith(runTraining))
+}
+
+// mainWith is main with the run function as a parameter, so that tests can
+// run the real command, signals included, in a child process with a fake.
+func mainWith(run RunFunc) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		// After the first signal the sweep winds down; a second one kills
+		// at once, as users expect of Ctrl-C pressed twice.
+		stop()
+	}()
+	return runCLI(ctx, os.Args[1:], cliEnv{
+		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: validateRun,
+	})
+}
+
+// cliEnv is what runCLI takes from the process, so tests can supply their own.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	dir            string // working directory; "" = the process's
+	run            RunFunc
+	validate       Validator
+	quiet          bool // no per-epoch progress
+}
+
+const usageText = `usage: go run ./experiments -grid FILE [flags]
+
+Expands a TOML grid of training runs and trains them into a results
+directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
+and results.md, updated as each run ends. Stop it at any time and start it
+again: finished runs are kept and never repeated. Several processes may share
+one results directory (-j, SLURM arrays, two terminals).
+
+flags:
+`
+
+func runCLI(ctx context.Context, args []string, env cliEnv) int {
+	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var (
+		gridPath = fs.String("grid", "", "grid `file` (required), e.g. grids/umls.toml")
+		dataFlag = fs.String("data", "", "data root holding one directory per dataset (default $GEKC_DATA, else <repository>/data)")
+		outFlag  = fs.String("out", "", "results `directory` (default <repository>/results/<grid name>)")
+		dryRun   = fs.Bool("dry-run", false, "list the expanded runs and their state, and exit")
+		resume   = fs.Bool("resume", true, "skip finished runs; false refuses to start if -out holds any")
+		only     = fs.String("only", "", "run only these: indices and ranges (3 or 0-5,9), or re:EXPR matching run IDs")
+		jobs     = fs.Int("j", 1, "runs trained at once by this process")
+		emit     = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
+		samples  = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
+	)
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, usageText)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(env.stderr, "experiments: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case fs.NArg() > 0:
+		return fail(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	case *gridPath == "":
+		return fail(exitUsage, "-grid is required, e.g. -grid grids/umls.toml")
+	case *jobs < 1:
+		return fail(exitUsage, "-j %d: want at least 1", *jobs)
+	case *emit != "" && *emit != "slurm":
+		return fail(exitUsage, "-emit %q: only \"slurm\" is supported", *emit)
+	}
+
+	validate := env.validate
+	if validate == nil {
+		validate = DefaultValidator
+	}
+	grid, err := LoadGrid(*gridPath, validate)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	selected, err := selectRuns(*only, grid.Runs)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+
+	wd := env.dir
+	if wd == "" {
+		if wd, err = os.Getwd(); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
+	repo := findRepoRoot(wd)
+	dataRoot := resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo)
+	out := *outFlag
+	if out == "" {
+		base := repo
+		if base == "" {
+			base = wd
+		}
+		out = filepath.Join(base, "results", grid.Name)
+	}
+	if !filepath.IsAbs(dataRoot) {
+		dataRoot = filepath.Join(wd, dataRoot)
+	}
+	if !filepath.IsAbs(out) {
+		out = filepath.Join(wd, out)
+	}
+
+	if !grid.named && sameFile(*gridPath, filepath.Join(out, gridCopyName)) {
+		// Run from its own copy (as SLURM tasks are), an unnamed grid would
+		// be called "grid"; the results directory names it better.
+		grid.Name = filepath.Base(out)
+	}
+	if *dryRun {
+		printDryRun(env.stdout, grid, selected, out, dataRoot)
+		return exitOK
+	}
+	if *emit == "slurm" {
+		return emitSlurm(env, grid, selected, out, dataRoot, repo, wd, *samples, args)
+	}
+	if !*resume {
+		ids, err := finishedRuns(out)
+		if err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		if len(ids) > 0 {
+			return fail(exitUsage, "%s already holds %d finished runs (e.g. %s) and -resume=false; pick another -out or remove the directory",
+				out, len(ids), ids[0])
+		}
+	}
+	if err := checkDatasets(dataRoot, selected); err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+
+	s := &sweep{
+		grid: grid, runs: orderForDistill(selected), out: out, dataRoot: dataRoot, jobs: *jobs,
+		samples: *samples, run: env.run,
+		stdout: &lockedWriter{w: env.stdout}, stderr: &lockedWriter{w: env.stderr},
+		bars: *jobs == 1 && isTerminal(env.stderr), quiet: env.quiet,
+		command: append([]string{"experiments"}, args...),
+	}
+	if s.run == nil {
+		s.run = runTraining
+	}
+	if err := s.prepare(); err != nil {
+		return fail(exitRunsFailed, "preparing %s: %v", out, err)
+	}
+	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", grid.Name, len(selected), len(grid.Runs), out)
+	s.runAll(ctx)
+	if err := s.refreshReport(); err != nil {
+		s.problem(fmt.Errorf("writing results.md: %w", err))
+	}
+
+	r := s.results
+	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted. Tables: %s\n",
+		grid.Name, r[resFinished], r[resDiverged], r[resFailed], r[resAlreadyDone], r[resBusy],
+		r[resInterrupted]+len(selected)-total(r), filepath.Join(out, resultsMDName))
+	if *samples >= 0 && r[resAlreadyDone] > 0 {
+		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r[resAlreadyDone])
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(env.stderr, "interrupted: unfinished runs left no files and start afresh when the sweep is started again")
+		return exitInterrupted
+	case r[resFailed] > 0 || len(s.problems) > 0:
+		fmt.Fprintln(env.stderr, "some runs failed: their errors are in runs/<id>/metrics.json; starting the sweep again retries them")
+		return exitRunsFailed
+	}
+	return exitOK
+}
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+func total(m map[runResult]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func printDryRun(w io.Writer, g *Grid, selected []Run, out, dataRoot string) {
+	fmt.Fprintf(w, "grid %s (%s): %d runs", g.Name, g.Path, len(g.Runs))
+	if g.Duplicates > 0 {
+		fmt.Fprintf(w, " after dropping %d duplicates", g.Duplicates)
+	}
+	if len(selected) != len(g.Runs) {
+		fmt.Fprintf(w, ", %d selected", len(selected))
+	}
+	fmt.Fprintf(w, "\nout  %s\ndata %s\n\n", out, dataRoot)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
+	for _, r := range selected {
+		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, describeRun(r.Spec), runStatus(out, r.ID))
+	}
+	tw.Flush()
+	if err := checkDatasets(dataRoot, selected); err != nil {
+		fmt.Fprintf(w, "\nnote: %v\n", err)
+	}
+}
+
+func emitSlurm(env cliEnv, g *Grid, selected []Run, out, dataRoot, repo, wd string, samples int, args []string) int {
+	if repo == "" {
+		repo = wd
+	}
+	s := &sweep{grid: g, out: out, stderr: &lockedWriter{w: env.stderr}}
+	if err := os.MkdirAll(filepath.Join(out, "slurm"), 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	if err := s.withResultsLock(s.saveGridCopy); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: saving the grid: %v\n", err)
+		return exitRunsFailed
+	}
+	indices := make([]int, len(selected))
+	for i, r := range selected {
+		indices[i] = r.Index
+	}
+	var extra []string
+	if samples >= 0 {
+		extra = append(extra, fmt.Sprintf("-samples=%d", samples))
+	}
+	script, err := slurmScript(slurmParams{
+		GridName: g.Name, NumRuns: len(g.Runs), Array: formatIndexList(indices), Repo: repo,
+		Bin: filepath.Join(repo, "gekc-experiments"), Out: out, Data: dataRoot,
+		Grid: filepath.Join(out, gridCopyName), ExtraArgs: extra,
+		Command: "go run ./experiments " + strings.Join(args, " "),
+	})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	path := filepath.Join(out, "sbatch.sh")
+	if err := WriteFileAtomic(path, []byte(script), 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks). Edit the settings at its top, then submit with:\n    bash %s\n",
+		path, len(selected), shellQuote(path))
+	return exitOK
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// progressObserver reports a run's progress on stderr: on a terminal, a
+// progress bar per epoch with ETA and the running loss; elsewhere (a log
+// file, a SLURM job, -j > 1 where bars would overwrite each other) a plain
+// line every interval. Every epoch ends with one line in both modes.
+type progressObserver struct {
+	out       *lockedWriter
+	prefix    string // e.g. "[3/12] cp-pll-d50-..."
+	maxEpochs int
+	bars      bool
+	interval  time.Duration // plain mode: at most one step line per interval
+
+	bar        *progressbar.ProgressBar
+	epoch      int
+	steps      int
+	epochStart time.Time
+	lastLine   time.Time
+	lastDesc   time.Time
+}
+
+// lockedWriter serialises the writes of concurrent runs (-j) so that lines
+// never interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) printf(format string, args ...any) {
+	fmt.Fprintf(l, format, args...)
+}
+
+// isTerminal reports whether w is a terminal, where progress bars make sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func newProgressObserver(out *lockedWriter, prefix string, maxEpochs int, bars bool) *progressObserver {
+	return &progressObserver{out: out, prefix: prefix, maxEpochs: maxEpochs, bars: bars, interval: 30 * time.Second}
+}
+
+func (p *progressObserver) EpochStart(epoch, steps int) {
+	p.epoch, p.steps = epoch, steps
+	p.epochStart = time.Now()
+	p.lastLine = p.epochStart
+	if !p.bars {
+		return
+	}
+	p.bar = progressbar.NewOptions(steps,
+		progressbar.OptionSetWriter(p.out),
+		progressbar.OptionSetDescription(p.describe(math.NaN())),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetWidth(25),
+		progressbar.OptionThrottle(150*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+}
+
+func (p *progressObserver) describe(loss float64) string {
+	d := fmt.Sprintf("%s epoch %d/%d", p.prefix, p.epoch, p.maxEpochs)
+	if !math.IsNaN(loss) {
+		d += fmt.Sprintf(" loss %.4g", loss)
+	}
+	return d
+}
+
+func (p *progressObserver) Step(done int, runningLoss float64) {
+	now := time.Now()
+	if p.bar != nil {
+		// Describe re-renders the bar, so rate-limit it like the bar itself.
+		if now.Sub(p.lastDesc) > 150*time.Millisecond {
+			p.bar.Describe(p.describe(runningLoss))
+			p.lastDesc = now
+		}
+		p.bar.Set(done)
+		return
+	}
+	if now.Sub(p.lastLine) < p.interval {
+		return
+	}
+	p.lastLine = now
+	eta := "?"
+	if done > 0 && p.steps > done {
+		elapsed := now.Sub(p.epochStart)
+		eta = (elapsed * time.Duration(p.steps-done) / time.Duration(done)).Round(time.Second).String()
+	}
+	p.out.printf("%s epoch %d/%d: step %d/%d, loss %.4g, epoch ETA %s\n", p.prefix, p.epoch, p.maxEpochs, done, p.steps, runningLoss, eta)
+}
+
+func (p *progressObserver) EpochEnd(rec EpochRecord) {
+	if p.bar != nil {
+		p.bar.Finish()
+		p.bar = nil
+	}
+	var valid []string
+	for _, k := range sortedMetricKeys(rec.Valid) {
+		valid = append(valid, fmt.Sprintf("%s %.4g", k, rec.Valid[k]))
+	}
+	line := fmt.Sprintf("%s epoch %d/%d: loss %.4g, %.1fs", p.prefix, rec.Epoch, p.maxEpochs, rec.TrainLoss, rec.Seconds)
+	if len(valid) > 0 {
+		line += ", valid " + strings.Join(valid, ", ")
+	}
+	p.out.printf("%s\n", line)
+}
+
+func (p *progressObserver) Log(msg string) {
+	if p.bar != nil {
+		p.bar.Clear()
+	}
+	p.out.printf("%s %s\n", p.prefix, msg)
+}
+
+func sortedMetricKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sortMetrics(keys)
+	return keys
+}
+
+// summaryLine is the one line printed when a run ends.
+func summaryLine(prefix string, rec *runRecord) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s", prefix, rec.Status)
+	metric := func(label string, m map[string]jsonFloat, key, format string) {
+		if v, ok := m[key]; ok {
+			fmt.Fprintf(&b, "  %s "+format, label, float64(v))
+		}
+	}
+	metric("valid MRR", rec.Valid, "mrr", "%.4f")
+	metric("test MRR", rec.Test, "mrr", "%.4f")
+	metric("test LL", rec.Test, "ll", "%.3f")
+	fmt.Fprintf(&b, "  %s", (time.Duration(float64(rec.WallSeconds) * float64(time.Second))).Round(time.Second))
+	if rec.Error != "" {
+		msg := rec.Error
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		fmt.Fprintf(&b, "  error: %s", msg)
+	}
+	return b.String()
+}
+
+// nopObserver discards progress.
+type nopObserver struct{}
+
+func (nopObserver) EpochStart(int, int)  {}
+func (nopObserver) Step(int, float64)    {}
+func (nopObserver) EpochEnd(EpochRecord) {}
+func (nopObserver) Log(string)           {}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestPlainProgressLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressObserver(&lockedWriter{w: &buf}, "[2/9] cp-pll-x", 30, false)
+	p.interval = 0 // a line for every step
+	p.EpochStart(4, 10)
+	p.Step(5, 0.25)
+	p.EpochEnd(EpochRecord{Epoch: 4, TrainLoss: 0.2, Seconds: 1.5, Valid: map[string]float64{"mrr": 0.5, "hits@10": 0.75}})
+	p.Log("checkpoint written")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	want := []string{
+		"[2/9] cp-pll-x epoch 4/30: step 5/10, loss 0.25, epoch ETA",
+		"[2/9] cp-pll-x epoch 4/30: loss 0.2, 1.5s, valid mrr 0.5, hits@10 0.75",
+		"[2/9] cp-pll-x checkpoint written",
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("lines:\n%s", buf.String())
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("line %d = %q, want prefix %q", i, lines[i], want[i])
+		}
+	}
+
+	// With the default interval, steps are quiet between lines.
+	buf.Reset()
+	p = newProgressObserver(&lockedWriter{w: &buf}, "x", 1, false)
+	p.EpochStart(1, 1000)
+	for i := 1; i <= 1000; i++ {
+		p.Step(i, 1)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("step lines within the interval: %q", buf.String())
+	}
+}
+
+func TestProgressBarMode(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressObserver(&lockedWriter{w: &buf}, "run", 2, true)
+	p.EpochStart(1, 3)
+	for i := 1; i <= 3; i++ {
+		p.Step(i, 0.5)
+	}
+	p.EpochEnd(EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1})
+	if !strings.Contains(buf.String(), "run epoch 1/2: loss 0.5") {
+		t.Errorf("no epoch line after the bar:\n%q", buf.String())
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	rec := &runRecord{Status: StatusFinished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
+	if got, want := summaryLine("[1/2] id", rec), "[1/2] id finished  valid MRR 0.5000  test MRR 0.2500  test LL -12.500  1m15s"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	rec = &runRecord{Status: StatusFailed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
+	if got := summaryLine("id", rec); got != "id failed  0s  error: boom" {
+		t.Errorf("got %q", got)
+	}
+}
+
+func TestParseVmHWM(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  bool
+	}{
+		{"Name:\tx\nVmPeak:\t  100 kB\nVmHWM:\t    2048 kB\nVmRSS:\t 10 kB\n", 2048 * 1024, false},
+		{"VmHWM: 1 MB\n", 0, true},
+		{"Name: x\n", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := parseVmHWM([]byte(tt.in))
+		if (err != nil) != tt.err || got != tt.want {
+			t.Errorf("parseVmHWM(%q) = %d, %v", tt.in, got, err)
+		}
+	}
+	// On Linux the real thing works, and resetting is allowed.
+	if _, err := peakRSSBytes(); err == nil {
+		if err := resetPeakRSS(); err != nil {
+			t.Logf("clear_refs not writable here: %v", err)
+		}
+		if rss, err := peakRSSBytes(); err != nil || rss <= 0 {
+			t.Errorf("peak RSS after reset: %d, %v", rss, err)
+		}
+	}
+}

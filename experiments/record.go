@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strconv"
+	"time"
+)
+
+// runRecord is metrics.json: the Outcome plus what is needed to trust and
+// reproduce it. It is written last, atomically: a run is finished exactly
+// when its metrics.json says finished or diverged.
+type runRecord struct {
+	ID              string               `json:"id"`
+	ConfigID        string               `json:"config_id"` // the ID without the seed
+	Status          Status               `json:"status"`
+	Error           string               `json:"error,omitempty"`
+	Spec            RunSpec              `json:"spec"`
+	Epochs          []epochJSON          `json:"epochs"`
+	BestEpoch       int                  `json:"best_epoch"`
+	Valid           map[string]jsonFloat `json:"valid"`
+	Test            map[string]jsonFloat `json:"test"`
+	WallSeconds     jsonFloat            `json:"wall_seconds"`
+	SecondsPerEpoch jsonFloat            `json:"seconds_per_epoch"`
+	PeakRSSBytes    int64                `json:"peak_rss_bytes"` // 0 = unknown
+	Notes           []string             `json:"notes,omitempty"`
+	StartedAt       time.Time            `json:"started_at"`
+	FinishedAt      time.Time            `json:"finished_at"`
+	Host            string               `json:"host"`
+	GoVersion       string               `json:"go_version"`
+	GOMAXPROCS      int                  `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
+	// Env holds the environment variables that change speed or numerics,
+	// as set ("" when unset).
+	Env     map[string]string `json:"env"`
+	PID     int               `json:"pid"`
+	Command []string          `json:"command"`
+	Grid    string            `json:"grid"`
+}
+
+type epochJSON struct {
+	Epoch     int                  `json:"epoch"`
+	TrainLoss jsonFloat            `json:"train_loss"`
+	Seconds   jsonFloat            `json:"seconds"`
+	Valid     map[string]jsonFloat `json:"valid,omitempty"`
+}
+
+// jsonFloat survives NaN and ±Inf, which encoding/json refuses: a diverged
+// run's loss is exactly such a value, and it must be recorded, not lost.
+// They are written as the strings "NaN", "+Inf" and "-Inf".
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	x := float64(f)
+	switch {
+	case math.IsNaN(x):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(x, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(x, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
+}
+
+func (f *jsonFloat) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case `"NaN"`, "null":
+		*f = jsonFloat(math.NaN())
+		return nil
+	case `"+Inf"`, `"Inf"`:
+		*f = jsonFloat(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*f = jsonFloat(math.Inf(-1))
+		return nil
+	}
+	x, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %s", b)
+	}
+	*f = jsonFloat(x)
+	return nil
+}
+
+func toJSONMap(m map[string]float64) map[string]jsonFloat {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]jsonFloat, len(m))
+	for k, v := range m {
+		out[k] = jsonFloat(v)
+	}
+	return out
+}
+
+func fromJSONMap(m map[string]jsonFloat) map[string]float64 {
+	out := make(map[string]float64, len(m))
+	for k, v := range m {
+		out[k] = float64(v)
+	}
+	return out
+}
+
+func toEpochJSON(recs []EpochRecord) []epochJSON {
+	out := make([]epochJSON, len(recs))
+	for i, r := range recs {
+		out[i] = epochJSON{Epoch: r.Epoch, TrainLoss: jsonFloat(r.TrainLoss), Seconds: jsonFloat(r.Seconds), Valid: toJSONMap(r.Valid)}
+	}
+	return out
+}
+
+func writeRecord(path string, rec *runRecord) error {
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", path, err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// readRecord returns the record at path, or nil if there is none.
+func readRecord(path string) (*runRecord, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec runRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return &rec, nil
+}

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"gonum.org/v1/gonum/stat"
+)
+
+// configSummary aggregates the seeds of one configuration (runs sharing a
+// config_id).
+type configSummary struct {
+	configID                                    string
+	dataset, model, objective, constraints, sel string
+	rank, batch, lr                             string
+	finished, diverged, failed                  int
+	validScores                                 []float64            // finished runs' validation select metric
+	score                                       float64              // their mean; NaN if none
+	test                                        map[string][]float64 // finished runs' test metrics
+	wall                                        []float64
+}
+
+func (c *configSummary) groupKey() string {
+	return strings.Join([]string{c.dataset, c.model, c.objective, c.constraints, c.sel}, "\x00")
+}
+
+// eligible reports whether the configuration may be selected as best:
+// diverged and failed runs never count.
+func (c *configSummary) eligible() bool { return c.finished > 0 && !math.IsNaN(c.score) }
+
+func (c *configSummary) status() string {
+	var parts []string
+	if c.diverged > 0 {
+		parts = append(parts, fmt.Sprintf("%d diverged", c.diverged))
+	}
+	if c.failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", c.failed))
+	}
+	switch {
+	case c.finished > 0 && len(parts) == 0:
+		return "finished"
+	case c.finished > 0:
+		return "finished (" + strings.Join(parts, ", ") + ")"
+	case c.diverged > 0 && c.failed == 0:
+		return "**diverged**"
+	}
+	return "**" + strings.Join(parts, ", ") + "**"
+}
+
+func summariseConfigs(t *resultsTable) []*configSummary {
+	byID := map[string]*configSummary{}
+	var order []*configSummary
+	for _, r := range t.rows {
+		id := r["config_id"]
+		if id == "" {
+			id = r["id"]
+		}
+		c, ok := byID[id]
+		if !ok {
+			c = &configSummary{configID: id, dataset: r["dataset"], model: r["model"], objective: r["objective"],
+				constraints: r["constraints"], sel: r["select"], rank: r["rank"], batch: r["batch_size"],
+				lr: r["learning_rate"], test: map[string][]float64{}}
+			byID[id] = c
+			order = append(order, c)
+		}
+		switch Status(r["status"]) {
+		case StatusFinished:
+			c.finished++
+		case StatusDiverged:
+			c.diverged++
+			continue
+		default:
+			c.failed++
+			continue
+		}
+		for k, v := range r {
+			m, ok := strings.CutPrefix(k, "test_")
+			if !ok {
+				continue
+			}
+			if x, ok := parseFinite(v); ok {
+				c.test[m] = append(c.test[m], x)
+			}
+		}
+		if x, ok := parseFinite(r["wall_seconds"]); ok {
+			c.wall = append(c.wall, x)
+		}
+		if x, ok := parseFinite(r["valid_"+c.sel]); ok {
+			c.validScores = append(c.validScores, x)
+		}
+	}
+	for _, c := range order {
+		c.score = math.NaN()
+		if len(c.validScores) > 0 {
+			c.score = stat.Mean(c.validScores, nil)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.groupKey() != b.groupKey() {
+			return a.groupKey() < b.groupKey()
+		}
+		return a.configID < b.configID
+	})
+	return order
+}
+
+func parseFinite(s string) (float64, bool) {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, false
+	}
+	return x, true
+}
+
+// renderReport writes results.md: the best configuration of each (dataset,
+// model, objective, constraints), chosen by the mean validation metric named
+// by eval.select, then every configuration. Test metrics and wall time are
+// mean ± sample std over the finished seeds.
+func renderReport(title string, t *resultsTable) ([]byte, error) {
+	configs := summariseConfigs(t)
+	metrics := testMetrics(configs)
+
+	var finished, diverged, failed int
+	for _, c := range configs {
+		finished += c.finished
+		diverged += c.diverged
+		failed += c.failed
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Results: %s\n\n", title)
+	fmt.Fprintf(&b, "%d runs in %d configurations: %d finished, %d diverged, %d failed. "+
+		"Generated from results.tsv; it is rewritten after every run.\n\n", finished+diverged+failed, len(configs), finished, diverged, failed)
+	fmt.Fprintf(&b, "Test metrics and wall time are mean ± std over the finished seeds (n). "+
+		"Diverged and failed runs are never selected and do not enter the means.\n\n")
+
+	b.WriteString("## Best configuration per dataset, model, objective and constraints\n\n")
+	b.WriteString("Selected on the mean validation metric named by `eval.select` (higher is better).\n\n")
+	var best []*configSummary
+	var empty []*configSummary // groups with nothing selectable, shown so they are not missed
+	for i := 0; i < len(configs); {
+		j := i
+		var pick *configSummary
+		for ; j < len(configs) && configs[j].groupKey() == configs[i].groupKey(); j++ {
+			c := configs[j]
+			if c.eligible() && (pick == nil || c.score > pick.score) {
+				pick = c
+			}
+		}
+		if pick != nil {
+			best = append(best, pick)
+		} else {
+			empty = append(empty, configs[i:j]...)
+		}
+		i = j
+	}
+	if err := writeConfigTable(&b, append(best, empty...), metrics); err != nil {
+		return nil, err
+	}
+	b.WriteString("\n## All configurations\n\n")
+	if err := writeConfigTable(&b, configs, metrics); err != nil {
+		return nil, err
+	}
+	var failedIDs []string
+	for _, r := range t.rows {
+		if Status(r["status"]) == StatusFailed {
+			failedIDs = append(failedIDs, r["id"])
+		}
+	}
+	if len(failedIDs) > 0 {
+		b.WriteString("\n## Failed runs\n\nThe error is in `runs/<id>/metrics.json`; a resumed sweep retries them.\n\n")
+		for _, id := range failedIDs {
+			fmt.Fprintf(&b, "- `%s`\n", id)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// testMetrics lists the test metrics any configuration has, in table order.
+func testMetrics(configs []*configSummary) []string {
+	seen := map[string]bool{}
+	var ms []string
+	for _, c := range configs {
+		for m := range c.test {
+			if !seen[m] {
+				seen[m] = true
+				ms = append(ms, m)
+			}
+		}
+	}
+	sortMetrics(ms)
+	return ms
+}
+
+func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []string) error {
+	header := []string{"dataset", "model", "objective", "constraints", "config", "rank", "batch", "lr", "n", "valid (select)"}
+	for _, m := range metrics {
+		header = append(header, "test "+metricTitle(m))
+	}
+	header = append(header, "wall s", "status")
+
+	table := tablewriter.NewTable(b,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	table.Header(header)
+	for _, c := range configs {
+		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr,
+			strconv.Itoa(c.finished)}
+		if c.eligible() {
+			row = append(row, c.sel+" "+formatCell(c.sel, []float64{c.score}))
+		} else {
+			row = append(row, "–")
+		}
+		for _, m := range metrics {
+			row = append(row, formatCell(m, c.test[m]))
+		}
+		row = append(row, formatCell("wall", c.wall), c.status())
+		for i := range row {
+			row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+		}
+		if err := table.Append(row); err != nil {
+			return fmt.Errorf("rendering results table: %w", err)
+		}
+	}
+	if err := table.Render(); err != nil {
+		return fmt.Errorf("rendering results table: %w", err)
+	}
+	return nil
+}
+
+func metricTitle(m string) string {
+	switch {
+	case m == "mrr":
+		return "MRR"
+	case m == "ll":
+		return "LL"
+	case strings.HasPrefix(m, "hits@"):
+		return "Hits@" + strings.TrimPrefix(m, "hits@")
+	}
+	return m
+}
+
+// formatCell renders mean ± std, with 4 decimals for metrics in [0, 1] and
+// fewer for log-likelihoods and seconds.
+func formatCell(metric string, xs []float64) string {
+	if len(xs) == 0 {
+		return "–"
+	}
+	prec := 4
+	switch metric {
+	case "ll":
+		prec = 3
+	case "wall":
+		prec = 1
+	}
+	mean := stat.Mean(xs, nil)
+	if len(xs) == 1 {
+		return strconv.FormatFloat(mean, 'f', prec, 64)
+	}
+	return strconv.FormatFloat(mean, 'f', prec, 64) + " ± " + strconv.FormatFloat(stat.StdDev(xs, nil), 'f', prec, 64)
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRenderReport(t *testing.T) {
+	row := func(id, config, model, status, validMRR, testMRR, wall string) resultRow {
+		return resultRow{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
+			"constraints": "none", "rank": "50", "batch_size": "500", "learning_rate": "0.001", "select": "mrr",
+			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "test_ll": "-10", "wall_seconds": wall}
+	}
+	table := &resultsTable{rows: []resultRow{
+		// cp: config A (two seeds) beats config B on validation.
+		row("a0", "cfgA", "cp", "finished", "0.5", "0.4", "10"),
+		row("a1", "cfgA", "cp", "finished", "0.7", "0.6", "20"),
+		row("b0", "cfgB", "cp", "finished", "0.55", "0.9", "5"),
+		// A diverged configuration with a better (bogus) validation score is never best.
+		row("c0", "cfgC", "cp", "diverged", "0.99", "0.99", "1"),
+		// complex: nothing finished.
+		row("d0", "cfgD", "complex", "diverged", "", "", "3"),
+		row("e0", "cfgE", "complex", "failed", "", "", "0"),
+	}}
+	md, err := renderReport("umls", table)
+	must(t, err)
+	s := string(md)
+	best, all, ok := strings.Cut(s, "## All configurations")
+	if !ok {
+		t.Fatalf("no table of all configurations:\n%s", s)
+	}
+	if err := containsAll(best, "# Results: umls", "`cfgA`", "0.5000 ± 0.1414", "15.0 ± 7.1", "mrr 0.6000"); err != nil {
+		t.Errorf("best table: %v\n%s", err, best)
+	}
+	for _, notBest := range []string{"`cfgB`", "`cfgC`"} {
+		if strings.Contains(best, notBest) {
+			t.Errorf("best table selects %s:\n%s", notBest, best)
+		}
+	}
+	// A group with no finished run is still listed, marked.
+	if err := containsAll(best, "`cfgD`", "**diverged**", "`cfgE`", "**1 failed**"); err != nil {
+		t.Errorf("best table: %v\n%s", err, best)
+	}
+	if err := containsAll(all, "`cfgA`", "`cfgB`", "`cfgC`", "**diverged**", "0.9000", "## Failed runs", "`e0`"); err != nil {
+		t.Errorf("all configurations: %v\n%s", err, all)
+	}
+	// Columns: the metrics present, titled.
+	if err := containsAll(s, "test MRR", "test LL", "wall s", "valid (select)"); err != nil {
+		t.Errorf("%v", err)
+	}
+	if strings.Contains(s, "Hits@1") {
+		t.Errorf("a Hits@1 column without data")
+	}
+}
+
+func TestRenderReportEscapesPipes(t *testing.T) {
+	table := &resultsTable{rows: []resultRow{{"id": "x", "config_id": "a|b", "status": "finished", "model": "m|n"}}}
+	md, err := renderReport("t", table)
+	must(t, err)
+	if !strings.Contains(string(md), `m\|n`) {
+		t.Errorf("pipe not escaped:\n%s", md)
+	}
+}
+
+func TestFormatCell(t *testing.T) {
+	tests := []struct {
+		metric string
+		xs     []float64
+		want   string
+	}{
+		{"mrr", nil, "–"},
+		{"mrr", []float64{0.31234}, "0.3123"},
+		{"mrr", []float64{0.3, 0.5}, "0.4000 ± 0.1414"},
+		{"ll", []float64{-10.5, -11.5}, "-11.000 ± 0.707"},
+		{"wall", []float64{60}, "60.0"},
+	}
+	for _, tt := range tests {
+		if got := formatCell(tt.metric, tt.xs); got != tt.want {
+			t.Errorf("formatCell(%s, %v) = %q, want %q", tt.metric, tt.xs, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import "context"
+
+// RunFunc trains one run. It is the seam between the sweep driver and the
+// train package: run.go holds the one the command uses.
+//
+// The function writes its own artefacts (checkpoint.npz, sample files) into
+// job.RunDir, preferably with WriteFileAtomic; the driver writes
+// config.toml, metrics.json and the results tables. It must return promptly
+// with ctx.Err() once ctx is cancelled (SIGINT/SIGTERM): the driver then
+// discards the run's directory contents and the run starts from scratch
+// next time. A NaN/Inf loss is not an error: return an Outcome with
+// Status = StatusDiverged. Any returned error marks the run failed; the
+// sweep goes on either way.
+type RunFunc func(ctx context.Context, job Job) (*Outcome, error)
+
+// Job is everything a run function needs.
+type Job struct {
+	ID       string  // the run's ID, also its directory name
+	Spec     RunSpec // fully resolved; Spec.Samples already has any -samples override
+	DataRoot string  // the dataset is in DataRoot/Spec.Dataset
+	RunDir   string  // <out>/runs/<ID>, exists and is empty but for the driver's files
+	// DistillCheckpoint is the checkpoint.npz of the finished run named by
+	// Spec.DistillFrom, resolved by the driver; "" when there is none.
+	DistillCheckpoint string
+	Observer          Observer // progress reporting; never nil
+}
+
+// Status is how a run ended.
+type Status string
+
+const (
+	StatusFinished Status = "finished" // trained and evaluated
+	StatusDiverged Status = "diverged" // stopped on a NaN/Inf loss; never selected as best
+	StatusFailed   Status = "failed"   // the run function returned an error or panicked; retried on resume
+)
+
+// final reports whether a run with this status is done for good: resume
+// skips it and it has its row in results.tsv.
+func (s Status) final() bool { return s == StatusFinished || s == StatusDiverged }
+
+// Outcome is what a run function reports.
+type Outcome struct {
+	Status    Status        // StatusFinished (also when empty) or StatusDiverged
+	Epochs    []EpochRecord // one per trained epoch
+	BestEpoch int           // the epoch whose parameters were kept (by Spec.Eval.Select)
+	// Valid and Test hold the metrics of the kept parameters, keyed "mrr",
+	// "hits@1", "hits@3", "hits@10", "ll" (average log-likelihood per
+	// triple), and anything else the run computes ("ece", "sem@1", ...).
+	// A metric that does not apply is left out and explained in Notes.
+	Valid, Test     map[string]float64
+	WallSeconds     float64 // 0: the driver measures it around the call
+	SecondsPerEpoch float64 // 0: the driver averages Epochs[].Seconds
+	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see rss.go)
+	Notes           []string
+}
+
+// EpochRecord is one epoch of training.
+type EpochRecord struct {
+	Epoch     int                `json:"epoch"` // 1-based
+	TrainLoss float64            `json:"train_loss"`
+	Seconds   float64            `json:"seconds"`
+	Valid     map[string]float64 `json:"valid,omitempty"` // empty in epochs without validation
+}
+
+// Observer receives a run's progress. The driver gives each run its own;
+// calls come from the run function's goroutine.
+type Observer interface {
+	EpochStart(epoch, steps int)        // an epoch of `steps` optimiser steps begins
+	Step(done int, runningLoss float64) // `done` steps of the epoch are finished
+	EpochEnd(rec EpochRecord)
+	Log(msg string) // a note worth a line in the log
+}

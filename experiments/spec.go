@@ -1,0 +1,174 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RunSpec is one fully resolved training run: the contract between a grid
+// file and the train package. Every field is a TOML key of the same
+// snake_case name, in [defaults] or a [[sweep]] block of a grid.
+type RunSpec struct {
+	Dataset      string     `toml:"dataset" json:"dataset"`             // directory under the data root, e.g. "umls"
+	Model        string     `toml:"model" json:"model"`                 // registry name, e.g. "complex2"
+	Rank         int        `toml:"rank" json:"rank"`                   // embedding size d
+	RelationRank int        `toml:"relation_rank" json:"relation_rank"` // TuckER only; 0 = same as Rank
+	Objective    string     `toml:"objective" json:"objective"`         // "pll" or "mle"
+	Constraints  string     `toml:"constraints" json:"constraints"`     // "none" or "domain"
+	PLLWeights   PLLWeights `toml:"pll_weights" json:"pll_weights"`
+	Optimizer    string     `toml:"optimizer" json:"optimizer"`
+	LearningRate float64    `toml:"learning_rate" json:"learning_rate"`
+	BatchSize    int        `toml:"batch_size" json:"batch_size"`
+	Epochs       int        `toml:"epochs" json:"epochs"`     // maximum
+	Patience     int        `toml:"patience" json:"patience"` // validations without improvement; 0 = no early stopping
+	Seed         int        `toml:"seed" json:"seed"`
+	InitScale    float64    `toml:"init_scale" json:"init_scale"` // 0 = the model's default
+	DType        string     `toml:"dtype" json:"dtype"`           // "float32" or "float64"
+	Eval         EvalSpec   `toml:"eval" json:"eval"`
+	Samples      int        `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
+	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id or run directory whose checkpoint initialises this run
+}
+
+// PLLWeights weighs the three conditional log-likelihoods of the
+// pseudo-log-likelihood objective.
+type PLLWeights struct {
+	Subject  float64 `toml:"subject" json:"subject"`
+	Object   float64 `toml:"object" json:"object"`
+	Relation float64 `toml:"relation" json:"relation"`
+}
+
+// EvalSpec says how a run is validated and tested.
+type EvalSpec struct {
+	TiePolicy string   `toml:"tie_policy" json:"tie_policy"` // "pessimistic", "realistic" or "optimistic"
+	Hits      []int    `toml:"hits" json:"hits"`             // k of Hits@k
+	BatchSize int      `toml:"batch_size" json:"batch_size"`
+	Metrics   []string `toml:"metrics" json:"metrics"`     // e.g. "mrr", "hits", "ll"
+	Select    string   `toml:"select" json:"select"`       // validation metric for early stopping and model selection: "mrr" or "ll"
+	Every     int      `toml:"every" json:"every"`         // validate every n epochs
+	MaxValid  int      `toml:"max_valid" json:"max_valid"` // 0 = all validation triples; >0 = a fixed seeded subset
+}
+
+// DefaultRunSpec returns the values a grid key takes when no block sets it.
+// Keys without a sensible default (dataset, model, rank, objective,
+// learning_rate, batch_size, epochs) are left zero and rejected by
+// DefaultValidator, so a grid must say them.
+func DefaultRunSpec() RunSpec {
+	return RunSpec{
+		Constraints: "none",
+		PLLWeights:  PLLWeights{Subject: 1, Object: 1, Relation: 1},
+		Optimizer:   "adam",
+		Patience:    3,
+		DType:       "float32",
+		Eval: EvalSpec{
+			TiePolicy: "pessimistic",
+			Hits:      []int{1, 3, 10},
+			BatchSize: 1000,
+			Metrics:   []string{"mrr", "hits", "ll"},
+			Select:    "mrr",
+			Every:     1,
+		},
+	}
+}
+
+// Clone returns a deep copy, so that specs expanded from one grid never
+// share slices.
+func (s RunSpec) Clone() RunSpec {
+	c := s
+	c.Eval.Hits = append([]int(nil), s.Eval.Hits...)
+	c.Eval.Metrics = append([]string(nil), s.Eval.Metrics...)
+	return c
+}
+
+// idVisibleKeys are spelled out in the readable part of an ID; every other
+// key enters the ID through the hash.
+var idVisibleKeys = map[string]bool{
+	"model": true, "objective": true, "rank": true, "batch_size": true,
+	"learning_rate": true, "seed": true,
+}
+
+// idIgnoredKeys cannot change the trained parameters or the reported
+// metrics, so changing them must not turn a finished run into a new one
+// (e.g. `-samples 1000` on a finished sweep, or a smaller evaluation batch
+// on a machine with less memory).
+var idIgnoredKeys = map[string]bool{"samples": true, "eval.batch_size": true}
+
+// ID names the run: readable for the hyperparameters people sweep most,
+// e.g. "complex2-pll-d200-b1000-lr0.001-s0-1f3a9c2e", followed by a hash of
+// every other key whose value differs from DefaultRunSpec. Distinct specs
+// get distinct IDs (up to the hash, and Expand checks a grid for
+// collisions); the same spec always gets the same ID, including when a grid
+// writes a default value explicitly or a later version adds a key with a
+// default.
+func (s RunSpec) ID() string {
+	return fmt.Sprintf("%s-%s-d%d-b%d-lr%s-s%d-%s", sanitizeIDPart(s.Model), sanitizeIDPart(s.Objective),
+		s.Rank, s.BatchSize, formatFloat(s.LearningRate), s.Seed, s.hiddenHash())
+}
+
+// ConfigID is ID without the seed: runs that differ only in their seed share
+// it, which is how results.md groups seeds into mean ± std.
+func (s RunSpec) ConfigID() string {
+	return fmt.Sprintf("%s-%s-d%d-b%d-lr%s-%s", sanitizeIDPart(s.Model), sanitizeIDPart(s.Objective),
+		s.Rank, s.BatchSize, formatFloat(s.LearningRate), s.hiddenHash())
+}
+
+// hiddenHash hashes "key=value" lines, sorted by key, for the keys that are
+// neither visible in the ID nor ignored and differ from their default.
+func (s RunSpec) hiddenHash() string {
+	var lines []string
+	def := reflect.ValueOf(DefaultRunSpec())
+	val := reflect.ValueOf(s)
+	for _, f := range specFields {
+		if f.isTable() || idVisibleKeys[f.key] || idIgnoredKeys[f.key] {
+			continue
+		}
+		v := val.FieldByIndex(f.index)
+		if reflect.DeepEqual(v.Interface(), def.FieldByIndex(f.index).Interface()) {
+			continue
+		}
+		lines = append(lines, f.key+"="+canonicalValue(v))
+	}
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:4])
+}
+
+// canonicalValue formats a leaf value so that equal values hash equally.
+func canonicalValue(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.String:
+		return strconv.Quote(v.String())
+	case reflect.Int:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		return formatFloat(v.Float())
+	case reflect.Slice:
+		parts := make([]string, v.Len())
+		for i := range parts {
+			parts[i] = canonicalValue(v.Index(i))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// sanitizeIDPart keeps IDs usable as directory names and in shell commands;
+// the hash still distinguishes values that sanitise alike.
+func sanitizeIDPart(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '+', r == '.', r == '_':
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func exampleSpec() RunSpec {
+	s := DefaultRunSpec()
+	s.Dataset, s.Model, s.Objective = "FB15k-237", "complex2", "pll"
+	s.Rank, s.BatchSize, s.LearningRate, s.Epochs, s.Seed = 200, 1000, 0.001, 30, 0
+	return s
+}
+
+func TestIDIsStable(t *testing.T) {
+	// Pinned: changing how IDs are made orphans every finished result.
+	const want = "complex2-pll-d200-b1000-lr0.001-s0-8008ddbb"
+	if got := exampleSpec().ID(); got != want {
+		t.Errorf("ID() = %s, want %s", got, want)
+	}
+	if got := exampleSpec().ConfigID(); got != "complex2-pll-d200-b1000-lr0.001-8008ddbb" {
+		t.Errorf("ConfigID() = %s", got)
+	}
+}
+
+func TestIDDistinguishesEveryKey(t *testing.T) {
+	mutations := []struct {
+		key    string
+		mutate func(*RunSpec)
+	}{
+		{"dataset", func(s *RunSpec) { s.Dataset = "WN18RR" }},
+		{"model", func(s *RunSpec) { s.Model = "cp2" }},
+		{"rank", func(s *RunSpec) { s.Rank = 201 }},
+		{"relation_rank", func(s *RunSpec) { s.RelationRank = 10 }},
+		{"objective", func(s *RunSpec) { s.Objective = "mle" }},
+		{"constraints", func(s *RunSpec) { s.Constraints = "domain" }},
+		{"pll_weights.subject", func(s *RunSpec) { s.PLLWeights.Subject = 0.5 }},
+		{"pll_weights.object", func(s *RunSpec) { s.PLLWeights.Object = 0.5 }},
+		{"pll_weights.relation", func(s *RunSpec) { s.PLLWeights.Relation = 0.5 }},
+		{"optimizer", func(s *RunSpec) { s.Optimizer = "adagrad" }},
+		{"learning_rate", func(s *RunSpec) { s.LearningRate = 0.01 }},
+		{"batch_size", func(s *RunSpec) { s.BatchSize = 500 }},
+		{"epochs", func(s *RunSpec) { s.Epochs = 31 }},
+		{"patience", func(s *RunSpec) { s.Patience = 5 }},
+		{"seed", func(s *RunSpec) { s.Seed = 1 }},
+		{"init_scale", func(s *RunSpec) { s.InitScale = 0.1 }},
+		{"dtype", func(s *RunSpec) { s.DType = "float64" }},
+		{"eval.tie_policy", func(s *RunSpec) { s.Eval.TiePolicy = "realistic" }},
+		{"eval.hits", func(s *RunSpec) { s.Eval.Hits = []int{1, 10} }},
+		{"eval.metrics", func(s *RunSpec) { s.Eval.Metrics = []string{"mrr"} }},
+		{"eval.select", func(s *RunSpec) { s.Eval.Select = "ll" }},
+		{"eval.every", func(s *RunSpec) { s.Eval.Every = 2 }},
+		{"eval.max_valid", func(s *RunSpec) { s.Eval.MaxValid = 100 }},
+		{"distill_from", func(s *RunSpec) { s.DistillFrom = "cp-pll-x" }},
+	}
+	covered := map[string]bool{}
+	ids := map[string]string{exampleSpec().ID(): "base"}
+	for _, m := range mutations {
+		covered[m.key] = true
+		s := exampleSpec()
+		m.mutate(&s)
+		id := s.ID()
+		if prev, dup := ids[id]; dup {
+			t.Errorf("changing %s gives ID %s, the same as %s", m.key, id, prev)
+		}
+		ids[id] = m.key
+	}
+	// Keys that cannot change training keep the ID, so that e.g.
+	// -samples on a finished sweep does not retrain it.
+	for key, mutate := range map[string]func(*RunSpec){
+		"samples":         func(s *RunSpec) { s.Samples = 1000 },
+		"eval.batch_size": func(s *RunSpec) { s.Eval.BatchSize = 10 },
+	} {
+		covered[key] = true
+		s := exampleSpec()
+		mutate(&s)
+		if s.ID() != exampleSpec().ID() {
+			t.Errorf("changing %s changed the ID", key)
+		}
+	}
+	for _, f := range specFields {
+		if !f.isTable() && !covered[f.key] {
+			t.Errorf("key %s is not covered by this test", f.key)
+		}
+	}
+}
+
+func TestIDIgnoresHowDefaultsAreWritten(t *testing.T) {
+	explicit := base + `constraints = "none"
+patience = 3
+pll_weights = {subject = 1.0, object = 1, relation = 1}
+[defaults.eval]
+hits = [1, 3, 10]
+select = "mrr"
+`
+	a, err := ParseGrid("a.toml", []byte(base), nil)
+	must(t, err)
+	b, err := ParseGrid("b.toml", []byte(explicit), nil)
+	must(t, err)
+	if a.Runs[0].ID != b.Runs[0].ID {
+		t.Errorf("IDs differ: %s vs %s", a.Runs[0].ID, b.Runs[0].ID)
+	}
+}
+
+func TestConfigIDGroupsSeeds(t *testing.T) {
+	s0, s1 := exampleSpec(), exampleSpec()
+	s1.Seed = 7
+	if s0.ConfigID() != s1.ConfigID() {
+		t.Errorf("seeds have different config IDs: %s, %s", s0.ConfigID(), s1.ConfigID())
+	}
+	if s0.ID() == s1.ID() {
+		t.Error("seeds share an ID")
+	}
+	// The config ID is the ID without its seed part.
+	if got := strings.Replace(s1.ID(), "-s7-", "-", 1); got != s1.ConfigID() {
+		t.Errorf("ID without seed %s != ConfigID %s", got, s1.ConfigID())
+	}
+}
+
+func TestSanitizedIDs(t *testing.T) {
+	s := exampleSpec()
+	s.Model = "weird/model name"
+	id := s.ID()
+	if strings.ContainsAny(id, "/ ") {
+		t.Errorf("ID %q has a path separator or space", id)
+	}
+}
+
+func TestConfigRoundTrip(t *testing.T) {
+	s := exampleSpec()
+	s.PLLWeights.Relation = 0.25
+	s.Eval.Hits = []int{1, 5}
+	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
+	path := filepath.Join(t.TempDir(), configName)
+	must(t, writeConfig(path, s))
+	got, err := readConfig(path)
+	must(t, err)
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)
+	}
+	if got.ID() != s.ID() {
+		t.Errorf("ID changed in the round trip")
+	}
+}

@@ -1,0 +1,397 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Output layout, relative to the -out directory.
+const (
+	gridCopyName   = "grid.toml"
+	runsDirName    = "runs"
+	resultsTSVName = "results.tsv"
+	resultsMDName  = "results.md"
+	resultsLock    = "results.lock"
+	runLockName    = "lock"
+	configName     = "config.toml"
+	metricsName    = "metrics.json"
+)
+
+// sweep runs the selected runs of a grid into one output directory. Any
+// number of sweeps, in this process (-j) or others (SLURM array tasks, a
+// second terminal), may share the directory:
+//
+//   - a run is claimed by an exclusive flock on runs/<id>/lock, held while
+//     it trains; a claimed run is skipped, not waited for;
+//   - a run is finished when its metrics.json, written last and atomically,
+//     says finished or diverged; it is then never run again;
+//   - results.tsv and results.md are rewritten atomically under an
+//     exclusive flock on results.lock, after checking whether the run
+//     already has its row.
+//
+// So a SIGKILL at any moment loses no finished run and repeats none: a run
+// killed before its metrics.json restarts from scratch, one killed after it
+// gets its row added on the next start.
+type sweep struct {
+	grid     *Grid
+	runs     []Run // the selection, in execution order
+	out      string
+	dataRoot string
+	jobs     int
+	samples  int // -samples override; < 0 keeps the grid's value
+	run      RunFunc
+	stdout   *lockedWriter
+	stderr   *lockedWriter
+	bars     bool // progress bars (terminal and -j 1) rather than plain lines
+	quiet    bool // no per-epoch progress (tests)
+	command  []string
+
+	mu       sync.Mutex
+	results  map[runResult]int
+	problems []error                  // failures of the machinery itself, not of runs
+	done     map[string]chan struct{} // closed when this process is done with a run (distill_from ordering)
+}
+
+type runResult int
+
+const (
+	resFinished    runResult = iota // trained now, finished
+	resDiverged                     // trained now, diverged
+	resFailed                       // trained now (or tried to), failed
+	resAlreadyDone                  // finished or diverged before this invocation
+	resBusy                         // claimed by another process or goroutine
+	resInterrupted                  // cancelled by SIGINT/SIGTERM; left to start afresh
+)
+
+func (s *sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
+func (s *sweep) path(name string) string { return filepath.Join(s.out, name) }
+
+// prepare creates the output directory, saves the grid, removes temporary
+// files of killed writers, and repairs results.tsv: a run killed between
+// writing metrics.json and its row gets its row now, without re-running.
+func (s *sweep) prepare() error {
+	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
+		return fmt.Errorf("creating results directory: %w", err)
+	}
+	return s.withResultsLock(func() error {
+		if err := s.saveGridCopy(); err != nil {
+			return err
+		}
+		// Every writer of these temporaries holds results.lock, so any
+		// that exist now were left by a killed process.
+		entries, err := os.ReadDir(s.out)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if isTempFile(e.Name()) {
+				os.Remove(s.path(e.Name()))
+			}
+		}
+		table, err := readResultsTSV(s.path(resultsTSVName))
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, r := range s.runs {
+			rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName))
+			if err != nil {
+				s.stderr.printf("warning: %v; the run will be trained again\n", err)
+				continue
+			}
+			if rec != nil && rec.Status.final() && table.upsert(rowFromRecord(rec)) {
+				changed = true
+			}
+		}
+		if changed {
+			if err := WriteFileAtomic(s.path(resultsTSVName), table.encode(), 0o644); err != nil {
+				return err
+			}
+		}
+		return s.writeReport(table)
+	})
+}
+
+// saveGridCopy writes <out>/grid.toml. A different grid already there is
+// kept as grid.<time>.toml: its runs are still in runs/, and it is the only
+// record of what produced them.
+func (s *sweep) saveGridCopy() error {
+	dst := s.path(gridCopyName)
+	old, err := os.ReadFile(dst)
+	switch {
+	case err == nil && bytes.Equal(old, s.grid.Source):
+		return nil
+	case err == nil:
+		keep := s.path(fmt.Sprintf("grid.%s.toml", time.Now().UTC().Format("20060102T150405Z")))
+		if err := os.Rename(dst, keep); err != nil {
+			return fmt.Errorf("keeping the previous grid: %w", err)
+		}
+		s.stderr.printf("note: %s held a different grid; kept as %s\n", dst, keep)
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return WriteFileAtomic(dst, s.grid.Source, 0o644)
+}
+
+func (s *sweep) withResultsLock(fn func() error) error {
+	l, err := waitLock(s.path(resultsLock))
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
+	return fn()
+}
+
+// recordRow gives a run its results.tsv row, unless it has one already, and
+// regenerates results.md.
+func (s *sweep) recordRow(rec *runRecord) error {
+	return s.withResultsLock(func() error {
+		table, err := readResultsTSV(s.path(resultsTSVName))
+		if err != nil {
+			return err
+		}
+		if !table.upsert(rowFromRecord(rec)) {
+			return nil
+		}
+		if err := WriteFileAtomic(s.path(resultsTSVName), table.encode(), 0o644); err != nil {
+			return err
+		}
+		return s.writeReport(table)
+	})
+}
+
+// refreshReport regenerates results.md from results.tsv.
+func (s *sweep) refreshReport() error {
+	return s.withResultsLock(func() error {
+		table, err := readResultsTSV(s.path(resultsTSVName))
+		if err != nil {
+			return err
+		}
+		return s.writeReport(table)
+	})
+}
+
+func (s *sweep) writeReport(table *resultsTable) error {
+	md, err := renderReport(s.grid.Name, table)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.path(resultsMDName), md, 0o644)
+}
+
+// runAll trains the selection with s.jobs workers and returns when all are
+// done or ctx is cancelled and the runs in flight have stopped.
+func (s *sweep) runAll(ctx context.Context) {
+	s.results = map[runResult]int{}
+	s.done = make(map[string]chan struct{}, len(s.runs))
+	for _, r := range s.runs {
+		s.done[r.ID] = make(chan struct{})
+	}
+	queue := make(chan Run)
+	var wg sync.WaitGroup
+	for range max(s.jobs, 1) {
+		wg.Go(func() {
+			for r := range queue {
+				res := s.runOne(ctx, r)
+				close(s.done[r.ID])
+				s.mu.Lock()
+				s.results[res]++
+				s.mu.Unlock()
+			}
+		})
+	}
+feed:
+	for _, r := range s.runs {
+		select {
+		case queue <- r:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+}
+
+func (s *sweep) problem(err error) {
+	s.mu.Lock()
+	s.problems = append(s.problems, err)
+	s.mu.Unlock()
+	s.stderr.printf("error: %v\n", err)
+}
+
+func (s *sweep) label(r Run) string {
+	return fmt.Sprintf("[%d/%d] %s", r.Index, len(s.grid.Runs), r.ID)
+}
+
+// runOne claims, trains and records one run.
+func (s *sweep) runOne(ctx context.Context, r Run) runResult {
+	if ctx.Err() != nil {
+		return resInterrupted
+	}
+	dir := s.runDir(r.ID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed
+	}
+	lock, err := tryLock(filepath.Join(dir, runLockName))
+	if errors.Is(err, errLocked) {
+		s.stderr.printf("%s is being trained by another process; skipped\n", s.label(r))
+		return resBusy
+	}
+	if err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed
+	}
+	defer lock.unlock()
+
+	// Checked again under the lock: another process may have finished the
+	// run since this one looked.
+	prev, err := readRecord(filepath.Join(dir, metricsName))
+	if err != nil {
+		s.stderr.printf("warning: %v; training the run again\n", err)
+	}
+	if prev != nil && prev.Status.final() {
+		if err := s.recordRow(prev); err != nil {
+			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
+		}
+		return resAlreadyDone
+	}
+
+	// Unfinished runs restart from scratch: whatever a killed attempt left
+	// (a partial checkpoint, a failed attempt's record) goes.
+	if err := cleanRunDir(dir); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed
+	}
+	spec := r.Spec.Clone()
+	if s.samples >= 0 {
+		spec.Samples = s.samples
+	}
+	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r)}
+	rec := s.newRecord(r, spec)
+
+	var outcome *Outcome
+	var runErr error
+	job.DistillCheckpoint, runErr = s.resolveDistill(ctx, r)
+	if runErr == nil {
+		if err := writeConfig(filepath.Join(dir, configName), spec); err != nil {
+			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+			return resFailed
+		}
+		if err := resetPeakRSS(); err != nil {
+			rec.Notes = append(rec.Notes, "peak RSS not reset: "+err.Error())
+		}
+		outcome, runErr = callRun(ctx, s.run, job)
+	}
+	if runErr != nil && ctx.Err() != nil {
+		// Interrupted: leave nothing behind that could pass for a result.
+		if err := cleanRunDir(dir); err != nil {
+			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
+		}
+		s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
+		return resInterrupted
+	}
+	s.completeRecord(rec, outcome, runErr)
+
+	if err := writeRecord(filepath.Join(dir, metricsName), rec); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed
+	}
+	if err := s.recordRow(rec); err != nil {
+		s.problem(fmt.Errorf("run %s: recording its row (metrics.json is safe; the next start adds the row): %w", r.ID, err))
+	}
+	s.stdout.printf("%s\n", summaryLine(s.label(r), rec))
+	switch rec.Status {
+	case StatusFinished:
+		return resFinished
+	case StatusDiverged:
+		return resDiverged
+	}
+	return resFailed
+}
+
+func (s *sweep) observer(r Run) Observer {
+	if s.quiet {
+		return nopObserver{}
+	}
+	return newProgressObserver(s.stderr, s.label(r), r.Spec.Epochs, s.bars)
+}
+
+// callRun calls the run function, turning a panic into a failed run: one
+// bad configuration must not take down a sweep left running overnight.
+func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return fn(ctx, job)
+}
+
+func (s *sweep) newRecord(r Run, spec RunSpec) *runRecord {
+	host, _ := os.Hostname()
+	return &runRecord{
+		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
+		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Env: map[string]string{
+			"OPENBLAS_CORETYPE": os.Getenv("OPENBLAS_CORETYPE"),
+			"GOMAXPROCS":        os.Getenv("GOMAXPROCS"),
+		},
+		PID: os.Getpid(), Command: s.command, Grid: s.grid.Path,
+	}
+}
+
+// completeRecord fills rec from what the run function returned, measuring
+// what it left zero.
+func (s *sweep) completeRecord(rec *runRecord, o *Outcome, runErr error) {
+	rec.FinishedAt = time.Now().UTC()
+	wall := rec.FinishedAt.Sub(rec.StartedAt).Seconds()
+	switch {
+	case runErr != nil:
+		rec.Status, rec.Error = StatusFailed, runErr.Error()
+	case o == nil:
+		rec.Status, rec.Error = StatusFailed, "the run function returned neither an outcome nor an error"
+	case o.Status == "" || o.Status == StatusFinished:
+		rec.Status = StatusFinished
+	case o.Status == StatusDiverged:
+		rec.Status = StatusDiverged
+	default:
+		rec.Status, rec.Error = StatusFailed, fmt.Sprintf("the run function returned status %q; want %q or %q", o.Status, StatusFinished, StatusDiverged)
+	}
+	rec.WallSeconds = jsonFloat(wall)
+	if o != nil {
+		rec.Epochs = toEpochJSON(o.Epochs)
+		rec.BestEpoch = o.BestEpoch
+		rec.Valid, rec.Test = toJSONMap(o.Valid), toJSONMap(o.Test)
+		rec.Notes = append(rec.Notes, o.Notes...)
+		if o.WallSeconds > 0 {
+			rec.WallSeconds = jsonFloat(o.WallSeconds)
+		}
+		rec.SecondsPerEpoch = jsonFloat(o.SecondsPerEpoch)
+		rec.PeakRSSBytes = o.PeakRSSBytes
+	}
+	if rec.SecondsPerEpoch == 0 && len(rec.Epochs) > 0 {
+		var sum float64
+		for _, e := range rec.Epochs {
+			sum += float64(e.Seconds)
+		}
+		rec.SecondsPerEpoch = jsonFloat(sum / float64(len(rec.Epochs)))
+	}
+	if rec.PeakRSSBytes == 0 {
+		if rss, err := peakRSSBytes(); err == nil {
+			rec.PeakRSSBytes = rss
+		}
+	}
+	if s.jobs > 1 {
+		rec.Notes = append(rec.Notes, fmt.Sprintf("peak_rss_bytes is the peak of the whole process, which ran up to %d runs at once (-j)", s.jobs))
+	}
+}

@@ -1,0 +1,482 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSweepEndToEnd(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, ids)
+	for _, id := range ids {
+		if n := fake.callCount(id); n != 1 {
+			t.Errorf("%s trained %d times", id, n)
+		}
+		dir := filepath.Join(fx.out, runsDirName, id)
+		spec, err := readConfig(filepath.Join(dir, configName))
+		must(t, err)
+		if spec.ID() != id {
+			t.Errorf("config.toml of %s has ID %s", id, spec.ID())
+		}
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		must(t, err)
+		if rec.Status != StatusFinished || rec.ID != id || rec.Host == "" || rec.GoVersion == "" || len(rec.Epochs) != 3 ||
+			rec.Test["mrr"] == 0 || rec.FinishedAt.Before(rec.StartedAt) || rec.SecondsPerEpoch < 0 {
+			t.Errorf("metrics.json of %s: %+v", id, rec)
+		}
+		if _, ok := rec.Env["OPENBLAS_CORETYPE"]; !ok {
+			t.Errorf("metrics.json of %s lacks OPENBLAS_CORETYPE", id)
+		}
+		ckpt, err := os.ReadFile(filepath.Join(dir, "checkpoint.npz"))
+		must(t, err)
+		if string(ckpt) != "final "+id {
+			t.Errorf("checkpoint of %s: %q", id, ckpt)
+		}
+	}
+	grid, err := os.ReadFile(filepath.Join(fx.out, gridCopyName))
+	must(t, err)
+	if string(grid) != toyGrid {
+		t.Error("grid.toml is not a copy of the grid")
+	}
+	md, err := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	must(t, err)
+	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR", "test ece"); err != nil {
+		t.Errorf("results.md: %v", err)
+	}
+	assertNoTempFiles(t, fx.dir)
+
+	// Again: nothing is trained, nothing changes.
+	tsvBefore, _ := os.ReadFile(filepath.Join(fx.out, resultsTSVName))
+	code, _, stderr = runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK || fake.totalCalls() != len(ids) {
+		t.Fatalf("second sweep: exit %d, %d calls in all: %s", code, fake.totalCalls(), stderr)
+	}
+	if !strings.Contains(stderr, "12 were already done") {
+		t.Errorf("second sweep does not report the finished runs: %s", stderr)
+	}
+	tsvAfter, _ := os.ReadFile(filepath.Join(fx.out, resultsTSVName))
+	if string(tsvAfter) != string(tsvBefore) {
+		t.Error("results.tsv changed on a sweep that trained nothing")
+	}
+}
+
+func TestSweepDivergedAndFailedRuns(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	diverged, failed, panicked := ids[3], ids[5], ids[7]
+	fake := newFake()
+	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
+	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
+	fake.panicOn = regexp.MustCompile("^" + regexp.QuoteMeta(panicked) + "$")
+	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitRunsFailed {
+		t.Fatalf("exit %d, want %d (a run failed): %s", code, exitRunsFailed, stderr)
+	}
+	// The sweep went on past every bad run.
+	assertEachRowOnce(t, fx.out, ids)
+	for _, id := range ids {
+		want := StatusFinished
+		switch id {
+		case diverged:
+			want = StatusDiverged
+		case failed, panicked:
+			want = StatusFailed
+		}
+		if got := recordStatus(t, fx.out, id); got != want {
+			t.Errorf("%s: status %s, want %s", id, got, want)
+		}
+	}
+	rec, err := readRecord(filepath.Join(fx.out, runsDirName, failed, metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "fake failure for "+failed) {
+		t.Errorf("failed run's error: %q", rec.Error)
+	}
+	rec, err = readRecord(filepath.Join(fx.out, runsDirName, panicked, metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "panic: fake panic") {
+		t.Errorf("panicked run's error: %q", rec.Error)
+	}
+	data, err := os.ReadFile(filepath.Join(fx.out, runsDirName, diverged, metricsName))
+	must(t, err)
+	if !strings.Contains(string(data), `"train_loss": "NaN"`) {
+		t.Errorf("diverged run's NaN loss is not recorded:\n%s", data)
+	}
+	if err := containsAll(stdout, diverged+" diverged", failed+" failed", "error: fake failure"); err != nil {
+		t.Errorf("summary lines: %v\n%s", err, stdout)
+	}
+	md, _ := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	if err := containsAll(string(md), "1 diverged", "## Failed runs", failed); err != nil {
+		t.Errorf("results.md: %v\n%s", err, md)
+	}
+
+	// Resumed: failed runs are retried and replace their rows; the
+	// diverged run is final and is not.
+	fake.fail, fake.panicOn, fake.diverge = nil, nil, nil
+	code, _, stderr = runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK {
+		t.Fatalf("resumed sweep: exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, ids)
+	for id, want := range map[string]int{failed: 2, panicked: 2, diverged: 1, ids[0]: 1} {
+		if got := fake.callCount(id); got != want {
+			t.Errorf("%s trained %d times, want %d", id, got, want)
+		}
+	}
+	for _, r := range readRows(t, fx.out) {
+		if r["id"] == failed && r["status"] != "finished" {
+			t.Errorf("retried run's row: %v", r)
+		}
+	}
+}
+
+// The states a SIGKILL can leave, recreated by hand; process_test.go kills
+// real processes.
+func TestResumeRepairsCrashStates(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+
+	// Killed between metrics.json and its row: drop two rows.
+	tsvPath := filepath.Join(fx.out, resultsTSVName)
+	table, err := readResultsTSV(tsvPath)
+	must(t, err)
+	var kept []resultRow
+	for _, r := range table.rows {
+		if r["id"] != ids[1] && r["id"] != ids[8] {
+			kept = append(kept, r)
+		}
+	}
+	table.rows = kept
+	must(t, WriteFileAtomic(tsvPath, table.encode(), 0o644))
+
+	// Killed mid-run: no metrics.json, a partial checkpoint, a temporary.
+	midRun := filepath.Join(fx.out, runsDirName, ids[4])
+	must(t, os.Remove(filepath.Join(midRun, metricsName)))
+	must(t, os.WriteFile(filepath.Join(midRun, "checkpoint.npz"), []byte("partial"), 0o644))
+	must(t, os.WriteFile(filepath.Join(midRun, ".metrics.json.tmp-123"), []byte("{"), 0o644))
+	// Killed while rewriting results.tsv.
+	must(t, os.WriteFile(filepath.Join(fx.out, ".results.tsv.tmp-456"), []byte("id\n"), 0o644))
+
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK {
+		t.Fatalf("resumed: exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, ids)
+	for _, id := range ids {
+		want := 1
+		if id == ids[4] {
+			want = 2
+		}
+		if got := fake.callCount(id); got != want {
+			t.Errorf("%s trained %d times, want %d", id, got, want)
+		}
+	}
+	ckpt, _ := os.ReadFile(filepath.Join(midRun, "checkpoint.npz"))
+	if string(ckpt) != "final "+ids[4] {
+		t.Errorf("restarted run's checkpoint: %q", ckpt)
+	}
+	assertNoTempFiles(t, fx.dir)
+}
+
+func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	fake := newFake()
+	// Nothing finished yet: -resume=false starts.
+	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-resume=false", "-only", "0")...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-resume=false")...)
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d", code, exitUsage)
+	}
+	if err := containsAll(stderr, "1 finished runs", "-resume=false", "another -out"); err != nil {
+		t.Errorf("message %q: %v", stderr, err)
+	}
+	if fake.totalCalls() != 1 {
+		t.Errorf("%d runs trained", fake.totalCalls())
+	}
+}
+
+func TestInterruptLeavesNoPartialFiles(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	fake.block = make(chan struct{}) // the first run waits for the interrupt
+	fake.started = make(chan string, len(ids))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() {
+		code, _, _ := runInProcess(t, ctx, fake, fx.args()...)
+		done <- code
+	}()
+	first := <-fake.started
+	cancel() // what SIGINT does, through signal.NotifyContext
+	if code := <-done; code != exitInterrupted {
+		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	}
+	entries, err := os.ReadDir(filepath.Join(fx.out, runsDirName, first))
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != runLockName {
+			t.Errorf("interrupted run left %s", e.Name())
+		}
+	}
+	if len(readRows(t, fx.out)) != 0 {
+		t.Error("an interrupted run has a row")
+	}
+	if fake.totalCalls() != 1 {
+		t.Errorf("%d runs started after the interrupt", fake.totalCalls()-1)
+	}
+	assertNoTempFiles(t, fx.dir)
+
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK {
+		t.Fatalf("restart: exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, ids)
+}
+
+func TestOnlyAndSamplesOverride(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "3,10-11", "-samples", "7")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, []string{ids[3], ids[10], ids[11]})
+	job := fake.jobs[ids[3]]
+	if job.Spec.Samples != 7 || job.ID != ids[3] {
+		t.Errorf("job %s has samples %d", job.ID, job.Spec.Samples)
+	}
+	spec, err := readConfig(filepath.Join(fx.out, runsDirName, ids[3], configName))
+	must(t, err)
+	if spec.Samples != 7 || spec.ID() != ids[3] {
+		t.Errorf("config.toml: samples %d, ID %s", spec.Samples, spec.ID())
+	}
+	if abs, _ := filepath.Abs(fx.data); job.DataRoot != abs || job.RunDir != filepath.Join(fx.out, runsDirName, ids[3]) {
+		t.Errorf("job paths: %q %q", job.DataRoot, job.RunDir)
+	}
+}
+
+func TestParallelJobsInOneProcess(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	fake.sleep = 5 * time.Millisecond
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-j", "4")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	assertEachRowOnce(t, fx.out, ids)
+	for _, id := range ids {
+		if n := fake.callCount(id); n != 1 {
+			t.Errorf("%s trained %d times", id, n)
+		}
+	}
+	rec, err := readRecord(filepath.Join(fx.out, runsDirName, ids[0], metricsName))
+	must(t, err)
+	if !strings.Contains(strings.Join(rec.Notes, " "), "peak of the whole process") {
+		t.Errorf("-j > 1 run lacks the note on peak RSS: %v", rec.Notes)
+	}
+}
+
+func TestDistillFrom(t *testing.T) {
+	// The grid names its source by ID, so the ID is computed first.
+	source := base + "[[sweep]]\nmodel = \"cp\"\n"
+	g, err := ParseGrid("g.toml", []byte(source), nil)
+	must(t, err)
+	srcID := g.Runs[0].ID
+	// The distilled run comes first in the file; it must still run second.
+	grid := base + "[[sweep]]\nmodel = \"cp2\"\ndistill_from = \"" + srcID + "\"\n[[sweep]]\nmodel = \"cp\"\n"
+	fx := newSweepFixture(t, grid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	fake.started = make(chan string, 2)
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-j", "2")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if first := <-fake.started; first != srcID {
+		t.Errorf("%s started before its source %s", first, srcID)
+	}
+	job := fake.jobs[ids[0]]
+	if want := filepath.Join(fx.out, runsDirName, srcID, "checkpoint.npz"); job.DistillCheckpoint != want {
+		t.Errorf("DistillCheckpoint = %q, want %q", job.DistillCheckpoint, want)
+	}
+
+	// A source that has not finished makes the run fail, with a reason.
+	fx2 := newSweepFixture(t, grid)
+	code, _, _ = runInProcess(t, context.Background(), newFake(), fx2.args("-only", "0")...)
+	if code != exitRunsFailed {
+		t.Fatalf("exit %d, want %d", code, exitRunsFailed)
+	}
+	rec, err := readRecord(filepath.Join(fx2.out, runsDirName, ids[0], metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "distill_from") {
+		t.Errorf("error %q", rec.Error)
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"no grid", []string{}, exitUsage, []string{"-grid is required"}},
+		{"bad grid", []string{"-grid", filepath.Join(fx.dir, "missing.toml")}, exitUsage, []string{"missing.toml"}},
+		{"bad -only", fx.args("-only", "99"), exitUsage, []string{"-only", "runs 0-11"}},
+		{"bad -j", fx.args("-j", "0"), exitUsage, []string{"-j 0"}},
+		{"bad -emit", fx.args("-emit", "pbs"), exitUsage, []string{`-emit "pbs"`}},
+		{"stray argument", append(fx.args(), "extra"), exitUsage, []string{`"extra"`}},
+		{"missing dataset", []string{"-grid", fx.grid, "-data", filepath.Join(fx.dir, "elsewhere"), "-out", fx.out}, exitUsage,
+			[]string{filepath.Join(fx.dir, "elsewhere", "toy"), "-data", "GEKC_DATA"}},
+		{"help", []string{"-h"}, exitOK, []string{"usage:", "-only"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runInProcess(t, context.Background(), newFake(), tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d: %s", code, tt.code, stderr)
+			}
+			if err := containsAll(stderr, tt.want...); err != nil {
+				t.Errorf("stderr %q: %v", stderr, err)
+			}
+		})
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args("-dry-run")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(fx.out); !os.IsNotExist(err) {
+		t.Error("-dry-run created the output directory")
+	}
+	if err := containsAll(stdout, "12 runs", ids[0], ids[11], "[[sweep]] block 2 (14)", "complex2 mle d=4", "pending"); err != nil {
+		t.Errorf("%v\n%s", err, stdout)
+	}
+	runInProcess(t, context.Background(), fake, fx.args("-only", "1")...)
+	_, stdout, _ = runInProcess(t, context.Background(), fake, fx.args("-dry-run", "-only", "0-1")...)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, ids[1]) || !strings.HasSuffix(last, "finished") || !strings.Contains(stdout, "2 selected") {
+		t.Errorf("dry run after training run 1:\n%s", stdout)
+	}
+	if fake.totalCalls() != 1 {
+		t.Errorf("-dry-run trained something")
+	}
+}
+
+func TestDataAndOutDefaults(t *testing.T) {
+	repo := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644))
+	sub := filepath.Join(repo, "a", "b")
+	must(t, os.MkdirAll(sub, 0o755))
+	if got := findRepoRoot(sub); got != repo {
+		t.Errorf("findRepoRoot = %q, want %q", got, repo)
+	}
+	tests := []struct {
+		flag, env, repo, want string
+	}{
+		{"/d", "/e", "/r", "/d"},
+		{"", "/e", "/r", "/e"},
+		{"", "", "/r", "/r/data"},
+		{"", "", "", "data"},
+	}
+	for _, tt := range tests {
+		if got := resolveDataRoot(tt.flag, tt.env, tt.repo); got != tt.want {
+			t.Errorf("resolveDataRoot(%q, %q, %q) = %q, want %q", tt.flag, tt.env, tt.repo, got, tt.want)
+		}
+	}
+
+	// With no -data and -out, the command uses <repo>/data and
+	// <repo>/results/<grid name>, from any subdirectory.
+	must(t, os.MkdirAll(filepath.Join(repo, "data", "toy"), 0o755))
+	grid := filepath.Join(repo, "toy.toml")
+	must(t, os.WriteFile(grid, []byte(toyGrid), 0o644))
+	var out strings.Builder
+	code := runCLI(context.Background(), []string{"-grid", grid, "-dry-run"}, cliEnv{stdout: &out, stderr: &out,
+		getenv: func(string) string { return "" }, dir: sub, run: newFake().run})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+	if err := containsAll(out.String(), "out  "+filepath.Join(repo, "results", "toy"), "data "+filepath.Join(repo, "data")); err != nil {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+	out.Reset()
+	runCLI(context.Background(), []string{"-grid", grid, "-dry-run"}, cliEnv{stdout: &out, stderr: &out,
+		getenv: func(k string) string { return map[string]string{"GEKC_DATA": "/from/env"}[k] }, dir: sub})
+	if !strings.Contains(out.String(), "data /from/env") {
+		t.Errorf("GEKC_DATA ignored:\n%s", out.String())
+	}
+}
+
+func TestGridCopyKeepsPreviousGrid(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	fake := newFake()
+	runInProcess(t, context.Background(), fake, fx.args("-only", "0")...)
+	changed := toyGrid + "\n# an edit\n"
+	must(t, os.WriteFile(fx.grid, []byte(changed), 0o644))
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	now, _ := os.ReadFile(filepath.Join(fx.out, gridCopyName))
+	if string(now) != changed {
+		t.Error("grid.toml is not the current grid")
+	}
+	old, _ := filepath.Glob(filepath.Join(fx.out, "grid.*.toml"))
+	if len(old) != 1 {
+		t.Fatalf("previous grid not kept: %v", old)
+	}
+	if data, _ := os.ReadFile(old[0]); string(data) != toyGrid {
+		t.Error("kept grid differs from the previous one")
+	}
+}
+
+func TestUnnamedGridRunFromItsCopy(t *testing.T) {
+	fx := newSweepFixture(t, strings.Replace(toyGrid, "name = \"toy\"\n", "", 1))
+	fake := newFake()
+	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	if !strings.HasPrefix(string(md), "# Results: toy\n") {
+		t.Errorf("title from the file name: %.40q", md)
+	}
+	// As a SLURM task runs it: from the copy in the results directory.
+	copyArgs := []string{"-grid", filepath.Join(fx.out, gridCopyName), "-data", fx.data, "-out", fx.out, "-only", "1"}
+	if code, _, stderr := runInProcess(t, context.Background(), fake, copyArgs...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, _ = os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	if !strings.HasPrefix(string(md), "# Results: out\n") {
+		t.Errorf("title when run from the copy: %.40q", md)
+	}
+	_, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0-2", "-samples", "5")...)
+	if !strings.Contains(stderr, "-samples applies to runs trained now; the 2 runs") {
+		t.Errorf("no note on -samples and finished runs: %s", stderr)
+	}
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// results.tsv has one row per run, in the order runs ended. It is the
+// source of results.md. Metric columns are valid_<metric> and
+// test_<metric> for every metric any run reported, so the header grows when
+// a run reports something new; each update rewrites the whole file
+// atomically under <out>/results.lock, which is what makes concurrent
+// writers safe and a crash harmless.
+
+var (
+	tsvLeadColumns = []string{"id", "config_id", "dataset", "model", "objective", "constraints", "rank",
+		"batch_size", "learning_rate", "seed", "status", "epochs", "best_epoch", "select"}
+	tsvBaseMetrics = []string{"mrr", "hits@1", "hits@3", "hits@10", "ll"}
+	tsvTailColumns = []string{"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "finished_at"}
+)
+
+// resultRow is one row, by column name.
+type resultRow map[string]string
+
+type resultsTable struct{ rows []resultRow }
+
+func readResultsTSV(path string) (*resultsTable, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &resultsTable{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return parseResultsTSV(path, data)
+}
+
+func parseResultsTSV(path string, data []byte) (*resultsTable, error) {
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	t := &resultsTable{}
+	if len(lines) == 0 || lines[0] == "" {
+		return t, nil
+	}
+	header := strings.Split(lines[0], "\t")
+	if !slices.Contains(header, "id") {
+		return nil, fmt.Errorf("%s:1: header has no id column", path)
+	}
+	for i, line := range lines[1:] {
+		if line == "" {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) != len(header) {
+			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, i+2, len(fields), len(header))
+		}
+		row := resultRow{}
+		for j, h := range header {
+			row[h] = fields[j]
+		}
+		t.rows = append(t.rows, row)
+	}
+	return t, nil
+}
+
+func (t *resultsTable) find(id string) int {
+	for i, r := range t.rows {
+		if r["id"] == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// upsert adds row unless the run already has a final row; a failed run's
+// row is replaced when the run is retried, so each run has one row.
+func (t *resultsTable) upsert(row resultRow) bool {
+	i := t.find(row["id"])
+	switch {
+	case i < 0:
+		t.rows = append(t.rows, row)
+		return true
+	case Status(t.rows[i]["status"]).final():
+		return false
+	case maps.Equal(t.rows[i], row):
+		return false
+	default:
+		t.rows[i] = row
+		return true
+	}
+}
+
+// header is the lead columns, every metric column present in any row (base
+// metrics always), the tail columns, and then any column this version does
+// not know, so rewriting never drops data.
+func (t *resultsTable) header() []string {
+	present := map[string]bool{}
+	for _, r := range t.rows {
+		for k := range r {
+			present[k] = true
+		}
+	}
+	cols := append([]string(nil), tsvLeadColumns...)
+	known := map[string]bool{}
+	for _, c := range tsvLeadColumns {
+		known[c] = true
+	}
+	for _, c := range tsvTailColumns {
+		known[c] = true
+	}
+	for _, split := range []string{"valid_", "test_"} {
+		metrics := append([]string(nil), tsvBaseMetrics...)
+		for k := range present {
+			if m, ok := strings.CutPrefix(k, split); ok && !slices.Contains(metrics, m) {
+				metrics = append(metrics, m)
+			}
+		}
+		sortMetrics(metrics)
+		for _, m := range metrics {
+			cols = append(cols, split+m)
+			known[split+m] = true
+		}
+	}
+	cols = append(cols, tsvTailColumns...)
+	var unknown []string
+	for k := range present {
+		if !known[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	return append(cols, unknown...)
+}
+
+func (t *resultsTable) encode() []byte {
+	var b bytes.Buffer
+	header := t.header()
+	b.WriteString(strings.Join(header, "\t"))
+	b.WriteByte('\n')
+	for _, r := range t.rows {
+		for j, h := range header {
+			if j > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(tsvClean(r[h]))
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// tsvClean keeps a value on one line and in one column.
+func tsvClean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// sortMetrics orders metric names as tables read best: mrr, hits@k by k,
+// ll, then the rest alphabetically.
+func sortMetrics(ms []string) {
+	rank := func(m string) (int, int) {
+		switch {
+		case m == "mrr":
+			return 0, 0
+		case strings.HasPrefix(m, "hits@"):
+			k, err := strconv.Atoi(strings.TrimPrefix(m, "hits@"))
+			if err == nil {
+				return 1, k
+			}
+		case m == "ll":
+			return 2, 0
+		}
+		return 3, 0
+	}
+	sort.SliceStable(ms, func(i, j int) bool {
+		ci, ki := rank(ms[i])
+		cj, kj := rank(ms[j])
+		if ci != cj {
+			return ci < cj
+		}
+		if ki != kj {
+			return ki < kj
+		}
+		return ms[i] < ms[j]
+	})
+}
+
+func formatMetric(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
+// rowFromRecord is the results.tsv row of a run.
+func rowFromRecord(rec *runRecord) resultRow {
+	s := rec.Spec
+	row := resultRow{
+		"id": rec.ID, "config_id": rec.ConfigID, "dataset": s.Dataset, "model": s.Model,
+		"objective": s.Objective, "constraints": s.Constraints, "rank": strconv.Itoa(s.Rank),
+		"batch_size": strconv.Itoa(s.BatchSize), "learning_rate": formatFloat(s.LearningRate),
+		"seed": strconv.Itoa(s.Seed), "status": string(rec.Status), "epochs": strconv.Itoa(len(rec.Epochs)),
+		"best_epoch": strconv.Itoa(rec.BestEpoch), "select": s.Eval.Select,
+		"wall_seconds":      strconv.FormatFloat(float64(rec.WallSeconds), 'f', 1, 64),
+		"seconds_per_epoch": strconv.FormatFloat(float64(rec.SecondsPerEpoch), 'f', 2, 64),
+		"finished_at":       rec.FinishedAt.UTC().Format(time.RFC3339),
+	}
+	if rec.PeakRSSBytes > 0 {
+		row["peak_rss_mb"] = strconv.FormatFloat(float64(rec.PeakRSSBytes)/(1<<20), 'f', 1, 64)
+	}
+	for k, v := range rec.Valid {
+		row["valid_"+k] = formatMetric(float64(v))
+	}
+	for k, v := range rec.Test {
+		row["test_"+k] = formatMetric(float64(v))
+	}
+	return row
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestResultsTableUpsert(t *testing.T) {
+	row := func(id, status, mrr string) resultRow {
+		return resultRow{"id": id, "status": status, "test_mrr": mrr}
+	}
+	tests := []struct {
+		name    string
+		rows    []resultRow
+		add     resultRow
+		changed bool
+		want    []resultRow
+	}{
+		{"new run", nil, row("a", "finished", "0.5"), true, []resultRow{row("a", "finished", "0.5")}},
+		{"finished run kept", []resultRow{row("a", "finished", "0.5")}, row("a", "finished", "0.6"), false, []resultRow{row("a", "finished", "0.5")}},
+		{"diverged run kept", []resultRow{row("a", "diverged", "")}, row("a", "finished", "0.6"), false, []resultRow{row("a", "diverged", "")}},
+		{"failed run replaced in place", []resultRow{row("a", "failed", ""), row("b", "finished", "1")}, row("a", "finished", "0.6"), true,
+			[]resultRow{row("a", "finished", "0.6"), row("b", "finished", "1")}},
+		{"same failed row again", []resultRow{row("a", "failed", "")}, row("a", "failed", ""), false, []resultRow{row("a", "failed", "")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			table := &resultsTable{rows: append([]resultRow(nil), tt.rows...)}
+			if got := table.upsert(tt.add); got != tt.changed {
+				t.Errorf("changed = %v, want %v", got, tt.changed)
+			}
+			if !reflect.DeepEqual(table.rows, tt.want) {
+				t.Errorf("rows %v, want %v", table.rows, tt.want)
+			}
+		})
+	}
+}
+
+func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
+	rec := &runRecord{
+		ID: "cp-pll-x", ConfigID: "cp-pll", Status: StatusFinished, Spec: exampleSpec(),
+		Epochs: make([]epochJSON, 7), BestEpoch: 4,
+		Valid:       map[string]jsonFloat{"mrr": 0.5, "ll": -3},
+		Test:        map[string]jsonFloat{"mrr": 0.25, "hits@10": 0.75, "hits@100": 0.9, "sem@1": 1, "ece": 0.01},
+		WallSeconds: 12.34, SecondsPerEpoch: 1.5, PeakRSSBytes: 3 << 20,
+		FinishedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
+	}
+	table := &resultsTable{}
+	table.upsert(rowFromRecord(rec))
+	table.upsert(resultRow{"id": "odd\tid", "status": "failed", "custom": "kept"})
+	data := table.encode()
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	header := strings.Split(lines[0], "\t")
+	wantOrder := []string{"id", "config_id", "dataset", "model", "objective", "constraints", "rank", "batch_size", "learning_rate", "seed",
+		"status", "epochs", "best_epoch", "select",
+		"valid_mrr", "valid_hits@1", "valid_hits@3", "valid_hits@10", "valid_ll",
+		"test_mrr", "test_hits@1", "test_hits@3", "test_hits@10", "test_hits@100", "test_ll", "test_ece", "test_sem@1",
+		"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "finished_at", "custom"}
+	if !reflect.DeepEqual(header, wantOrder) {
+		t.Errorf("header\n got %q\nwant %q", header, wantOrder)
+	}
+	for i, l := range lines {
+		if n := len(strings.Split(l, "\t")); n != len(header) {
+			t.Errorf("line %d has %d fields, header %d", i+1, n, len(header))
+		}
+	}
+	back, err := parseResultsTSV("results.tsv", data)
+	must(t, err)
+	r := back.rows[0]
+	for col, want := range map[string]string{"test_mrr": "0.25", "valid_ll": "-3", "epochs": "7", "best_epoch": "4",
+		"peak_rss_mb": "3.0", "wall_seconds": "12.3", "finished_at": "2025-01-02T03:04:05Z", "test_hits@1": "", "model": "complex2"} {
+		if r[col] != want {
+			t.Errorf("%s = %q, want %q", col, r[col], want)
+		}
+	}
+	if back.rows[1]["id"] != "odd id" || back.rows[1]["custom"] != "kept" {
+		t.Errorf("second row %v", back.rows[1])
+	}
+}
+
+func TestParseResultsTSVErrors(t *testing.T) {
+	if _, err := parseResultsTSV("r.tsv", []byte("id\tstatus\na\n")); err == nil || !strings.Contains(err.Error(), "r.tsv:2") {
+		t.Errorf("short row: %v", err)
+	}
+	if _, err := parseResultsTSV("r.tsv", []byte("name\tstatus\n")); err == nil || !strings.Contains(err.Error(), "r.tsv:1") {
+		t.Errorf("no id column: %v", err)
+	}
+	if table, err := parseResultsTSV("r.tsv", nil); err != nil || len(table.rows) != 0 {
+		t.Errorf("empty file: %v, %v", table, err)
+	}
+}
+
+func TestJSONFloatKeepsNonFinite(t *testing.T) {
+	for _, x := range []float64{0, -1.5, 1e-300, math.Inf(1), math.Inf(-1)} {
+		b, err := jsonFloat(x).MarshalJSON()
+		must(t, err)
+		var back jsonFloat
+		must(t, back.UnmarshalJSON(b))
+		if float64(back) != x {
+			t.Errorf("%v -> %s -> %v", x, b, back)
+		}
+	}
+	b, _ := jsonFloat(math.NaN()).MarshalJSON()
+	var back jsonFloat
+	must(t, back.UnmarshalJSON(b))
+	if !math.IsNaN(float64(back)) {
+		t.Errorf("NaN -> %s -> %v", b, back)
+	}
+}

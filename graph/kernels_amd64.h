@@ -1,0 +1,15 @@
+// Float32 hot loops of gekc, vectorised with AVX2/FMA intrinsics.
+// Every function has a portable Go twin in kernels.go; tests compare them.
+#include <stdint.h>
+
+// out[i] = log(sum_j exp(x[i*ld+j])) for j < cols; NaN if a row holds a NaN.
+void gekc_lse_rows_f32(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out);
+// out[i*ld+j] = g[i] * exp(x[i*ld+j] - lse[i]).
+void gekc_softmax_scale_f32(const float *x, const float *lse, const float *g, int64_t rows,
+                            int64_t cols, int64_t ld, float *out);
+// out[i*cols+j] = exp(x[i*cols+j] - rowshift[i] - colshift[j]); either shift may be NULL.
+void gekc_exp_shift_f32(const float *x, int64_t rows, int64_t cols, const float *rowshift,
+                        const float *colshift, float *out);
+// One Adam step over n parameters; returns the number of non-finite gradients seen.
+int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, float lr,
+                      float beta1, float beta2, float eps, float bias1, float bias2);

@@ -1,0 +1,12 @@
+//go:build !amd64
+
+package graph
+
+func lseRowsF32(x []float32, rows, cols, ld int, out []float32) bool              { return false }
+func softmaxScaleF32(x, lse, g []float32, rows, cols, ld int, out []float32) bool { return false }
+func expShiftF32(x []float32, rows, cols int, rowShift, colShift []float32, out []float32) bool {
+	return false
+}
+func adamF32(p, g, m, v []float32, lr, beta1, beta2, eps, bias1, bias2 float32) (int, bool) {
+	return 0, false
+}

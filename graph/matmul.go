@@ -1,0 +1,370 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// matmulOp computes op(A)·op(B). Transposed operands are handed to BLAS as
+// flags: Gorgonia's Transpose would copy a |E|×d matrix at every step.
+type matmulOp struct {
+	base
+	transA, transB bool
+}
+
+// MatMul returns op(a)·op(b), where op transposes its operand when the
+// corresponding flag is set. Typical use: scores of a batch of queries
+// against every candidate, MatMul(queries, candidates, false, true).
+func MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error) {
+	if a.Dims() != 2 || b.Dims() != 2 {
+		return nil, fmt.Errorf("graph.MatMul: need matrices, got %v and %v", a.Shape(), b.Shape())
+	}
+	name := fmt.Sprintf("MatMul(%s,%s)", tflag("A", transA), tflag("B", transB))
+	return apply(&matmulOp{base: newBase(name), transA: transA, transB: transB}, a, b)
+}
+
+func tflag(n string, t bool) string {
+	if t {
+		return n + "ᵀ"
+	}
+	return n
+}
+
+func (o *matmulOp) Arity() int         { return 2 }
+func (o *matmulOp) Type() hm.Type      { return fnType(2, 2, 2) }
+func (o *matmulOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+func (o *matmulOp) dims(a, b tensor.Shape) (m, n, k int, err error) {
+	m, ka := a[0], a[1]
+	if o.transA {
+		m, ka = ka, m
+	}
+	kb, n := b[0], b[1]
+	if o.transB {
+		kb, n = n, kb
+	}
+	if ka != kb {
+		return 0, 0, 0, fmt.Errorf("%v: inner dimensions differ: %v and %v", o, a, b)
+	}
+	return m, n, ka, nil
+}
+
+func (o *matmulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	m, n, _, err := o.dims(dims(in[0]), dims(in[1]))
+	return tensor.Shape{m, n}, err
+}
+
+func (o *matmulOp) Do(in ...G.Value) (G.Value, error) {
+	sa, sb := shapeOf(in[0]), shapeOf(in[1])
+	m, n, k, err := o.dims(sa, sb)
+	if err != nil {
+		return nil, err
+	}
+	out := o.buffer(in[0].Dtype(), m, n)
+	return dispatch(in[0],
+		func() (G.Value, error) {
+			gemm(o.transA, o.transB, m, n, k, 1, data[float32](in[0]), sa[1], data[float32](in[1]), sb[1], 0, data[float32](out), n)
+			return out, nil
+		},
+		func() (G.Value, error) {
+			gemm(o.transA, o.transB, m, n, k, 1, data[float64](in[0]), sa[1], data[float64](in[1]), sb[1], 0, data[float64](out), n)
+			return out, nil
+		})
+}
+
+func (o *matmulOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	a, b := in[0], in[1]
+	var ga, gb *G.Node
+	var err error
+	// With C = op(A)·op(B):  dop(A) = dC·op(B)ᵀ and dop(B) = op(A)ᵀ·dC.
+	if o.transA {
+		ga, err = MatMul(b, grad, o.transB, true)
+	} else {
+		ga, err = MatMul(grad, b, false, !o.transB)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.transB {
+		gb, err = MatMul(grad, a, true, o.transA)
+	} else {
+		gb, err = MatMul(a, grad, !o.transA, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{ga, gb}, nil
+}
+
+// gramOp computes AᵀA with a symmetric rank-k update. The Gram matrix of the
+// entity embeddings is what makes squared circuits cheap to marginalise:
+// Σ_o (q·e_o)² = qᵀ(EᵀE)q.
+type gramOp struct{ base }
+
+// Gram returns aᵀa for an n×k matrix a (a k×k matrix).
+func Gram(a *G.Node) (*G.Node, error) {
+	if a.Dims() != 2 {
+		return nil, fmt.Errorf("graph.Gram: need a matrix, got %v", a.Shape())
+	}
+	return apply(&gramOp{base: newBase("Gram")}, a)
+}
+
+func (o *gramOp) Arity() int         { return 1 }
+func (o *gramOp) Type() hm.Type      { return fnType(2, 2) }
+func (o *gramOp) DiffWRT(int) []bool { return []bool{true} }
+func (o *gramOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	s := dims(in[0])
+	return tensor.Shape{s[1], s[1]}, nil
+}
+
+func (o *gramOp) Do(in ...G.Value) (G.Value, error) {
+	s := shapeOf(in[0])
+	out := o.buffer(in[0].Dtype(), s[1], s[1])
+	return dispatch(in[0],
+		func() (G.Value, error) { syrkT(s[0], s[1], data[float32](in[0]), data[float32](out)); return out, nil },
+		func() (G.Value, error) { syrkT(s[0], s[1], data[float64](in[0]), data[float64](out)); return out, nil })
+}
+
+func (o *gramOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	g, err := apply(&gramGradOp{base: newBase("GramGrad")}, in[0], grad)
+	return G.Nodes{g}, err
+}
+
+// gramGradOp computes d(AᵀA)/dA applied to an upstream gradient Γ: A(Γ + Γᵀ).
+type gramGradOp struct {
+	base
+	sym *tensor.Dense
+}
+
+func (o *gramGradOp) Arity() int         { return 2 }
+func (o *gramGradOp) Type() hm.Type      { return fnType(2, 2, 2) }
+func (o *gramGradOp) DiffWRT(int) []bool { return []bool{false, false} }
+func (o *gramGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, errNoSecondOrder(o)
+}
+func (o *gramGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return dims(in[0]).Clone(), nil
+}
+
+func (o *gramGradOp) Do(in ...G.Value) (G.Value, error) {
+	s := shapeOf(in[0])
+	n, k := s[0], s[1]
+	out := o.buffer(in[0].Dtype(), n, k)
+	if o.sym == nil || o.sym.Dtype() != in[0].Dtype() || o.sym.Shape()[0] != k {
+		o.sym = tensor.New(tensor.Of(in[0].Dtype()), tensor.WithShape(k, k))
+	}
+	return dispatch(in[0],
+		func() (G.Value, error) {
+			gramGrad(n, k, data[float32](in[0]), data[float32](in[1]), data[float32](o.sym), data[float32](out))
+			return out, nil
+		},
+		func() (G.Value, error) {
+			gramGrad(n, k, data[float64](in[0]), data[float64](in[1]), data[float64](o.sym), data[float64](out))
+			return out, nil
+		})
+}
+
+func gramGrad[T Float](n, k int, a, g, sym, out []T) {
+	for i := 0; i < k; i++ {
+		for j := 0; j < k; j++ {
+			sym[i*k+j] = g[i*k+j] + g[j*k+i]
+		}
+	}
+	gemm(false, false, n, k, k, 1, a, k, sym, k, 0, out, k)
+}
+
+// logMatMulExpOp computes log(exp(op(A))·exp(op(B))): a matrix product in
+// the log semiring, where non-negative circuits keep their parameters.
+// Rows of A and columns of B are shifted by their maxima before
+// exponentiating, so the product runs in BLAS without overflow.
+type logMatMulExpOp struct {
+	base
+	transA, transB bool
+	// forward cache, read by the backward ops of the same program run
+	ea, eb, c *tensor.Dense // exp(A−ma) as m×k, exp(B−mb) as k×n, their product
+	ma, mb    *tensor.Dense
+}
+
+// LogMatMulExp returns log(exp(op(a))·exp(op(b))) computed stably.
+func LogMatMulExp(a, b *G.Node, transA, transB bool) (*G.Node, error) {
+	if a.Dims() != 2 || b.Dims() != 2 {
+		return nil, fmt.Errorf("graph.LogMatMulExp: need matrices, got %v and %v", a.Shape(), b.Shape())
+	}
+	name := fmt.Sprintf("LogMatMulExp(%s,%s)", tflag("A", transA), tflag("B", transB))
+	return apply(&logMatMulExpOp{base: newBase(name), transA: transA, transB: transB}, a, b)
+}
+
+func (o *logMatMulExpOp) Arity() int         { return 2 }
+func (o *logMatMulExpOp) Type() hm.Type      { return fnType(2, 2, 2) }
+func (o *logMatMulExpOp) DiffWRT(int) []bool { return []bool{true, true} }
+
+func (o *logMatMulExpOp) shapes(a, b tensor.Shape) (m, n, k int, err error) {
+	return (&matmulOp{transA: o.transA, transB: o.transB, base: o.base}).dims(a, b)
+}
+
+func (o *logMatMulExpOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	m, n, _, err := o.shapes(dims(in[0]), dims(in[1]))
+	return tensor.Shape{m, n}, err
+}
+
+func ensure(t **tensor.Dense, dt tensor.Dtype, shape ...int) *tensor.Dense {
+	if *t == nil || (*t).Dtype() != dt || !(*t).Shape().Eq(tensor.Shape(shape)) {
+		*t = tensor.New(tensor.Of(dt), tensor.WithShape(shape...))
+	}
+	return *t
+}
+
+func (o *logMatMulExpOp) Do(in ...G.Value) (G.Value, error) {
+	sa, sb := shapeOf(in[0]), shapeOf(in[1])
+	m, n, k, err := o.shapes(sa, sb)
+	if err != nil {
+		return nil, err
+	}
+	dt := in[0].Dtype()
+	out := o.buffer(dt, m, n)
+	ensure(&o.ea, dt, m, k)
+	ensure(&o.eb, dt, k, n)
+	ensure(&o.c, dt, m, n)
+	ensure(&o.ma, dt, m)
+	ensure(&o.mb, dt, n)
+	return dispatch(in[0],
+		func() (G.Value, error) { logMatMulExpFwd[float32](o, in[0], in[1], out, m, n, k); return out, nil },
+		func() (G.Value, error) { logMatMulExpFwd[float64](o, in[0], in[1], out, m, n, k); return out, nil })
+}
+
+// expRowsShifted writes exp(X − max) for X = op(x) (r×c after the optional
+// transpose) into out, row-major r×c, and the row maxima into mx.
+func expRowsShifted[T Float](x []T, ld int, trans bool, r, c int, out, mx []T) {
+	at := func(i, j int) T {
+		if trans {
+			return x[j*ld+i]
+		}
+		return x[i*ld+j]
+	}
+	for i := 0; i < r; i++ {
+		m := math.Inf(-1)
+		for j := 0; j < c; j++ {
+			m = math.Max(m, float64(at(i, j)))
+		}
+		if math.IsInf(m, 0) {
+			m = 0 // all −Inf (or +Inf) row: leave values as they are
+		}
+		mx[i] = T(m)
+		for j := 0; j < c; j++ {
+			out[i*c+j] = T(math.Exp(float64(at(i, j)) - m))
+		}
+	}
+}
+
+func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense, m, n, k int) {
+	sa, sb := shapeOf(a), shapeOf(b)
+	ea, eb, c := data[T](o.ea), data[T](o.eb), data[T](o.c)
+	ma, mb := data[T](o.ma), data[T](o.mb)
+	expRowsShifted(data[T](a), sa[1], o.transA, m, k, ea, ma)
+	// B is shifted per output column: transpose view so its columns are rows.
+	ebT := make([]T, n*k)
+	expRowsShifted(data[T](b), sb[1], !o.transB, n, k, ebT, mb)
+	for i := 0; i < n; i++ {
+		for j := 0; j < k; j++ {
+			eb[j*n+i] = ebT[i*k+j]
+		}
+	}
+	gemm(false, false, m, n, k, 1, ea, k, eb, n, 0, c, n)
+	y := data[T](out)
+	parallelFor(m, m*n*8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for j := 0; j < n; j++ {
+				y[i*n+j] = T(math.Log(float64(c[i*n+j])) + float64(ma[i]) + float64(mb[j]))
+			}
+		}
+	})
+}
+
+func (o *logMatMulExpOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	ga, err := apply(&logMatMulExpGradOp{base: newBase(o.name + "Grad0"), fwd: o, which: 0}, grad, in[0], in[1], out)
+	if err != nil {
+		return nil, err
+	}
+	gb, err := apply(&logMatMulExpGradOp{base: newBase(o.name + "Grad1"), fwd: o, which: 1}, grad, in[0], in[1], out)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{ga, gb}, nil
+}
+
+// logMatMulExpGradOp: with H = Γ / C (zero where C underflowed),
+// dA' = exp(A'−ma) ∘ (H·exp(B'−mb)ᵀ) and dB' = exp(B'−mb) ∘ (exp(A'−ma)ᵀ·H),
+// transposed back when the operand was transposed. It reads the forward
+// op's cache, which the topological order guarantees is fresh.
+type logMatMulExpGradOp struct {
+	base
+	fwd   *logMatMulExpOp
+	which int
+	h, p  *tensor.Dense
+}
+
+func (o *logMatMulExpGradOp) Arity() int         { return 4 }
+func (o *logMatMulExpGradOp) Type() hm.Type      { return fnType(2, 2, 2, 2, 2) }
+func (o *logMatMulExpGradOp) DiffWRT(int) []bool { return []bool{false, false, false, false} }
+func (o *logMatMulExpGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, errNoSecondOrder(o)
+}
+func (o *logMatMulExpGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return dims(in[1+o.which]).Clone(), nil
+}
+
+func (o *logMatMulExpGradOp) Do(in ...G.Value) (G.Value, error) {
+	target := shapeOf(in[1+o.which])
+	out := o.buffer(in[0].Dtype(), target...)
+	return dispatch(in[0],
+		func() (G.Value, error) { logMatMulExpBwd[float32](o, in[0], out); return out, nil },
+		func() (G.Value, error) { logMatMulExpBwd[float64](o, in[0], out); return out, nil })
+}
+
+func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.Dense) {
+	f := o.fwd
+	m, k := f.ea.Shape()[0], f.ea.Shape()[1]
+	n := f.eb.Shape()[1]
+	dt := out.Dtype()
+	ensure(&o.h, dt, m, n)
+	g, c, h := data[T](grad), data[T](f.c), data[T](o.h)
+	for i := range h {
+		if c[i] > 0 {
+			h[i] = g[i] / c[i]
+		} else {
+			h[i] = 0
+		}
+	}
+	ea, eb, y := data[T](f.ea), data[T](f.eb), data[T](out)
+	if o.which == 0 {
+		p := data[T](ensure(&o.p, dt, m, k))
+		gemm(false, true, m, k, n, 1, h, n, eb, n, 0, p, k) // H·EBᵀ: m×k
+		for i := 0; i < m; i++ {
+			for j := 0; j < k; j++ {
+				v := ea[i*k+j] * p[i*k+j]
+				if f.transA {
+					y[j*m+i] = v
+				} else {
+					y[i*k+j] = v
+				}
+			}
+		}
+		return
+	}
+	p := data[T](ensure(&o.p, dt, k, n))
+	gemm(true, false, k, n, m, 1, ea, k, h, n, 0, p, n) // EAᵀ·H: k×n
+	for i := 0; i < k; i++ {
+		for j := 0; j < n; j++ {
+			v := eb[i*n+j] * p[i*n+j]
+			if f.transB {
+				y[j*k+i] = v
+			} else {
+				y[i*n+j] = v
+			}
+		}
+	}
+}
