@@ -62,7 +62,7 @@ func (o *gatherOp) sparseGrad(in G.Nodes, grad *G.Node) (rows, idx *G.Node) { re
 // SymDiff serves Gorgonia's own G.Grad, which knows nothing of sparse
 // gradients: it scatters into a dense table-shaped gradient.
 func (o *gatherOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	g, err := apply(&accumulateOp{base: newBase("ScatterAdd"), nDense: 0, shape: in[0].Shape()}, grad, in[1])
+	g, err := apply(&accumulateOp{base: newBase("ScatterAdd"), nSparse: 1, shape: in[0].Shape()}, grad, in[1])
 	return G.Nodes{g, nil}, err
 }
 
@@ -79,15 +79,23 @@ type sparseGrader interface {
 type accumulateOp struct {
 	base
 	nDense  int
+	nSparse int
 	inPlace bool
 	shape   tensor.Shape
 }
 
 func (o *accumulateOp) Arity() int { return -1 }
 func (o *accumulateOp) Type() hm.Type {
-	// Variadic ops are typed by their first input; Gorgonia checks arity
-	// separately through Arity() == -1.
-	return hm.NewFnType(tvA, tvA)
+	// Variadic: the type lists every actual operand.
+	r := len(o.shape)
+	var ts []hm.Type
+	for i := 0; i < o.nDense; i++ {
+		ts = append(ts, tensorType(r))
+	}
+	for i := 0; i < o.nSparse; i++ {
+		ts = append(ts, tensorType(2), intVecType)
+	}
+	return hm.NewFnType(append(ts, tensorType(r))...)
 }
 func (o *accumulateOp) DiffWRT(n int) []bool { return make([]bool, n) }
 func (o *accumulateOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
@@ -222,7 +230,10 @@ func (o *padColsOp) Do(in ...G.Value) (G.Value, error) {
 }
 
 // concatColsOp joins matrices with equal row counts side by side.
-type concatColsOp struct{ base }
+type concatColsOp struct {
+	base
+	n int
+}
 
 // ConcatCols returns [x₁ | x₂ | …] for matrices with the same number of rows.
 func ConcatCols(xs ...*G.Node) (*G.Node, error) {
@@ -234,11 +245,17 @@ func ConcatCols(xs ...*G.Node) (*G.Node, error) {
 			return nil, fmt.Errorf("graph.ConcatCols: %v does not match %v", x.Shape(), xs[0].Shape())
 		}
 	}
-	return apply(&concatColsOp{base: newBase("ConcatCols")}, xs...)
+	return apply(&concatColsOp{base: newBase("ConcatCols"), n: len(xs)}, xs...)
 }
 
-func (o *concatColsOp) Arity() int           { return -1 }
-func (o *concatColsOp) Type() hm.Type        { return fnType(2, 2) }
+func (o *concatColsOp) Arity() int { return -1 }
+func (o *concatColsOp) Type() hm.Type {
+	d := make([]int, o.n+1)
+	for i := range d {
+		d[i] = 2
+	}
+	return fnType(d...)
+}
 func (o *concatColsOp) DiffWRT(n int) []bool { return trues(n) }
 func (o *concatColsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	w := 0

@@ -1,6 +1,7 @@
 package graph
 
 // #cgo CFLAGS: -O3 -march=x86-64-v3
+// #cgo LDFLAGS: -lm
 // #include "kernels_amd64.h"
 import "C"
 

@@ -111,7 +111,10 @@ func (o *scaleRowsOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 }
 
 // dotOp computes the scalar Σ a∘b over all elements.
-type dotOp struct{ base }
+type dotOp struct {
+	base
+	rank int
+}
 
 // Dot returns Σ_ij a_ij·b_ij as a scalar. With a vector of per-triple losses
 // and a vector of weights it is the (masked, weighted) mean of a batch.
@@ -119,11 +122,11 @@ func Dot(a, b *G.Node) (*G.Node, error) {
 	if !a.Shape().Eq(b.Shape()) {
 		return nil, fmt.Errorf("graph.Dot: shapes differ: %v and %v", a.Shape(), b.Shape())
 	}
-	return apply(&dotOp{base: newBase("Dot")}, a, b)
+	return apply(&dotOp{base: newBase("Dot"), rank: a.Dims()}, a, b)
 }
 
 func (o *dotOp) Arity() int                                     { return 2 }
-func (o *dotOp) Type() hm.Type                                  { return hm.NewFnType(tvA, tvA, tvA) }
+func (o *dotOp) Type() hm.Type                                  { return hm.NewFnType(tensorType(o.rank), tensorType(o.rank), tvA) }
 func (o *dotOp) DiffWRT(int) []bool                             { return []bool{true, true} }
 func (o *dotOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
 
@@ -153,15 +156,20 @@ func (o *dotOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 }
 
 // scaleByOp multiplies a tensor by a scalar node.
-type scaleByOp struct{ base }
+type scaleByOp struct {
+	base
+	rank int
+}
 
 // ScaleBy returns s·x for a scalar node s.
 func ScaleBy(x, s *G.Node) (*G.Node, error) {
-	return apply(&scaleByOp{base: newBase("ScaleBy")}, x, s)
+	return apply(&scaleByOp{base: newBase("ScaleBy"), rank: x.Dims()}, x, s)
 }
 
-func (o *scaleByOp) Arity() int         { return 2 }
-func (o *scaleByOp) Type() hm.Type      { return hm.NewFnType(tvA, hm.TypeVariable('b'), tvA) }
+func (o *scaleByOp) Arity() int { return 2 }
+func (o *scaleByOp) Type() hm.Type {
+	return hm.NewFnType(tensorType(o.rank), tvA, tensorType(o.rank))
+}
 func (o *scaleByOp) DiffWRT(int) []bool { return []bool{true, true} }
 func (o *scaleByOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return dims(in[0]).Clone(), nil
@@ -206,13 +214,18 @@ func (o *scaleByOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 func isScalarNode(n *G.Node) bool { return n.Shape().IsScalar() && n.Dims() == 0 }
 
 // sumOp sums every element into a scalar.
-type sumOp struct{ base }
+type sumOp struct {
+	base
+	rank int
+}
 
 // Sum returns the scalar sum of all elements of x.
-func Sum(x *G.Node) (*G.Node, error) { return apply(&sumOp{base: newBase("Sum")}, x) }
+func Sum(x *G.Node) (*G.Node, error) {
+	return apply(&sumOp{base: newBase("Sum"), rank: x.Dims()}, x)
+}
 
 func (o *sumOp) Arity() int                                     { return 1 }
-func (o *sumOp) Type() hm.Type                                  { return hm.NewFnType(hm.TypeVariable('b'), tvA) }
+func (o *sumOp) Type() hm.Type                                  { return hm.NewFnType(tensorType(o.rank), tvA) }
 func (o *sumOp) DiffWRT(int) []bool                             { return []bool{true} }
 func (o *sumOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return tensor.ScalarShape(), nil }
 
@@ -231,16 +244,21 @@ func sum[T Float](x []T) float64 {
 }
 
 func (o *sumOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	g, err := apply(&fillOp{base: newBase("Fill")}, in[0], grad)
+	g, err := apply(&fillOp{base: newBase("Fill"), rank: o.rank}, in[0], grad)
 	return G.Nodes{g}, err
 }
 
 // fillOp returns a tensor shaped like its first input, filled with the scalar
 // second input.
-type fillOp struct{ base }
+type fillOp struct {
+	base
+	rank int
+}
 
-func (o *fillOp) Arity() int                                         { return 2 }
-func (o *fillOp) Type() hm.Type                                      { return hm.NewFnType(hm.TypeVariable('b'), tvA, hm.TypeVariable('b')) }
+func (o *fillOp) Arity() int { return 2 }
+func (o *fillOp) Type() hm.Type {
+	return hm.NewFnType(tensorType(o.rank), tvA, tensorType(o.rank))
+}
 func (o *fillOp) DiffWRT(int) []bool                                 { return []bool{false, false} }
 func (o *fillOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) { return nil, errNoSecondOrder(o) }
 func (o *fillOp) InferShape(in ...G.DimSizer) (tensor.Shape, error)  { return dims(in[0]).Clone(), nil }

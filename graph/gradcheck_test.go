@@ -1,0 +1,194 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// gradCase builds a scalar cost from parameter nodes (and may add integer
+// inputs of its own).
+type gradCase struct {
+	name   string
+	shapes [][]int                                          // parameter shapes
+	build  func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) // returns the scalar cost
+	pos    bool                                             // draw positive parameters
+}
+
+func randDense(rng *rand.Rand, pos bool, shape ...int) *tensor.Dense {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+		if pos {
+			x[i] = 0.2 + rng.Float64()
+		}
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(x))
+}
+
+func intVec(g *G.ExprGraph, name string, v ...int) *G.Node {
+	t := tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]int(nil), v...)))
+	return G.NewVector(g, tensor.Int, G.WithShape(len(v)), G.WithName(name), G.WithValue(t))
+}
+
+// checkGradients compares Backward's gradients with central differences.
+func checkGradients(t *testing.T, c gradCase) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, uint64(len(c.name))))
+	g := G.NewGraph()
+	var params G.Nodes
+	var values []*tensor.Dense
+	for i, s := range c.shapes {
+		v := randDense(rng, c.pos, s...)
+		values = append(values, v)
+		params = append(params, G.NewTensor(g, tensor.Float64, len(s), G.WithShape(s...), G.WithValue(v), G.WithName(string(rune('A'+i)))))
+	}
+	cost, err := c.build(g, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grads, err := Backward(cost, params...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := Compile(append(G.Nodes{cost}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, err := Compile(cost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	analytic := make([][]float64, len(grads))
+	for i, gn := range grads {
+		analytic[i] = append([]float64(nil), gn.Value().Data().([]float64)...)
+	}
+	eval := func() float64 {
+		if err := fwd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return scalarOf(cost.Value())
+	}
+	const h = 1e-6
+	for pi, v := range values {
+		x := v.Data().([]float64)
+		for j := range x {
+			old := x[j]
+			x[j] = old + h
+			up := eval()
+			x[j] = old - h
+			down := eval()
+			x[j] = old
+			num := (up - down) / (2 * h)
+			if d := math.Abs(num - analytic[pi][j]); d > 1e-6*math.Max(1, math.Abs(num)) {
+				t.Errorf("%s: d/d%s[%d]: analytic %.9g, numeric %.9g", c.name, params[pi].Name(), j, analytic[pi][j], num)
+			}
+		}
+	}
+}
+
+func must(n *G.Node, err error) *G.Node {
+	if err != nil {
+		panic(err)
+	}
+	return n
+}
+
+// weightedSum reduces any tensor to a scalar with fixed pseudo-random
+// weights, so every element's gradient is exercised distinctly.
+func weightedSum(g *G.ExprGraph, x *G.Node) (*G.Node, error) {
+	w := randDense(rand.New(rand.NewPCG(7, 7)), false, x.Shape()...)
+	if x.Dims() == 0 {
+		return x, nil
+	}
+	wn := G.NewTensor(g, tensor.Float64, x.Dims(), G.WithShape(x.Shape()...), G.WithValue(w), G.WithName("w"))
+	return Dot(x, wn)
+}
+
+func TestGradients(t *testing.T) {
+	cases := []gradCase{
+		{name: "Add", shapes: [][]int{{3, 4}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Add(p[0], p[1])))
+		}},
+		{name: "SubBroadcast", shapes: [][]int{{3, 4}, {1, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Sub(p[0], p[1])))
+		}},
+		{name: "MulBroadcastLeft", shapes: [][]int{{1, 4}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Mul(p[0], p[1])))
+		}},
+		{name: "LogAddExp", shapes: [][]int{{3, 4}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogAddExp(p[0], p[1])))
+		}},
+		{name: "ScaleExp", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Exp(must(Scale(p[0], 0.5)))))
+		}},
+		{name: "LogSquare", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogSquare(p[0], 0.1)))
+		}},
+		{name: "LogPos", shapes: [][]int{{2, 3}}, pos: true, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogPos(p[0], 0.1)))
+		}},
+		{name: "LogSigmoidLog1mExp", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Log1mExp(must(LogSigmoid(p[0])))))
+		}},
+		{name: "MatMul", shapes: [][]int{{3, 4}, {4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(MatMul(p[0], p[1], false, false)))
+		}},
+		{name: "MatMulTT", shapes: [][]int{{4, 3}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(MatMul(p[0], p[1], true, true)))
+		}},
+		{name: "MatMulNT", shapes: [][]int{{3, 4}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(MatMul(p[0], p[1], false, true)))
+		}},
+		{name: "Gram", shapes: [][]int{{6, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Gram(p[0])))
+		}},
+		{name: "LogMatMulExp", shapes: [][]int{{3, 4}, {4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogMatMulExp(p[0], p[1], false, false)))
+		}},
+		{name: "LogMatMulExpTT", shapes: [][]int{{4, 3}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogMatMulExp(p[0], p[1], true, true)))
+		}},
+		{name: "RowDotScaleRows", shapes: [][]int{{3, 4}, {3, 4}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ScaleRows(p[2], must(RowDot(p[0], p[1])))))
+		}},
+		{name: "SumScaleBy", shapes: [][]int{{3, 4}, {2, 2}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ScaleBy(p[0], must(Sum(p[1])))))
+		}},
+		{name: "RowLogSumExp", shapes: [][]int{{3, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(RowLogSumExp(p[0])))
+		}},
+		{name: "ColLogSumExp", shapes: [][]int{{5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ColLogSumExp(p[0])))
+		}},
+		{name: "LogSoftmaxNLL", shapes: [][]int{{3, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogSoftmaxNLL(p[0], intVec(g, "t", 4, 0, 2))))
+		}},
+		{name: "GatherSparseAccumulate", shapes: [][]int{{5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			// The table is used by two gathers (sparse, repeated rows) and a
+			// dense product: all three kinds of contribution are summed.
+			a := must(Gather(p[0], intVec(g, "i", 1, 3, 1, 0)))
+			b := must(Gather(p[0], intVec(g, "j", 4, 1, 2, 1)))
+			s := must(MatMul(must(Mul(a, b)), p[0], false, true))
+			return weightedSum(g, s)
+		}},
+		{name: "SliceConcat", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			re := must(SliceCols(p[0], 0, 3))
+			im := must(SliceCols(p[0], 3, 6))
+			return weightedSum(g, must(ConcatCols(must(Mul(re, im)), re, must(Sub(re, im)))))
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })
+	}
+}
