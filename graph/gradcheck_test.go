@@ -187,6 +187,36 @@ func TestGradients(t *testing.T) {
 			im := must(SliceCols(p[0], 3, 6))
 			return weightedSum(g, must(ConcatCols(must(Mul(re, im)), re, must(Sub(re, im)))))
 		}},
+		{name: "BatchVecMat", shapes: [][]int{{3, 2}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(BatchVecMat(p[0], p[1], 2, 3, false)))
+		}},
+		{name: "BatchVecMatTransBroadcastX", shapes: [][]int{{1, 3}, {4, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(BatchVecMat(p[0], p[1], 2, 3, true)))
+		}},
+		{name: "LogBatchVecMat", shapes: [][]int{{3, 2}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogBatchVecMat(p[0], p[1], 2, 3, false)))
+		}},
+		{name: "LogBatchVecMatTransBroadcastM", shapes: [][]int{{4, 3}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogBatchVecMat(p[0], p[1], 2, 3, true)))
+		}},
+		{name: "BatchOuter", shapes: [][]int{{3, 2}, {1, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(BatchOuter(p[0], p[1])))
+		}},
+		{name: "LogBatchOuter", shapes: [][]int{{1, 2}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(LogBatchOuter(p[0], p[1])))
+		}},
+		{name: "ModeProduct1", shapes: [][]int{{2, 12}, {5, 2}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ModeProduct(p[0], p[1], 1, [3]int{2, 3, 4}, false)))
+		}},
+		{name: "ModeProduct2T", shapes: [][]int{{2, 12}, {3, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ModeProduct(p[0], p[1], 2, [3]int{2, 3, 4}, true)))
+		}},
+		{name: "ModeProduct3", shapes: [][]int{{2, 12}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ModeProduct(p[0], p[1], 3, [3]int{2, 3, 4}, false)))
+		}},
+		{name: "SliceBlockTranspose", shapes: [][]int{{4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Transpose(must(SliceBlock(p[0], 1, 3, 2, 5)))))
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })

@@ -8,7 +8,9 @@ import (
 	"gorgonia.org/tensor"
 )
 
-func relErr(a, b float64) float64 { return math.Abs(a-b) / math.Max(1e-30, math.Max(math.Abs(a), math.Abs(b))) }
+func relErr(a, b float64) float64 {
+	return math.Abs(a-b) / math.Max(1e-30, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 // The float32 kernels (AVX2 on amd64) must agree with the float64 ones.
 func TestFloat32KernelsMatchFloat64(t *testing.T) {

@@ -1,0 +1,26 @@
+// Package graph is gekc's layer over Gorgonia: the custom ops the models
+// need, a reverse pass that keeps embedding gradients sparse, compiled
+// programs that re-run without allocating, and a fused Adam.
+//
+// # Why custom ops
+//
+// Gorgonia v0.9.18's stock ops are either wrong or slow on this workload:
+// ByIndices has a wrong gradient on the innermost axis and allocates a dense
+// |E|×d gradient per step, LogSumExp and LogSoftMax are not per-row stable,
+// Transpose copies, and AdamSolver makes a dozen passes per tensor. Every op
+// here is checked against central finite differences in float64
+// (TestGradients) and, for float32, against the float64 result.
+//
+// Each op instance owns its output buffer and carries a unique id in its
+// hash, so Gorgonia never merges two nodes and a compiled Program writes the
+// same memory at every step. Matrix products go to OpenBLAS through cgo;
+// the exp-heavy float32 loops (row log-sum-exp, softmax, Adam) use AVX2
+// kernels when the CPU has them.
+//
+// # Building and running
+//
+// Build a loss from the ops (Gather, MatMul, Gram, RowDot, LogSoftmaxNLL,
+// ...), call Backward for the gradients, Compile the loss and gradients
+// once, then for each batch write the new indices into the input tensors in
+// place, Run, and pass the gradient values to Adam.Step.
+package graph

@@ -1,0 +1,50 @@
+package graph_test
+
+import (
+	"fmt"
+
+	"gekc/graph"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// A two-entity, one-relation CP model: the negative log-likelihood of the
+// object of one triple, its gradient, and one Adam step.
+func Example() {
+	g := G.NewGraph()
+	E := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 2), G.WithName("E"),
+		G.WithValue(tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float64{1, 0, 0, 1}))))
+	W := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 2), G.WithName("W"),
+		G.WithValue(tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float64{2, 1}))))
+	idx := func(name string, v int) *G.Node {
+		return G.NewVector(g, tensor.Int, G.WithShape(1), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]int{v}))))
+	}
+	s, r, o := idx("s", 0), idx("r", 0), idx("o", 0)
+
+	es, _ := graph.Gather(E, s)
+	wr, _ := graph.Gather(W, r)
+	q, _ := graph.Mul(es, wr)                    // query for the object slot
+	scores, _ := graph.MatMul(q, E, false, true) // φ(s, r, ·) for every entity
+	nll, _ := graph.LogSoftmaxNLL(scores, o)     // −log p(o | s, r)
+	loss, _ := graph.Sum(nll)
+	grads, _ := graph.Backward(loss, E, W)
+	prog, _ := graph.Compile(append(G.Nodes{loss}, grads...)...)
+	if err := prog.Run(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("loss %.4f\n", loss.Value().Data())
+	adam := graph.NewAdam(0.1)
+	adam.Step([]*tensor.Dense{E.Value().(*tensor.Dense), W.Value().(*tensor.Dense)},
+		[]*tensor.Dense{grads[0].Value().(*tensor.Dense), grads[1].Value().(*tensor.Dense)})
+	if err := prog.Run(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("after one step %.4f\n", loss.Value().Data())
+	// Output:
+	// loss 0.1269
+	// after one step 0.0545
+}
