@@ -104,6 +104,15 @@ func (o *accumulateOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 func (o *accumulateOp) InferShape(...G.DimSizer) (tensor.Shape, error) { return o.shape.Clone(), nil }
 
 func (o *accumulateOp) Do(in ...G.Value) (G.Value, error) {
+	if isScalar(in[0]) {
+		var s float64
+		for _, v := range in {
+			s += scalarOf(v)
+		}
+		return dispatch(in[0],
+			func() (G.Value, error) { return scalarValue(float32(s)), nil },
+			func() (G.Value, error) { return scalarValue(s), nil })
+	}
 	var out *tensor.Dense
 	if o.inPlace && o.nDense > 0 {
 		out = in[0].(*tensor.Dense)
@@ -132,8 +141,8 @@ func accumulate[T Float](o *accumulateOp, in []G.Value, out *tensor.Dense) error
 			}
 		})
 	}
-	k := o.shape[1]
 	for p := o.nDense; p+1 < len(in); p += 2 {
+		k := o.shape[1]
 		rows, idx := data[T](in[p]), ints(in[p+1])
 		for i, r := range idx {
 			yr, xr := y[r*k:(r+1)*k], rows[i*k:(i+1)*k]

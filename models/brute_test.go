@@ -1,0 +1,253 @@
+package models
+
+import (
+	"errors"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"gekc/graph"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// tinySizes is small enough to enumerate all |E|²|R| triples.
+var tinySizes = Sizes{Entities: 7, Relations: 3, Rank: 3, RelationRank: 2}
+
+// newTiny builds a float64 model and replaces its parameters by N(0,1)
+// draws, so squared models see negative values and non-negative ones see
+// log-values of every magnitude.
+func newTiny(t testing.TB, name string, seed uint64) *Model {
+	t.Helper()
+	m, err := New(name, tinySizes, Options{Seed: seed, Dtype: tensor.Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 42))
+	for _, n := range m.ParamNames() {
+		x := m.Param(n).Data().([]float64)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+	}
+	return m
+}
+
+// refScore is an independent plain-Go evaluation of φ(s,r,o) in linear
+// space, from the parameter tensors and the paper's definitions.
+func refScore(m *Model, s, r, o int) float64 {
+	p := func(name string) []float64 { return m.Param(name).Data().([]float64) }
+	d, dr := m.Sizes.Rank, m.Sizes.relRank()
+	val := func(x float64) float64 { // input-unit value
+		if m.Semantics == NonNegative {
+			return math.Exp(x)
+		}
+		return x
+	}
+	base, _, _ := Lookup(m.Name)
+	switch base.Name() {
+	case "cp":
+		u, w, v := p("subject"), p("relation"), p("object")
+		var phi float64
+		for i := 0; i < d; i++ {
+			phi += val(u[s*d+i]) * val(w[r*d+i]) * val(v[o*d+i])
+		}
+		return phi
+	case "complex":
+		e, w := p("entity"), p("relation")
+		c := func(tab []float64, row int, i int) complex128 {
+			re, im := tab[row*2*d+i], tab[row*2*d+d+i]
+			if m.Semantics == NonNegative { // Im = Re·σ(θ)
+				return complex(math.Exp(re), math.Exp(re)/(1+math.Exp(-im)))
+			}
+			return complex(re, im)
+		}
+		var phi complex128
+		for i := 0; i < d; i++ {
+			phi += c(e, s, i) * c(w, r, i) * cmplx.Conj(c(e, o, i))
+		}
+		return real(phi)
+	case "rescal":
+		e, w := p("entity"), p("relation")
+		var phi float64
+		for i := 0; i < d; i++ {
+			for j := 0; j < d; j++ {
+				phi += val(e[s*d+i]) * val(w[r*d*d+i*d+j]) * val(e[o*d+j])
+			}
+		}
+		return phi
+	case "tucker":
+		e, w, core := p("entity"), p("relation"), p("core")
+		var phi float64
+		for i := 0; i < d; i++ {
+			for j := 0; j < dr; j++ {
+				for k := 0; k < d; k++ {
+					phi += val(core[i*dr*d+j*d+k]) * val(e[s*d+i]) * val(w[r*dr+j]) * val(e[o*d+k])
+				}
+			}
+		}
+		return phi
+	}
+	panic("no reference for " + m.Name)
+}
+
+// refUnnorm is the unnormalised probability of a triple under the model's
+// semantics (exp φ, φ² + ε, or φ ≥ 0).
+func refUnnorm(m *Model, s, r, o int) float64 {
+	phi := refScore(m, s, r, o)
+	switch m.Semantics {
+	case Energy:
+		return math.Exp(phi)
+	case Squared:
+		n := float64(m.Sizes.Entities)
+		return phi*phi + m.EpsMass/(n*n*float64(m.Sizes.Relations))
+	}
+	return phi
+}
+
+// allTriples returns index vectors enumerating E×R×E.
+func allTriples(sz Sizes) (s, r, o []int) {
+	for i := 0; i < sz.Entities; i++ {
+		for j := 0; j < sz.Relations; j++ {
+			for k := 0; k < sz.Entities; k++ {
+				s, r, o = append(s, i), append(r, j), append(o, k)
+			}
+		}
+	}
+	return
+}
+
+func intNode(g *G.ExprGraph, name string, v []int) *G.Node {
+	return G.NewVector(g, tensor.Int, G.WithShape(len(v)), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithShape(len(v)), tensor.WithBacking(append([]int(nil), v...)))))
+}
+
+func run(t testing.TB, outs ...*G.Node) {
+	t.Helper()
+	p, err := graph.Compile(outs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func vec(n *G.Node) []float64 {
+	switch v := n.Value().(type) {
+	case *G.F64:
+		return []float64{float64(*v)}
+	}
+	return n.Value().Data().([]float64)
+}
+
+func close(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// TestQueriesMatchBruteForce checks every query of every registered model
+// against enumeration over all triples.
+func TestQueriesMatchBruteForce(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			m := newTiny(t, name, 11)
+			sz := m.Sizes
+			g := G.NewGraph()
+			c := m.Bind(g)
+			S, R, O := allTriples(sz)
+			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ls, err := c.LogScore(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := G.Nodes{ls}
+			var marg, cond, cand [3]*G.Node
+			for _, v := range Vars {
+				if marg[v], err = c.LogMarginal(b, v); err != nil {
+					t.Fatal(err)
+				}
+				if cond[v], err = c.LogConditional(b, v); err != nil {
+					t.Fatal(err)
+				}
+				if cand[v], err = c.Candidates(b, v); err != nil {
+					t.Fatal(err)
+				}
+				outs = append(outs, marg[v], cond[v], cand[v])
+			}
+			logZ, zerr := c.LogPartition()
+			if m.Semantics == Energy {
+				if !errors.Is(zerr, ErrIntractable) {
+					t.Fatalf("energy model partition: got %v, want ErrIntractable", zerr)
+				}
+			} else if zerr != nil {
+				t.Fatal(zerr)
+			} else {
+				outs = append(outs, logZ)
+			}
+			run(t, outs...)
+
+			var Z float64
+			for i := range S {
+				Z += refUnnorm(m, S[i], R[i], O[i])
+			}
+			if m.Semantics != Energy {
+				if got := vec(logZ)[0]; !close(got, math.Log(Z)) {
+					t.Errorf("log Z = %.12g, brute force %.12g", got, math.Log(Z))
+				}
+			}
+			lsv := vec(ls)
+			for i := range S {
+				tr := [3]int{S[i], R[i], O[i]}
+				want := math.Log(refUnnorm(m, tr[0], tr[1], tr[2]))
+				if !close(lsv[i], want) {
+					t.Fatalf("log φ%v = %.12g, brute force %.12g", tr, lsv[i], want)
+				}
+				for _, v := range Vars {
+					dom := sz.Entities
+					if v == Relation {
+						dom = sz.Relations
+					}
+					var sum float64
+					candRow := vec(cand[v])[i*dom : (i+1)*dom]
+					for x := 0; x < dom; x++ {
+						alt := tr
+						alt[v] = x
+						u := refUnnorm(m, alt[0], alt[1], alt[2])
+						sum += u
+						if !close(candRow[x], math.Log(u)) {
+							t.Fatalf("candidate %v=%d of %v: %.12g, brute force %.12g", v, x, tr, candRow[x], math.Log(u))
+						}
+					}
+					if got := vec(marg[v])[i]; !close(got, math.Log(sum)) {
+						t.Fatalf("log Σ_%v φ at %v = %.12g, brute force %.12g", v, tr, got, math.Log(sum))
+					}
+					if got := vec(cond[v])[i]; !close(got, want-math.Log(sum)) {
+						t.Fatalf("log p(%v | rest) at %v = %.12g, brute force %.12g", v, tr, got, want-math.Log(sum))
+					}
+				}
+			}
+			// Conditionals sum to one over each slot's domain.
+			for i := 0; i < len(S); i += 17 {
+				for _, v := range Vars {
+					dom := sz.Entities
+					if v == Relation {
+						dom = sz.Relations
+					}
+					var p float64
+					row := vec(cand[v])[i*dom : (i+1)*dom]
+					for _, x := range row {
+						p += math.Exp(x - vec(marg[v])[i])
+					}
+					if math.Abs(p-1) > 1e-12 {
+						t.Fatalf("Σ p(%v | rest) = %.15g at triple %d", v, p, i)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,267 @@
+package models
+
+import (
+	"math/rand/v2"
+
+	"gekc/graph"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// ComplEx is φ(s,r,o) = Re⟨e_s, w_r, conj(e_o)⟩ (Trouillon et al. 2016) with
+// complex embeddings stored as real rows [re | im] of width 2d. Its score
+// has a subtraction, so its non-negative restriction is defined explicitly
+// (NonNegativeScore): the imaginary part is reparametrised as
+// Im = Re·σ(θ) ≤ Re (paper, appendix C.2) and the score is written as four
+// log-space trilinear terms, the last with weight −1.
+type ComplEx struct{}
+
+func init() { Register("complex", func() ScoreFunction { return ComplEx{} }) }
+
+func (ComplEx) Name() string { return "complex" }
+
+func (ComplEx) Layout(sz Sizes) Layout {
+	return Layout{
+		Tables: []TableSpec{
+			{Name: "entity", Rows: sz.Entities, Cols: 2 * sz.Rank},
+			{Name: "relation", Rows: sz.Relations, Cols: 2 * sz.Rank},
+		},
+		Subject: "entity", Relation: "relation", Object: "entity",
+	}
+}
+
+// halves splits [re | im] rows.
+func halves(x *G.Node) (re, im *G.Node, err error) {
+	d := x.Shape()[1] / 2
+	if re, err = graph.SliceCols(x, 0, d); err != nil {
+		return nil, nil, err
+	}
+	im, err = graph.SliceCols(x, d, 2*d)
+	return re, im, err
+}
+
+// combine returns p1∘p2 − p3∘p4 (subtract) or p1∘p2 + p3∘p4.
+func combine(alg Algebra, p1, p2, p3, p4 *G.Node, subtract bool) (*G.Node, error) {
+	x, err := alg.Mul(p1, p2)
+	if err != nil {
+		return nil, err
+	}
+	y, err := alg.Mul(p3, p4)
+	if err != nil {
+		return nil, err
+	}
+	if subtract {
+		return alg.Sub(x, y)
+	}
+	return alg.Add(x, y)
+}
+
+// Query (linear algebra only; the restriction uses LogQuery):
+//
+//	q_o = [rs∘rr − is∘ir, rs∘ir + is∘rr]
+//	q_s = [rr∘ro + ir∘io, rr∘io − ir∘ro]
+//	q_r = [rs∘ro + is∘io, rs∘io − is∘ro]
+func (ComplEx) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, error) {
+	if alg.IsLog() {
+		return nil, ErrNotMonotone
+	}
+	var a, b *G.Node
+	switch target {
+	case Object:
+		a, b = x.S, x.R
+	case Subject:
+		a, b = x.R, x.O
+	default:
+		a, b = x.S, x.O
+	}
+	ar, ai, err := halves(a)
+	if err != nil {
+		return nil, err
+	}
+	br, bi, err := halves(b)
+	if err != nil {
+		return nil, err
+	}
+	var re, im *G.Node
+	if target == Object {
+		if re, err = combine(alg, ar, br, ai, bi, true); err != nil {
+			return nil, err
+		}
+		im, err = combine(alg, ar, bi, ai, br, false)
+	} else {
+		if re, err = combine(alg, ar, br, ai, bi, false); err != nil {
+			return nil, err
+		}
+		im, err = combine(alg, ar, bi, ai, br, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return graph.ConcatCols(re, im)
+}
+
+// SquaredPartition expands Σ_{s,r} q_oᵀ(EᵀE)q_o with q_o = [a, b] into the
+// blocks A, B, C of the entity Gram matrix (re·re, re·im, im·im) and P, Q,
+// S of the relation one:
+//
+//	Σ aaᵀ = A∘P − B∘Q − Bᵀ∘Qᵀ + C∘S
+//	Σ bbᵀ = A∘S + B∘Qᵀ + Bᵀ∘Q + C∘P
+//	Σ abᵀ = A∘Q + B∘P − Bᵀ∘S − C∘Qᵀ
+//	Z = ⟨A, Σaaᵀ⟩ + 2⟨B, Σabᵀ⟩ + ⟨C, Σbbᵀ⟩
+//
+// costing O((|E| + |R|)·d²).
+func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
+	d := t.Sizes().Rank
+	ge, err := t.Gram("entity")
+	if err != nil {
+		return nil, err
+	}
+	gr, err := t.Gram("relation")
+	if err != nil {
+		return nil, err
+	}
+	blocks := func(g *G.Node) (x, y, z, yT *G.Node, err error) {
+		if x, err = graph.SliceBlock(g, 0, d, 0, d); err != nil {
+			return
+		}
+		if y, err = graph.SliceBlock(g, 0, d, d, 2*d); err != nil {
+			return
+		}
+		if z, err = graph.SliceBlock(g, d, 2*d, d, 2*d); err != nil {
+			return
+		}
+		yT, err = graph.SliceBlock(g, d, 2*d, 0, d)
+		return
+	}
+	A, B, C, BT, err := blocks(ge)
+	if err != nil {
+		return nil, err
+	}
+	P, Q, S, QT, err := blocks(gr)
+	if err != nil {
+		return nil, err
+	}
+	e := &exprs{}
+	saa := e.sum(e.mul(A, P), e.neg(e.mul(B, Q)), e.neg(e.mul(BT, QT)), e.mul(C, S))
+	sbb := e.sum(e.mul(A, S), e.mul(B, QT), e.mul(BT, Q), e.mul(C, P))
+	sab := e.sum(e.mul(A, Q), e.mul(B, P), e.neg(e.mul(BT, S)), e.neg(e.mul(C, QT)))
+	z := e.sum(e.mul(A, saa), e.scale(e.mul(B, sab), 2), e.mul(C, sbb))
+	if e.err != nil {
+		return nil, e.err
+	}
+	return graph.Sum(z)
+}
+
+// exprs chains elementwise graph ops, keeping the first error.
+type exprs struct{ err error }
+
+func (e *exprs) do(f func() (*G.Node, error)) *G.Node {
+	if e.err != nil {
+		return nil
+	}
+	n, err := f()
+	e.err = err
+	return n
+}
+func (e *exprs) mul(a, b *G.Node) *G.Node {
+	return e.do(func() (*G.Node, error) { return graph.Mul(a, b) })
+}
+func (e *exprs) neg(a *G.Node) *G.Node { return e.scale(a, -1) }
+func (e *exprs) scale(a *G.Node, c float64) *G.Node {
+	return e.do(func() (*G.Node, error) { return graph.Scale(a, c) })
+}
+func (e *exprs) sum(xs ...*G.Node) *G.Node {
+	acc := xs[0]
+	for _, x := range xs[1:] {
+		a := acc
+		acc = e.do(func() (*G.Node, error) { return graph.Add(a, x) })
+	}
+	return acc
+}
+
+// LogFeatures maps parameter rows [log Re | θ] to log input values
+// [log Re | log Re + log σ(θ)], so Im = Re·σ(θ) never exceeds Re.
+func (ComplEx) LogFeatures(_ Var, rows *G.Node) (*G.Node, error) {
+	re, theta, err := halves(rows)
+	if err != nil {
+		return nil, err
+	}
+	ls, err := graph.LogSigmoid(theta)
+	if err != nil {
+		return nil, err
+	}
+	im, err := graph.Add(re, ls)
+	if err != nil {
+		return nil, err
+	}
+	return graph.ConcatCols(re, im)
+}
+
+// The four trilinear terms of ComplEx (paper, eq. 8), as (subject part,
+// relation part, object part) with re=0, im=1; the last has weight −1.
+var complexTerms = [4][3]int{{0, 0, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 0}}
+
+// LogQuery returns the 4d columns log(part_a) + log(part_b) of the four
+// terms, for the two slots other than target.
+func (ComplEx) LogQuery(target Var, x Inputs, _ Tables) (*G.Node, error) {
+	var parts [3][2]*G.Node
+	for _, v := range Vars {
+		if v == target {
+			continue
+		}
+		re, im, err := halves(x.get(v))
+		if err != nil {
+			return nil, err
+		}
+		parts[v] = [2]*G.Node{re, im}
+	}
+	cols := make([]*G.Node, 4)
+	for i, term := range complexTerms {
+		var ops []*G.Node
+		for _, v := range Vars {
+			if v != target {
+				ops = append(ops, parts[v][term[v]])
+			}
+		}
+		c, err := graph.Add(ops[0], ops[1])
+		if err != nil {
+			return nil, err
+		}
+		cols[i] = c
+	}
+	return graph.ConcatCols(cols...)
+}
+
+// LogCandidates picks, for each of the four terms, target's re or im part.
+func (ComplEx) LogCandidates(target Var, feats *G.Node) (*G.Node, error) {
+	re, im, err := halves(feats)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]*G.Node, 4)
+	for i, term := range complexTerms {
+		cols[i] = [2]*G.Node{re, im}[term[target]]
+	}
+	return graph.ConcatCols(cols...)
+}
+
+// Negative: the last quarter of the columns (term iir) has weight −1.
+func (ComplEx) Negative(_ Var, cols int) int { return cols / 4 }
+
+func (ComplEx) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand, scale float64) error {
+	if sem != NonNegative {
+		DefaultInit(sem, t, x, rng, scale, 2*float64(sz.Rank), 3)
+		return nil
+	}
+	// [log Re | θ]: Re columns log-Dirichlet over the rows, gates N(0, 1e-2²).
+	d := t.Cols / 2
+	re := make([]float64, t.Rows*d)
+	InitLogDirichletColumns(re, t.Rows, d, or(scale, DirichletConcentration), rng)
+	for i := 0; i < t.Rows; i++ {
+		copy(x[i*t.Cols:i*t.Cols+d], re[i*d:(i+1)*d])
+		for j := d; j < t.Cols; j++ {
+			x[i*t.Cols+j] = GateInitStd * rng.NormFloat64()
+		}
+	}
+	return nil
+}

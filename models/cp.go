@@ -1,0 +1,66 @@
+package models
+
+import (
+	"math/rand/v2"
+
+	"gekc/graph"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// CP is the canonical polyadic score φ(s,r,o) = Σ_i u_si·w_ri·v_oi with
+// role-specific entity embeddings: U for subjects, V for objects (Lacroix
+// et al. 2018). As a circuit: d product units under one sum unit.
+type CP struct{}
+
+func init() { Register("cp", func() ScoreFunction { return CP{} }) }
+
+func (CP) Name() string { return "cp" }
+
+func (CP) Layout(sz Sizes) Layout {
+	return Layout{
+		Tables: []TableSpec{
+			{Name: "subject", Rows: sz.Entities, Cols: sz.Rank},
+			{Name: "relation", Rows: sz.Relations, Cols: sz.Rank},
+			{Name: "object", Rows: sz.Entities, Cols: sz.Rank},
+		},
+		Subject: "subject", Relation: "relation", Object: "object",
+	}
+}
+
+// Query: each slot's query is the Hadamard product of the other two rows.
+func (CP) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, error) {
+	switch target {
+	case Subject:
+		return alg.Mul(x.R, x.O)
+	case Relation:
+		return alg.Mul(x.S, x.O)
+	}
+	return alg.Mul(x.S, x.R)
+}
+
+// SquaredPartition: Σ φ² = Σ_ij (UᵀU)_ij (WᵀW)_ij (VᵀV)_ij.
+func (CP) SquaredPartition(t Tables) (*G.Node, error) {
+	gu, err := t.Gram("subject")
+	if err != nil {
+		return nil, err
+	}
+	gw, err := t.Gram("relation")
+	if err != nil {
+		return nil, err
+	}
+	gv, err := t.Gram("object")
+	if err != nil {
+		return nil, err
+	}
+	uw, err := graph.Mul(gu, gw)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Dot(uw, gv)
+}
+
+func (CP) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand, scale float64) error {
+	DefaultInit(sem, t, x, rng, scale, float64(sz.Rank), 3)
+	return nil
+}

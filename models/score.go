@@ -1,0 +1,154 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"gekc/graph"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// A ScoreFunction is a multilinear KGE score φ(s,r,o), a circuit over the
+// variables S, R, O. It is linear in each slot's input units, so for every
+// slot v there is a query q_v built from the other two slots such that
+//
+//	φ(s,r,o) = ⟨q_v(·), x_v⟩
+//
+// where x_v is the row of v's table. This is facebookresearch/kbc's split of
+// a model into queries and candidates; written once, it yields all three
+// semantics (energy, non-negative, squared), ranking and sampling.
+//
+// A new score function is one file: implement this interface, Register it
+// in an init function, and the names "f", "f+" and "f2" exist.
+type ScoreFunction interface {
+	// Name is the base registry name, e.g. "cp".
+	Name() string
+	// Layout declares the parameter tables for the given sizes.
+	Layout(sz Sizes) Layout
+	// Query returns q_target from the input rows of the other two slots
+	// (x's entry for the target is nil), computed in alg: products and sums
+	// of the linear semiring for energy and squared models, of the log
+	// semiring for non-negative ones. Operands have B rows or one row (a
+	// marginalised slot), and the result has the batch's rows.
+	Query(alg Algebra, target Var, x Inputs, t Tables) (*G.Node, error)
+	// SquaredPartition returns Σ_{s,r,o} φ(s,r,o)² as a scalar node, in
+	// closed form through Gram matrices (paper, appendix C.4.1).
+	SquaredPartition(t Tables) (*G.Node, error)
+	// Init fills the values x (row-major) of table t for semantics sem;
+	// scale > 0 overrides the default scale. See the helpers in init.go.
+	Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand, scale float64) error
+}
+
+// NonNegativeScore is implemented by score functions whose non-negative
+// restriction is not just "the same circuit with non-negative parameters",
+// such as ComplEx, whose score subtracts a term (paper, appendix C.2).
+//
+// The restricted circuit is φ = Σ_k w_k·exp(q_k + c_k) with weights w_k = +1
+// for the leading columns and −1 for the trailing Negative(target) ones;
+// every q_k + c_k is a log-product of single input units, so summing a slot
+// out replaces its features by their column log-sum-exp.
+type NonNegativeScore interface {
+	// LogFeatures maps rows of a slot's parameter table to log-valued
+	// features (row-wise, so it applies to gathered rows and whole tables).
+	LogFeatures(slot Var, rows *G.Node) (*G.Node, error)
+	// LogQuery is the log-space query of target from the features of the
+	// other two slots.
+	LogQuery(target Var, x Inputs, t Tables) (*G.Node, error)
+	// LogCandidates maps features of target's slot to the columns matching
+	// LogQuery's.
+	LogCandidates(target Var, feats *G.Node) (*G.Node, error)
+	// Negative is how many of the cols trailing columns have weight −1.
+	Negative(target Var, cols int) int
+}
+
+// Inputs are the rows of the three slots' input units for a batch (or the
+// column sums of a marginalised slot).
+type Inputs struct{ S, R, O *G.Node }
+
+func (x Inputs) get(v Var) *G.Node { return [...]*G.Node{x.S, x.R, x.O}[v] }
+
+func (x *Inputs) set(v Var, n *G.Node) { *[...]**G.Node{&x.S, &x.R, &x.O}[v] = n }
+
+// Tables gives a score function access to its bound parameter tables.
+type Tables interface {
+	Node(name string) *G.Node
+	// Gram returns the cached Gram matrix XᵀX of a table.
+	Gram(name string) (*G.Node, error)
+	Sizes() Sizes
+	Layout() Layout
+}
+
+// Algebra is the semiring a query is computed in. Linear is (+,×) on real
+// values; Log is (log-sum-exp, +) on log-values, used by non-negative models.
+type Algebra interface {
+	IsLog() bool
+	Mul(a, b *G.Node) (*G.Node, error) // elementwise ⊗
+	Add(a, b *G.Node) (*G.Node, error) // elementwise ⊕
+	Sub(a, b *G.Node) (*G.Node, error) // linear only
+	MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error)
+	BatchVecMat(x, m *G.Node, n, k int, trans bool) (*G.Node, error)
+	BatchOuter(a, b *G.Node) (*G.Node, error)
+}
+
+// Linear is the ordinary (+,×) semiring.
+var Linear Algebra = linear{}
+
+// Log is the log semiring (log-sum-exp, +) of non-negative circuits.
+var Log Algebra = logAlg{}
+
+type linear struct{}
+
+func (linear) IsLog() bool                              { return false }
+func (linear) Mul(a, b *G.Node) (*G.Node, error)        { return graph.Mul(a, b) }
+func (linear) Add(a, b *G.Node) (*G.Node, error)        { return graph.Add(a, b) }
+func (linear) Sub(a, b *G.Node) (*G.Node, error)        { return graph.Sub(a, b) }
+func (linear) BatchOuter(a, b *G.Node) (*G.Node, error) { return graph.BatchOuter(a, b) }
+func (linear) MatMul(a, b *G.Node, ta, tb bool) (*G.Node, error) {
+	return graph.MatMul(a, b, ta, tb)
+}
+func (linear) BatchVecMat(x, m *G.Node, n, k int, trans bool) (*G.Node, error) {
+	return graph.BatchVecMat(x, m, n, k, trans)
+}
+
+// ErrNotMonotone is returned by the log semiring for a subtraction: a score
+// function with one needs to implement NonNegativeScore.
+var ErrNotMonotone = errors.New("subtraction in the log semiring: the score is not monotone; implement NonNegativeScore to define its non-negative restriction")
+
+type logAlg struct{}
+
+func (logAlg) IsLog() bool                              { return true }
+func (logAlg) Mul(a, b *G.Node) (*G.Node, error)        { return graph.Add(a, b) }
+func (logAlg) Add(a, b *G.Node) (*G.Node, error)        { return graph.LogAddExp(a, b) }
+func (logAlg) Sub(a, b *G.Node) (*G.Node, error)        { return nil, ErrNotMonotone }
+func (logAlg) BatchOuter(a, b *G.Node) (*G.Node, error) { return graph.LogBatchOuter(a, b) }
+func (logAlg) MatMul(a, b *G.Node, ta, tb bool) (*G.Node, error) {
+	return graph.LogMatMulExp(a, b, ta, tb)
+}
+func (logAlg) BatchVecMat(x, m *G.Node, n, k int, trans bool) (*G.Node, error) {
+	return graph.LogBatchVecMat(x, m, n, k, trans)
+}
+
+// monotoneRestriction adapts a monotone score function (one written with
+// products and sums only) to NonNegativeScore: its parameters are the
+// log-values themselves.
+type monotoneRestriction struct{ sf ScoreFunction }
+
+func (m monotoneRestriction) LogFeatures(_ Var, rows *G.Node) (*G.Node, error) { return rows, nil }
+func (m monotoneRestriction) LogCandidates(_ Var, f *G.Node) (*G.Node, error)  { return f, nil }
+func (m monotoneRestriction) Negative(Var, int) int                            { return 0 }
+func (m monotoneRestriction) LogQuery(target Var, x Inputs, t Tables) (*G.Node, error) {
+	q, err := m.sf.Query(Log, target, x, t)
+	if err != nil {
+		return nil, fmt.Errorf("%s+: %w", m.sf.Name(), err)
+	}
+	return q, nil
+}
+
+func nonNegative(sf ScoreFunction) NonNegativeScore {
+	if nn, ok := sf.(NonNegativeScore); ok {
+		return nn
+	}
+	return monotoneRestriction{sf}
+}
