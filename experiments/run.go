@@ -2,10 +2,139 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+	"gekc/objectives"
+	"gekc/train"
+
+	"gorgonia.org/tensor"
 )
 
-// runTraining is replaced by the real call into the train package.
-var runTraining RunFunc = func(ctx context.Context, job Job) (*Outcome, error) {
-	return nil, errors.New("training is not wired yet")
+// runTraining trains one run with the train package.
+var runTraining RunFunc = trainRun
+
+func trainRun(ctx context.Context, job Job) (*Outcome, error) {
+	spec := job.Spec
+	ds, err := loadDataset(filepath.Join(job.DataRoot, spec.Dataset))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := trainConfig(spec)
+	if err != nil {
+		return nil, err
+	}
+	if job.DistillCheckpoint != "" {
+		path := job.DistillCheckpoint
+		cfg.Init = func(m *models.Model) error { return loadCheckpoint(path, m) }
+	}
+	job.Observer.Log(ds.String())
+	res, err := train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: res.Notes}
+	if res.Status == train.Diverged {
+		out.Status = StatusDiverged
+	}
+	for _, e := range res.Epochs {
+		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, Valid: e.Valid})
+	}
+	if out.Test == nil {
+		out.Test = map[string]float64{}
+	}
+	out.Test["step_ms"] = 1000 * res.StepSeconds
+	if out.Status == StatusFinished {
+		if err := writeCheckpoint(filepath.Join(job.RunDir, "checkpoint.npz"), res.Model); err != nil {
+			return nil, err
+		}
+	}
+	if spec.Samples > 0 {
+		out.Notes = append(out.Notes, "sampling is not implemented yet; no samples written")
+	}
+	return out, nil
+}
+
+// trainConfig translates a grid run into a training configuration.
+func trainConfig(spec RunSpec) (train.Config, error) {
+	if spec.Constraints != "" && spec.Constraints != "none" {
+		return train.Config{}, fmt.Errorf("constraints %q are not implemented yet", spec.Constraints)
+	}
+	if spec.Optimizer != "" && spec.Optimizer != "adam" {
+		return train.Config{}, fmt.Errorf("optimizer %q is not implemented (only adam)", spec.Optimizer)
+	}
+	obj, err := objectives.Parse(spec.Objective, objectives.Weights{Subject: spec.PLLWeights.Subject,
+		Relation: spec.PLLWeights.Relation, Object: spec.PLLWeights.Object})
+	if err != nil {
+		return train.Config{}, err
+	}
+	tie, err := metrics.ParseTiePolicy(spec.Eval.TiePolicy)
+	if err != nil {
+		return train.Config{}, err
+	}
+	dt := tensor.Float32
+	if spec.DType == "float64" {
+		dt = tensor.Float64
+	}
+	ll := false
+	for _, m := range spec.Eval.Metrics {
+		ll = ll || m == "ll"
+	}
+	return train.Config{
+		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
+		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
+		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale,
+		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
+			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll},
+	}, nil
+}
+
+// Datasets are loaded once per process: a sweep trains many runs on one.
+var datasets sync.Map // dir → *datasetEntry
+
+type datasetEntry struct {
+	once sync.Once
+	ds   *kg.Dataset
+	err  error
+}
+
+func loadDataset(dir string) (*kg.Dataset, error) {
+	e, _ := datasets.LoadOrStore(dir, &datasetEntry{})
+	ent := e.(*datasetEntry)
+	ent.once.Do(func() { ent.ds, ent.err = kg.Load(dir) })
+	return ent.ds, ent.err
+}
+
+// validateModels asks the models registry and the objectives what the
+// default validator cannot know.
+func validateModels(s RunSpec) error {
+	_, sem, err := models.Lookup(s.Model)
+	if err != nil {
+		return err
+	}
+	if s.Objective == "mle" && sem == models.Energy {
+		return fmt.Errorf("model %q with objective mle: %w; use pll, or a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
+	}
+	if s.Eval.Select == "ll" && sem == models.Energy {
+		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
+	}
+	if s.Optimizer != "" && s.Optimizer != "adam" {
+		return fmt.Errorf("optimizer %q is not implemented (only adam)", s.Optimizer)
+	}
+	return nil
+}
+
+func init() { validateRun = ChainValidators(DefaultValidator, validateModels) }
+
+type observerAdapter struct{ o Observer }
+
+func (a observerAdapter) EpochStart(epoch, steps int)        { a.o.EpochStart(epoch, steps) }
+func (a observerAdapter) Step(done int, runningLoss float64) { a.o.Step(done, runningLoss) }
+func (a observerAdapter) Log(msg string)                     { a.o.Log(msg) }
+func (a observerAdapter) EpochEnd(r train.EpochRecord) {
+	a.o.EpochEnd(EpochRecord{Epoch: r.Epoch, TrainLoss: r.TrainLoss, Seconds: r.Seconds, Valid: r.Valid})
 }

@@ -41,7 +41,7 @@ func ChainValidators(vs ...Validator) Validator {
 var (
 	modelFamilies   = []string{"cp", "complex", "rescal", "tucker"}
 	modelSemantics  = []string{"", "+", "2"} // energy-based, non-negative, squared
-	objectives      = []string{"pll", "mle"}
+	objectiveNames  = []string{"pll", "mle"}
 	constraintKinds = []string{"none", "domain"}
 	optimizers      = []string{"adam", "adagrad", "sgd"}
 	dtypes          = []string{"float32", "float64"}
@@ -83,7 +83,7 @@ func DefaultValidator(s RunSpec) error {
 	} else if s.RelationRank > 0 && family != "tucker" {
 		bad("relation_rank %d: only TuckER models have a separate relation rank", s.RelationRank)
 	}
-	oneOf("objective", s.Objective, objectives)
+	oneOf("objective", s.Objective, objectiveNames)
 	oneOf("constraints", s.Constraints, constraintKinds)
 	w := s.PLLWeights
 	for _, x := range []struct {

@@ -332,6 +332,9 @@ func unaryKernel[T Float](kind unaryKind, c float64, x, out []T) {
 		return
 	}
 	parallelFor(len(x), len(x)*8, func(lo, hi int) {
+		if xs, ok := any(x).([]float32); ok && unaryF32(kind, float32(c), xs[lo:hi], any(out).([]float32)[lo:hi]) {
+			return
+		}
 		for i := lo; i < hi; i++ {
 			out[i] = T(unaryFn(kind, c, float64(x[i])))
 		}
@@ -432,6 +435,10 @@ func (o *unaryGradOp) Do(in ...G.Value) (G.Value, error) {
 
 func unaryGradKernel[T Float](kind unaryKind, c float64, g, x, y, out []T) {
 	parallelFor(len(x), len(x)*8, func(lo, hi int) {
+		if xs, ok := any(x).([]float32); ok && unaryGradF32(kind, float32(c), any(g).([]float32)[lo:hi], xs[lo:hi],
+			any(y).([]float32)[lo:hi], any(out).([]float32)[lo:hi]) {
+			return
+		}
 		for i := lo; i < hi; i++ {
 			out[i] = g[i] * T(unaryDeriv(kind, c, float64(x[i]), float64(y[i])))
 		}

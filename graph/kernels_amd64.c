@@ -154,3 +154,138 @@ int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, f
 	}
 	return bad;
 }
+
+// log for 8 positive floats (Cephes logf): x = m·2^e with m in [√½, √2).
+static inline __m256 log8(__m256 x) {
+	const __m256 one = _mm256_set1_ps(1.0f);
+	const __m256 invalid = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+	const __m256 zero = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ);
+	const __m256 pinf = _mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
+	x = _mm256_max_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x00800000)));  // no denormals
+	__m256i xi = _mm256_castps_si256(x);
+	__m256i e = _mm256_sub_epi32(_mm256_srli_epi32(xi, 23), _mm256_set1_epi32(127));
+	xi = _mm256_and_si256(xi, _mm256_set1_epi32(0x007fffff));
+	xi = _mm256_or_si256(xi, _mm256_castps_si256(_mm256_set1_ps(0.5f)));
+	__m256 m = _mm256_castsi256_ps(xi);  // in [0.5, 1)
+	__m256 ef = _mm256_add_ps(_mm256_cvtepi32_ps(e), one);
+	const __m256 small = _mm256_cmp_ps(m, _mm256_set1_ps(0.707106781186547524f), _CMP_LT_OQ);
+	__m256 tmp = _mm256_and_ps(m, small);
+	ef = _mm256_sub_ps(ef, _mm256_and_ps(one, small));
+	m = _mm256_add_ps(_mm256_sub_ps(m, one), tmp);
+	const __m256 z = _mm256_mul_ps(m, m);
+	__m256 y = _mm256_set1_ps(7.0376836292e-2f);
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(-1.1514610310e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(1.1676998740e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(-1.2420140846e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(1.4249322787e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(-1.6668057665e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(2.0000714765e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(-2.4999993993e-1f));
+	y = _mm256_fmadd_ps(y, m, _mm256_set1_ps(3.3333331174e-1f));
+	y = _mm256_mul_ps(_mm256_mul_ps(y, m), z);
+	y = _mm256_fmadd_ps(ef, _mm256_set1_ps(-2.12194440e-4f), y);
+	y = _mm256_fnmadd_ps(z, _mm256_set1_ps(0.5f), y);
+	y = _mm256_add_ps(_mm256_add_ps(m, y), _mm256_mul_ps(ef, _mm256_set1_ps(0.693359375f)));
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(NAN), invalid);
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY), zero);
+	return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), pinf);
+}
+
+// expm1 for |x| ≤ ln 2 by its Taylor series to x¹⁰ (relative error ~1e-8),
+// where exp(x) − 1 would cancel.
+static inline __m256 expm1_small8(__m256 x) {
+	__m256 y = _mm256_set1_ps(1.0f / 3628800.0f);
+	const float inv[] = {1.0f / 362880.0f, 1.0f / 40320.0f, 1.0f / 5040.0f, 1.0f / 720.0f,
+	                     1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f};
+	for (int i = 0; i < 9; i++) y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(inv[i]));
+	return _mm256_mul_ps(y, x);
+}
+
+// Kinds follow unaryKind in elementwise.go.
+enum { K_SCALE, K_EXP, K_LOGPOS, K_LOGSQUARE, K_LOGSIGMOID, K_LOG1MEXP };
+
+static inline __m256 unary8(int kind, __m256 c, __m256 x) {
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+	switch (kind) {
+	case K_EXP:
+		return exp8(x);
+	case K_LOGPOS:
+		return log8(_mm256_add_ps(_mm256_max_ps(x, zero), c));
+	case K_LOGSQUARE:
+		return log8(_mm256_fmadd_ps(x, x, c));
+	case K_LOGSIGMOID: {  // min(x,0) − log(1 + exp(−|x|))
+		__m256 ax = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+		return _mm256_sub_ps(_mm256_min_ps(x, zero), log8(_mm256_add_ps(one, exp8(_mm256_sub_ps(zero, ax)))));
+	}
+	case K_LOG1MEXP: {  // log(1 − exp(x)) for x ≤ 0; −expm1(x) near 0
+		__m256 near = _mm256_cmp_ps(x, _mm256_set1_ps(-0.693147180559945f), _CMP_GT_OQ);
+		__m256 a = _mm256_sub_ps(zero, expm1_small8(x));
+		__m256 b = _mm256_sub_ps(one, exp8(x));
+		return log8(_mm256_blendv_ps(b, a, near));
+	}
+	}
+	return _mm256_mul_ps(c, x);
+}
+
+static inline __m256 deriv8(int kind, __m256 c, __m256 x, __m256 y) {
+	const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+	switch (kind) {
+	case K_EXP:
+		return y;
+	case K_LOGPOS: {
+		__m256 d = _mm256_div_ps(one, _mm256_add_ps(x, c));
+		return _mm256_and_ps(d, _mm256_cmp_ps(x, zero, _CMP_GT_OQ));
+	}
+	case K_LOGSQUARE:
+		return _mm256_div_ps(_mm256_add_ps(x, x), _mm256_fmadd_ps(x, x, c));
+	case K_LOGSIGMOID:  // σ(−x) = 1/(1+exp(x))
+		return _mm256_div_ps(one, _mm256_add_ps(one, exp8(x)));
+	case K_LOG1MEXP: {  // −exp(x)/(1−exp(x)) = −1/expm1(−x)
+		__m256 near = _mm256_cmp_ps(x, _mm256_set1_ps(-0.693147180559945f), _CMP_GT_OQ);
+		__m256 den = _mm256_blendv_ps(_mm256_sub_ps(exp8(_mm256_sub_ps(zero, x)), one),
+		                              expm1_small8(_mm256_sub_ps(zero, x)), near);
+		return _mm256_div_ps(_mm256_set1_ps(-1.0f), den);
+	}
+	}
+	return c;
+}
+
+void gekc_unary_f32(int kind, float c, const float *x, float *out, int64_t n) {
+	const __m256 vc = _mm256_set1_ps(c);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, unary8(kind, vc, _mm256_loadu_ps(x + i)));
+	if (i < n) {
+		float bx[8] = {0}, bo[8];
+		for (int64_t j = i; j < n; j++) bx[j - i] = x[j];
+		_mm256_storeu_ps(bo, unary8(kind, vc, _mm256_loadu_ps(bx)));
+		for (int64_t j = i; j < n; j++) out[j] = bo[j - i];
+	}
+}
+
+void gekc_unary_grad_f32(int kind, float c, const float *g, const float *x, const float *y, float *out, int64_t n) {
+	const __m256 vc = _mm256_set1_ps(c);
+	int64_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 d = deriv8(kind, vc, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i));
+		_mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_loadu_ps(g + i), d));
+	}
+	if (i < n) {
+		float bg[8] = {0}, bx[8] = {0}, by[8] = {0}, bo[8];
+		for (int64_t j = i; j < n; j++) bg[j - i] = g[j], bx[j - i] = x[j], by[j - i] = y[j];
+		__m256 d = deriv8(kind, vc, _mm256_loadu_ps(bx), _mm256_loadu_ps(by));
+		_mm256_storeu_ps(bo, _mm256_mul_ps(_mm256_loadu_ps(bg), d));
+		for (int64_t j = i; j < n; j++) out[j] = bo[j - i];
+	}
+}
+
+void gekc_col_sumexp_f32(const float *x, int64_t rows, int64_t cols, const float *shift, float *acc) {
+	for (int64_t i = 0; i < rows; i++) {
+		const float *r = x + i * cols;
+		int64_t j = 0;
+		for (; j + 8 <= cols; j += 8) {
+			__m256 v = exp8(_mm256_sub_ps(_mm256_loadu_ps(r + j), _mm256_loadu_ps(shift + j)));
+			_mm256_storeu_ps(acc + j, _mm256_add_ps(_mm256_loadu_ps(acc + j), v));
+		}
+		for (; j < cols; j++) acc[j] += exp1(r[j] - shift[j]);
+	}
+}

@@ -53,3 +53,27 @@ func adamF32(p, g, m, v []float32, lr, beta1, beta2, eps, bias1, bias2 float32) 
 		C.float(beta1), C.float(beta2), C.float(eps), C.float(bias1), C.float(bias2))
 	return int(n), true
 }
+
+func unaryF32(kind unaryKind, c float32, x, out []float32) bool {
+	if !haveAVX2 || kind == kindScale {
+		return false
+	}
+	C.gekc_unary_f32(C.int(kind), C.float(c), f32p(x), f32p(out), C.int64_t(len(x)))
+	return true
+}
+
+func unaryGradF32(kind unaryKind, c float32, g, x, y, out []float32) bool {
+	if !haveAVX2 || kind == kindScale {
+		return false
+	}
+	C.gekc_unary_grad_f32(C.int(kind), C.float(c), f32p(g), f32p(x), f32p(y), f32p(out), C.int64_t(len(x)))
+	return true
+}
+
+func colSumExpF32(x []float32, rows, cols int, shift, acc []float32) bool {
+	if !haveAVX2 {
+		return false
+	}
+	C.gekc_col_sumexp_f32(f32p(x), C.int64_t(rows), C.int64_t(cols), f32p(shift), f32p(acc))
+	return true
+}

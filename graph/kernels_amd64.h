@@ -13,3 +13,9 @@ void gekc_exp_shift_f32(const float *x, int64_t rows, int64_t cols, const float 
 // One Adam step over n parameters; returns the number of non-finite gradients seen.
 int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, float lr,
                       float beta1, float beta2, float eps, float bias1, float bias2);
+// Elementwise unary functions (kind as in elementwise.go's unaryKind) and
+// their derivatives: out = f(x) and out = g · f'(x) given y = f(x).
+void gekc_unary_f32(int kind, float c, const float *x, float *out, int64_t n);
+void gekc_unary_grad_f32(int kind, float c, const float *g, const float *x, const float *y, float *out, int64_t n);
+// acc[j] += sum_i exp(x[i*cols+j] - shift[j]) over rows [0,rows).
+void gekc_col_sumexp_f32(const float *x, int64_t rows, int64_t cols, const float *shift, float *acc);

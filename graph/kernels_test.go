@@ -117,3 +117,55 @@ func TestAdamMatchesReference(t *testing.T) {
 		t.Errorf("non-finite gradients counted %d, want 2", bad)
 	}
 }
+
+func TestUnaryFloat32KernelsMatchFloat64(t *testing.T) {
+	xs := []float64{-90, -30, -5, -1.5, -0.3, -1e-4, 0, 1e-4, 0.3, 1.5, 5, 30}
+	for kind := kindExp; kind <= kindLog1mExp; kind++ {
+		c := 0.05
+		for i, x := range xs {
+			if kind == kindLog1mExp && x >= 0 || kind == kindExp && x > 80 {
+				continue
+			}
+			in := make([]float32, 11) // odd length exercises the vector tail
+			for j := range in {
+				in[j] = float32(x)
+			}
+			out, grad := make([]float32, 11), make([]float32, 11)
+			g := make([]float32, 11)
+			for j := range g {
+				g[j] = 1
+			}
+			unaryKernel(kind, c, in, out)
+			unaryGradKernel(kind, c, g, in, out, grad)
+			x32 := float64(float32(x))
+			want, wantD := unaryFn(kind, c, x32), unaryDeriv(kind, c, x32, unaryFn(kind, c, x32))
+			tol := func(w float64) float64 { return 2e-6*math.Abs(w) + 1e-7 }
+			for j := range out {
+				if math.Abs(float64(out[j])-want) > tol(want) && !(math.IsInf(want, -1) && math.IsInf(float64(out[j]), -1)) {
+					t.Fatalf("%s(%v)[%d] = %v, want %v (case %d)", unaryNames[kind], x, j, out[j], want, i)
+				}
+				if math.Abs(float64(grad[j])-wantD) > 1e-5*math.Abs(wantD)+1e-7 {
+					t.Fatalf("%s'(%v)[%d] = %v, want %v", unaryNames[kind], x, j, grad[j], wantD)
+				}
+			}
+		}
+	}
+}
+
+func TestColLSEFloat32MatchesFloat64(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	n, k := 1001, 13
+	x32, x64 := make([]float32, n*k), make([]float64, n*k)
+	for i := range x32 {
+		x32[i] = float32(rng.NormFloat64()*3 - 10)
+		x64[i] = float64(x32[i])
+	}
+	o32, o64 := make([]float32, k), make([]float64, k)
+	colLSE(x32, n, k, o32)
+	colLSE(x64, n, k, o64)
+	for j := range o64 {
+		if math.Abs(float64(o32[j])-o64[j]) > 2e-6*math.Abs(o64[j]) {
+			t.Errorf("column %d: %v vs %v", j, o32[j], o64[j])
+		}
+	}
+}

@@ -389,10 +389,29 @@ func colLSE[T Float](x []T, n, k int, out []T) {
 		}
 	}
 	acc := make([]float64, k)
-	for i := 0; i < n; i++ {
-		for j, v := range x[i*k : (i+1)*k] {
-			if !math.IsInf(mx[j], 0) {
-				acc[j] += math.Exp(float64(v) - mx[j])
+	if xs, ok := any(x).([]float32); ok && haveAVX2 && allFinite(mx) {
+		// Two partial sums, one per core, each over half the rows.
+		shift := make([]float32, k)
+		for j := range shift {
+			shift[j] = float32(mx[j])
+		}
+		parts := [2][]float32{make([]float32, k), make([]float32, k)}
+		half := n / 2
+		parallelFor(2, n*k, func(lo, hi int) {
+			for p := lo; p < hi; p++ {
+				r0, r1 := p*half, ternary(p == 0, half, n)
+				colSumExpF32(xs[r0*k:r1*k], r1-r0, k, shift, parts[p])
+			}
+		})
+		for j := range acc {
+			acc[j] = float64(parts[0][j]) + float64(parts[1][j])
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			for j, v := range x[i*k : (i+1)*k] {
+				if !math.IsInf(mx[j], 0) {
+					acc[j] += math.Exp(float64(v) - mx[j])
+				}
 			}
 		}
 	}
@@ -403,6 +422,15 @@ func colLSE[T Float](x []T, n, k int, out []T) {
 			out[j] = T(mx[j] + math.Log(acc[j]))
 		}
 	}
+}
+
+func allFinite(x []float64) bool {
+	for _, v := range x {
+		if math.IsInf(v, 0) || v != v {
+			return false
+		}
+	}
+	return true
 }
 
 func (o *colLSEOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {

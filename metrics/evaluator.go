@@ -1,0 +1,266 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gekc/graph"
+	"gekc/kg"
+	"gekc/models"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Evaluator scores batches of queries with a model through forward-only
+// programs compiled once for a fixed batch size. It reads the model's
+// parameter tensors at every call, so it follows training as it goes.
+type Evaluator struct {
+	m       *models.Model
+	batch   int
+	s, r, o []int
+
+	cand     [3]*G.Node
+	candProg [3]*graph.Program
+	logScore *G.Node
+	llProg   *graph.Program
+	logZ     *G.Node
+	zProg    *graph.Program
+}
+
+// NewEvaluator compiles the evaluation programs of m for batches of the
+// given size.
+func NewEvaluator(m *models.Model, batch int) (*Evaluator, error) {
+	if batch <= 0 {
+		return nil, fmt.Errorf("metrics.NewEvaluator: batch size %d", batch)
+	}
+	e := &Evaluator{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch)}
+	g := G.NewGraph()
+	c := m.Bind(g)
+	idx := func(name string, v []int) *G.Node {
+		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))
+	}
+	b, err := c.NewBatch(idx("s", e.s), idx("r", e.r), idx("o", e.o))
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range []models.Var{models.Subject, models.Object, models.Relation} {
+		if e.cand[v], err = c.Candidates(b, v); err != nil {
+			return nil, err
+		}
+		if e.candProg[v], err = graph.Compile(e.cand[v]); err != nil {
+			return nil, err
+		}
+	}
+	if e.logScore, err = c.LogScore(b); err != nil {
+		return nil, err
+	}
+	if e.llProg, err = graph.Compile(e.logScore); err != nil {
+		return nil, err
+	}
+	if e.logZ, err = c.LogPartition(); err == nil {
+		if e.zProg, err = graph.Compile(e.logZ); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// Model returns the evaluated model.
+func (e *Evaluator) Model() *models.Model { return e.m }
+
+// load writes triples[from:from+batch] into the index tensors, padding with
+// entity 0 / relation 0; it returns the number of real rows.
+func (e *Evaluator) load(triples []kg.Triple, from int) int {
+	n := min(e.batch, len(triples)-from)
+	for i := 0; i < e.batch; i++ {
+		if i < n {
+			t := triples[from+i]
+			e.s[i], e.r[i], e.o[i] = int(t.S), int(t.R), int(t.O)
+		} else {
+			e.s[i], e.r[i], e.o[i] = 0, 0, 0
+		}
+	}
+	return n
+}
+
+// Candidates calls fn with the row of log-scores of every candidate for
+// slot v of each triple (the other two slots given). The slice is reused.
+func (e *Evaluator) Candidates(triples []kg.Triple, v models.Var, fn func(i int, scores []float64)) error {
+	dom := e.m.Sizes.Entities
+	if v == models.Relation {
+		dom = e.m.Sizes.Relations
+	}
+	row := make([]float64, dom)
+	for from := 0; from < len(triples); from += e.batch {
+		n := e.load(triples, from)
+		if err := e.candProg[v].Run(); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			switch d := e.cand[v].Value().Data().(type) {
+			case []float32:
+				for j, x := range d[i*dom : (i+1)*dom] {
+					row[j] = float64(x)
+				}
+			case []float64:
+				copy(row, d[i*dom:(i+1)*dom])
+			}
+			fn(from+i, row)
+		}
+	}
+	return nil
+}
+
+// Rank returns the filtered ranks of the true subject and object of every
+// triple against all entities; known answers from filter (typically
+// train+valid+test) other than the true one are ignored.
+func (e *Evaluator) Rank(triples []kg.Triple, filter *kg.Filter, policy TiePolicy, hits []int) (Ranking, error) {
+	subj := make([]float64, len(triples))
+	obj := make([]float64, len(triples))
+	nonFinite := 0
+	var mu sync.Mutex
+	for _, side := range []models.Var{models.Subject, models.Object} {
+		for from := 0; from < len(triples); from += e.batch {
+			n := e.load(triples, from)
+			if err := e.candProg[side].Run(); err != nil {
+				return Ranking{}, err
+			}
+			dom := e.m.Sizes.Entities
+			bad := 0
+			parallelRows(n, func(lo, hi int) {
+				localBad := 0
+				for i := lo; i < hi; i++ {
+					t := triples[from+i]
+					var filt []int32
+					target := int(t.O)
+					if side == models.Object {
+						filt = filter.Objects(t.S, t.R)
+					} else {
+						filt, target = filter.Subjects(t.R, t.O), int(t.S)
+					}
+					var rank float64
+					switch d := e.cand[side].Value().Data().(type) {
+					case []float32:
+						row := d[i*dom : (i+1)*dom]
+						rank = rankOf(row, target, filt, policy)
+						if f := float64(row[target]); math.IsNaN(f) || math.IsInf(f, 0) {
+							localBad++
+						}
+					case []float64:
+						row := d[i*dom : (i+1)*dom]
+						rank = rankOf(row, target, filt, policy)
+						if math.IsNaN(row[target]) || math.IsInf(row[target], 0) {
+							localBad++
+						}
+					}
+					if side == models.Object {
+						obj[from+i] = rank
+					} else {
+						subj[from+i] = rank
+					}
+				}
+				mu.Lock()
+				bad += localBad
+				mu.Unlock()
+			})
+			nonFinite += bad
+		}
+	}
+	return summarise(subj, obj, hits, nonFinite), nil
+}
+
+func parallelRows(n int, fn func(lo, hi int)) {
+	w := runtime.GOMAXPROCS(0)
+	if w > n {
+		w = n
+	}
+	if w <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + w - 1) / w
+	for lo := 0; lo < n; lo += chunk {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			fn(lo, hi)
+		}(lo, min(lo+chunk, n))
+	}
+	wg.Wait()
+}
+
+// LogLikelihood returns the mean of log p(s,r,o) over the triples. Energy
+// models return models.ErrIntractable.
+func (e *Evaluator) LogLikelihood(triples []kg.Triple) (float64, error) {
+	lp, err := e.LogProbs(triples)
+	if err != nil {
+		return 0, err
+	}
+	var s float64
+	for _, v := range lp {
+		s += v
+	}
+	return s / float64(len(lp)), nil
+}
+
+// LogProbs returns log p(s,r,o) for each triple.
+func (e *Evaluator) LogProbs(triples []kg.Triple) ([]float64, error) {
+	if e.zProg == nil {
+		return nil, models.ErrIntractable
+	}
+	if len(triples) == 0 {
+		return nil, fmt.Errorf("metrics: no triples")
+	}
+	if err := e.zProg.Run(); err != nil {
+		return nil, err
+	}
+	logZ := scalar(e.logZ.Value())
+	out := make([]float64, len(triples))
+	err := e.LogScores(triples, func(i int, ls float64) { out[i] = ls - logZ })
+	return out, err
+}
+
+// LogScores calls fn with log φ(s,r,o) of each triple (unnormalised).
+func (e *Evaluator) LogScores(triples []kg.Triple, fn func(i int, logScore float64)) error {
+	for from := 0; from < len(triples); from += e.batch {
+		n := e.load(triples, from)
+		if err := e.llProg.Run(); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			switch d := e.logScore.Value().Data().(type) {
+			case []float32:
+				fn(from+i, float64(d[i]))
+			case []float64:
+				fn(from+i, d[i])
+			}
+		}
+	}
+	return nil
+}
+
+// LogPartition returns log Z, or models.ErrIntractable.
+func (e *Evaluator) LogPartition() (float64, error) {
+	if e.zProg == nil {
+		return 0, models.ErrIntractable
+	}
+	if err := e.zProg.Run(); err != nil {
+		return 0, err
+	}
+	return scalar(e.logZ.Value()), nil
+}
+
+func scalar(v G.Value) float64 {
+	switch v := v.(type) {
+	case *G.F32:
+		return float64(*v)
+	case *G.F64:
+		return float64(*v)
+	}
+	return math.NaN()
+}

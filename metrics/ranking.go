@@ -1,0 +1,120 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// TiePolicy decides the rank of a true answer whose score ties with others.
+type TiePolicy int
+
+const (
+	// Pessimistic ranks the answer after every tie (the paper's code and
+	// kbc: rank = 1 + #{score ≥ target}); a model that scores everything
+	// equally gets the worst rank.
+	Pessimistic TiePolicy = iota
+	// Realistic takes the mean of the optimistic and pessimistic ranks
+	// (the expected rank under random tie-breaking, as in PyKEEN).
+	Realistic
+	// Optimistic ranks the answer before every tie.
+	Optimistic
+)
+
+var tieNames = [...]string{"pessimistic", "realistic", "optimistic"}
+
+func (p TiePolicy) String() string { return tieNames[p] }
+
+// ParseTiePolicy reads a policy name.
+func ParseTiePolicy(s string) (TiePolicy, error) {
+	for i, n := range tieNames {
+		if strings.EqualFold(s, n) {
+			return TiePolicy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown tie policy %q (known: %s)", s, strings.Join(tieNames[:], ", "))
+}
+
+// rankOf returns the filtered rank of scores[target] among scores, ignoring
+// the candidates in filtered (sorted; may contain target). A NaN target
+// score ranks last; NaN candidates never outrank anything.
+func rankOf[T float32 | float64](scores []T, target int, filtered []int32, policy TiePolicy) float64 {
+	t := scores[target]
+	if t != t {
+		return float64(len(scores) - (len(filtered) - countIn(filtered, target)))
+	}
+	greater, equal := 0, 0
+	for _, s := range scores {
+		if s > t {
+			greater++
+		} else if s == t {
+			equal++
+		}
+	}
+	for _, f := range filtered {
+		if int(f) == target {
+			continue
+		}
+		if s := scores[f]; s > t {
+			greater--
+		} else if s == t {
+			equal--
+		}
+	}
+	equal-- // the target itself
+	switch policy {
+	case Optimistic:
+		return float64(1 + greater)
+	case Realistic:
+		return 1 + float64(greater) + float64(equal)/2
+	}
+	return float64(1 + greater + equal)
+}
+
+func countIn(sorted []int32, x int) int {
+	i := sort.Search(len(sorted), func(i int) bool { return int(sorted[i]) >= x })
+	if i < len(sorted) && int(sorted[i]) == x {
+		return 1
+	}
+	return 0
+}
+
+// Ranking summarises filtered ranks over subject and object queries.
+type Ranking struct {
+	N            int             // number of queries (2 per triple)
+	MRR          float64         // mean reciprocal rank over both sides
+	Hits         map[int]float64 // fraction of queries with rank ≤ k
+	MRRSubject   float64
+	MRRObject    float64
+	NonFinite    int // queries whose true answer had a NaN or ±Inf score
+	SubjectRanks []float64
+	ObjectRanks  []float64
+}
+
+func summarise(subj, obj []float64, hits []int, nonFinite int) Ranking {
+	r := Ranking{N: len(subj) + len(obj), Hits: map[int]float64{}, NonFinite: nonFinite, SubjectRanks: subj, ObjectRanks: obj}
+	mean := func(x []float64) float64 {
+		if len(x) == 0 {
+			return math.NaN()
+		}
+		var s float64
+		for _, v := range x {
+			s += 1 / v
+		}
+		return s / float64(len(x))
+	}
+	r.MRRSubject, r.MRRObject = mean(subj), mean(obj)
+	all := append(append([]float64(nil), subj...), obj...)
+	r.MRR = mean(all)
+	for _, k := range hits {
+		c := 0
+		for _, v := range all {
+			if v <= float64(k) {
+				c++
+			}
+		}
+		r.Hits[k] = float64(c) / float64(len(all))
+	}
+	return r
+}

@@ -1,0 +1,103 @@
+package objectives
+
+import (
+	"errors"
+	"fmt"
+
+	"gekc/graph"
+	"gekc/models"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// Weights are the PLL weights ω_s, ω_r, ω_o of the three conditionals.
+type Weights struct{ Subject, Relation, Object float64 }
+
+// Uniform is the classical pseudo-log-likelihood (all weights one), the
+// paper's setting.
+var Uniform = Weights{1, 1, 1}
+
+// An Objective builds the loss of a batch: a scalar to minimise.
+//
+// weights holds one non-negative weight per triple of the batch, summing to
+// one (1/n for the n real triples, 0 for padding), so the loss is a mean.
+type Objective interface {
+	Name() string
+	Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error)
+}
+
+// PLL is the negative weighted pseudo-log-likelihood
+//
+//	−Σ_i w_i (ω_s log p(s_i|r_i,o_i) + ω_r log p(r_i|s_i,o_i) + ω_o log p(o_i|s_i,r_i)).
+type PLL struct{ Weights Weights }
+
+func (p PLL) Name() string { return "pll" }
+
+func (p PLL) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
+	var loss *G.Node
+	for _, t := range []struct {
+		v models.Var
+		w float64
+	}{{models.Subject, p.Weights.Subject}, {models.Relation, p.Weights.Relation}, {models.Object, p.Weights.Object}} {
+		if t.w == 0 {
+			continue
+		}
+		if t.w < 0 {
+			return nil, fmt.Errorf("objectives.PLL: negative weight %g for the %v", t.w, t.v)
+		}
+		lc, err := c.LogConditional(b, t.v)
+		if err != nil {
+			return nil, err
+		}
+		term, err := graph.Dot(lc, weights)
+		if err != nil {
+			return nil, err
+		}
+		if term, err = graph.Scale(term, -t.w); err != nil {
+			return nil, err
+		}
+		if loss == nil {
+			loss = term
+		} else if loss, err = graph.Add(loss, term); err != nil {
+			return nil, err
+		}
+	}
+	if loss == nil {
+		return nil, errors.New("objectives.PLL: all weights are zero")
+	}
+	return loss, nil
+}
+
+// MLE is the exact negative log-likelihood −Σ_i w_i log p(s_i,r_i,o_i)
+// = log Z − Σ_i w_i log φ(s_i,r_i,o_i). Energy-based models cannot compute
+// it: their log Z is intractable.
+type MLE struct{}
+
+func (MLE) Name() string { return "mle" }
+
+func (MLE) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
+	logZ, err := c.LogPartition()
+	if err != nil {
+		return nil, fmt.Errorf("objectives.MLE with %s: %w", c.Model().Name, err)
+	}
+	ls, err := c.LogScore(b)
+	if err != nil {
+		return nil, err
+	}
+	fit, err := graph.Dot(ls, weights)
+	if err != nil {
+		return nil, err
+	}
+	return graph.Sub(logZ, fit)
+}
+
+// Parse returns the objective named in a grid ("pll" or "mle").
+func Parse(name string, w Weights) (Objective, error) {
+	switch name {
+	case "pll":
+		return PLL{Weights: w}, nil
+	case "mle":
+		return MLE{}, nil
+	}
+	return nil, fmt.Errorf("unknown objective %q (known: pll, mle)", name)
+}

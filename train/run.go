@@ -1,0 +1,333 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// Config is one training run.
+type Config struct {
+	Model        string // registry name, e.g. "complex2"
+	Rank         int
+	RelationRank int
+	Objective    objectives.Objective
+	LearningRate float64
+	BatchSize    int
+	Epochs       int // maximum
+	Patience     int // validations without improvement before stopping
+	Seed         uint64
+	Dtype        tensor.Dtype
+	InitScale    float64
+	EpsMass      float64
+	Eval         EvalConfig
+	// Init, when set, is copied into the new model's parameters before
+	// training (distillation from another run's checkpoint).
+	Init func(m *models.Model) error
+}
+
+// EvalConfig controls validation and testing.
+type EvalConfig struct {
+	TiePolicy metrics.TiePolicy
+	Hits      []int
+	BatchSize int
+	Select    string // "mrr" or "ll": early stopping and best-epoch metric
+	Every     int    // validate every so many epochs
+	MaxValid  int    // evaluate on a seeded subset of this many validation triples (0: all)
+	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
+	// models that can compute it.
+	LogLikelihood bool
+	// SkipTest leaves the test split alone (e.g. for smoke runs).
+	SkipTest bool
+}
+
+// Observer receives progress; every method may be a no-op.
+type Observer interface {
+	EpochStart(epoch, steps int)
+	Step(done int, runningLoss float64)
+	EpochEnd(rec EpochRecord)
+	Log(msg string)
+}
+
+// EpochRecord summarises one epoch.
+type EpochRecord struct {
+	Epoch       int
+	TrainLoss   float64
+	Seconds     float64            // training time of the epoch
+	EvalSeconds float64            // validation time after it (0 if none)
+	Valid       map[string]float64 // nil when the epoch was not validated
+}
+
+// Status is how a run ended.
+type Status string
+
+const (
+	Finished Status = "finished"
+	Diverged Status = "diverged"
+)
+
+// Result is the outcome of Run.
+type Result struct {
+	Status      Status
+	Epochs      []EpochRecord
+	BestEpoch   int
+	Valid, Test map[string]float64
+	Model       *models.Model // with the best validated parameters
+	StepSeconds float64       // mean seconds per optimisation step
+	Notes       []string
+}
+
+// Run trains a model on ds according to cfg.
+func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	sz := models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: cfg.Rank, RelationRank: cfg.RelationRank}
+	m, err := models.New(cfg.Model, sz, models.Options{Seed: cfg.Seed, Dtype: cfg.Dtype, InitScale: cfg.InitScale, EpsMass: cfg.EpsMass})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Init != nil {
+		if err := cfg.Init(m); err != nil {
+			return nil, fmt.Errorf("train: initialising from checkpoint: %w", err)
+		}
+	}
+	st, err := NewStepper(m, cfg.Objective, cfg.BatchSize, cfg.LearningRate)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := metrics.NewEvaluator(m, cfg.Eval.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
+	valid := subset(ds.Valid, cfg.Eval.MaxValid, cfg.Seed)
+	res := &Result{Status: Finished, Model: m}
+	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
+		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
+	}
+
+	best, bestEpoch, since := math.Inf(-1), 0, 0
+	snapshot := snapshotOf(m)
+	var steps int
+	var stepTime time.Duration
+	train := append([]kg.Triple(nil), ds.Train...)
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch)))
+		rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+		nb := (len(train) + cfg.BatchSize - 1) / cfg.BatchSize
+		obs.EpochStart(epoch, nb)
+		start := time.Now()
+		var sum float64
+		for i := 0; i < nb; i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			batch := train[i*cfg.BatchSize : min((i+1)*cfg.BatchSize, len(train))]
+			t0 := time.Now()
+			loss, err := st.Step(batch)
+			stepTime += time.Since(t0)
+			steps++
+			if errors.Is(err, ErrDiverged) {
+				res.Status = Diverged
+				res.Notes = append(res.Notes, fmt.Sprintf("diverged at epoch %d, step %d (loss %v)", epoch, i+1, loss))
+				obs.Log(res.Notes[len(res.Notes)-1])
+				res.Epochs = append(res.Epochs, EpochRecord{Epoch: epoch, TrainLoss: loss, Seconds: time.Since(start).Seconds()})
+				res.StepSeconds = stepTime.Seconds() / float64(steps)
+				return res, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			sum += loss * float64(len(batch))
+			obs.Step(i+1, sum/float64(min((i+1)*cfg.BatchSize, len(train))))
+		}
+		rec := EpochRecord{Epoch: epoch, TrainLoss: sum / float64(len(train)), Seconds: time.Since(start).Seconds()}
+		if epoch%cfg.Eval.Every == 0 || epoch == cfg.Epochs {
+			t0 := time.Now()
+			vm, err := evaluate(ev, valid, filter, cfg.Eval, true)
+			if err != nil {
+				return nil, err
+			}
+			rec.Valid, rec.EvalSeconds = vm, time.Since(t0).Seconds()
+			score := vm[cfg.Eval.Select]
+			if math.IsNaN(score) {
+				res.Status = Diverged
+				res.Notes = append(res.Notes, fmt.Sprintf("validation %s is NaN at epoch %d", cfg.Eval.Select, epoch))
+				res.Epochs = append(res.Epochs, rec)
+				obs.EpochEnd(rec)
+				break
+			}
+			if score > best {
+				best, bestEpoch, since = score, epoch, 0
+				snapshot.take(m)
+			} else {
+				since++
+			}
+		}
+		res.Epochs = append(res.Epochs, rec)
+		obs.EpochEnd(rec)
+		if since >= cfg.Patience {
+			obs.Log(fmt.Sprintf("early stop at epoch %d: validation %s did not improve for %d evaluations (best %.4f at epoch %d)",
+				epoch, cfg.Eval.Select, since, best, bestEpoch))
+			break
+		}
+	}
+	res.StepSeconds = stepTime.Seconds() / float64(max(steps, 1))
+	if bestEpoch == 0 {
+		if res.Status == Diverged {
+			return res, nil
+		}
+		return nil, errors.New("train: no validation happened")
+	}
+	snapshot.restore(m)
+	res.BestEpoch = bestEpoch
+	for _, r := range res.Epochs {
+		if r.Epoch == bestEpoch {
+			res.Valid = r.Valid
+		}
+	}
+	if !cfg.Eval.SkipTest {
+		if res.Test, err = evaluate(ev, ds.Test, filter, cfg.Eval, false); err != nil {
+			return nil, err
+		}
+	}
+	if m.Semantics == models.Energy {
+		res.Notes = append(res.Notes, "log-likelihood unavailable: energy-based model (intractable partition function)")
+	}
+	return res, nil
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Objective == nil:
+		return errors.New("train: no objective")
+	case c.BatchSize <= 0, c.Epochs <= 0, c.Rank <= 0:
+		return fmt.Errorf("train: batch size, epochs and rank must be positive (%d, %d, %d)", c.BatchSize, c.Epochs, c.Rank)
+	case c.LearningRate <= 0:
+		return fmt.Errorf("train: learning rate %g", c.LearningRate)
+	}
+	if c.Patience <= 0 {
+		c.Patience = 3
+	}
+	if c.Eval.BatchSize <= 0 {
+		c.Eval.BatchSize = 1000
+	}
+	if c.Eval.Every <= 0 {
+		c.Eval.Every = 1
+	}
+	if c.Eval.Select == "" {
+		c.Eval.Select = "mrr"
+	}
+	if c.Eval.Select != "mrr" && c.Eval.Select != "ll" {
+		return fmt.Errorf("train: unknown selection metric %q (mrr, ll)", c.Eval.Select)
+	}
+	if c.Eval.Hits == nil {
+		c.Eval.Hits = []int{1, 3, 10}
+	}
+	if c.Dtype == (tensor.Dtype{}) {
+		c.Dtype = tensor.Float32
+	}
+	return nil
+}
+
+// evaluate computes ranking metrics (and the log-likelihood when asked and
+// tractable) on triples.
+func evaluate(ev *metrics.Evaluator, triples []kg.Triple, filter *kg.Filter, cfg EvalConfig, validation bool) (map[string]float64, error) {
+	out := map[string]float64{}
+	if len(triples) == 0 {
+		return out, nil
+	}
+	needRank := !validation || cfg.Select == "mrr"
+	if needRank {
+		r, err := ev.Rank(triples, filter, cfg.TiePolicy, cfg.Hits)
+		if err != nil {
+			return nil, err
+		}
+		out["mrr"] = r.MRR
+		out["mrr_subject"], out["mrr_object"] = r.MRRSubject, r.MRRObject
+		for k, v := range r.Hits {
+			out[fmt.Sprintf("hits@%d", k)] = v
+		}
+		if r.NonFinite > 0 {
+			out["nonfinite"] = float64(r.NonFinite)
+		}
+	}
+	if cfg.LogLikelihood || cfg.Select == "ll" {
+		ll, err := ev.LogLikelihood(triples)
+		switch {
+		case errors.Is(err, models.ErrIntractable):
+		case err != nil:
+			return nil, err
+		default:
+			out["ll"] = ll
+		}
+	}
+	return out, nil
+}
+
+// subset returns a seeded random subset of at most n triples (all if n ≤ 0).
+func subset(ts []kg.Triple, n int, seed uint64) []kg.Triple {
+	if n <= 0 || n >= len(ts) {
+		return ts
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xfeed))
+	idx := rng.Perm(len(ts))[:n]
+	out := make([]kg.Triple, n)
+	for i, j := range idx {
+		out[i] = ts[j]
+	}
+	return out
+}
+
+// snapshot holds a copy of a model's parameters.
+type snapshot map[string]*tensor.Dense
+
+func snapshotOf(m *models.Model) snapshot {
+	s := snapshot{}
+	for _, n := range m.ParamNames() {
+		s[n] = m.Param(n).Clone().(*tensor.Dense)
+	}
+	return s
+}
+
+func (s snapshot) take(m *models.Model) {
+	for n, t := range s {
+		copyDense(t, m.Param(n))
+	}
+}
+
+func (s snapshot) restore(m *models.Model) {
+	for n, t := range s {
+		copyDense(m.Param(n), t)
+	}
+}
+
+func copyDense(dst, src *tensor.Dense) {
+	switch d := dst.Data().(type) {
+	case []float32:
+		copy(d, src.Data().([]float32))
+	case []float64:
+		copy(d, src.Data().([]float64))
+	}
+}
+
+type nopObserver struct{}
+
+func (nopObserver) EpochStart(int, int)  {}
+func (nopObserver) Step(int, float64)    {}
+func (nopObserver) EpochEnd(EpochRecord) {}
+func (nopObserver) Log(string)           {}

@@ -1,0 +1,138 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gekc/graph"
+	"gekc/kg"
+	"gekc/models"
+	"gekc/objectives"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ErrDiverged reports a non-finite loss or gradient.
+var ErrDiverged = errors.New("training diverged: non-finite loss or gradient")
+
+// Stepper is one optimisation step of a model under an objective, compiled
+// once for a fixed batch size. A shorter last batch is padded with weight
+// zero, so every step runs the same program.
+type Stepper struct {
+	m       *models.Model
+	batch   int
+	s, r, o []int
+	w       *tensor.Dense
+	loss    *G.Node
+	grads   G.Nodes
+	params  []*tensor.Dense
+	gvals   []*tensor.Dense
+	prog    *graph.Program
+	adam    *graph.Adam
+}
+
+// NewStepper builds the loss and gradient graph of m for batches of size
+// batch and an Adam optimiser with learning rate lr.
+func NewStepper(m *models.Model, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
+	if batch <= 0 {
+		return nil, fmt.Errorf("train: batch size %d", batch)
+	}
+	st := &Stepper{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch), adam: graph.NewAdam(lr)}
+	g := G.NewGraph()
+	c := m.Bind(g)
+	idx := func(name string, v []int) *G.Node {
+		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))
+	}
+	b, err := c.NewBatch(idx("s", st.s), idx("r", st.r), idx("o", st.o))
+	if err != nil {
+		return nil, err
+	}
+	st.w = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(batch))
+	wn := G.NewVector(g, m.Dtype, G.WithShape(batch), G.WithName("weights"), G.WithValue(st.w))
+	if st.loss, err = obj.Loss(c, b, wn); err != nil {
+		return nil, err
+	}
+	params := c.Params()
+	if st.grads, err = graph.Backward(st.loss, params...); err != nil {
+		return nil, err
+	}
+	if st.prog, err = graph.Compile(append(G.Nodes{st.loss}, st.grads...)...); err != nil {
+		return nil, err
+	}
+	for _, n := range m.ParamNames() {
+		st.params = append(st.params, m.Param(n))
+	}
+	return st, nil
+}
+
+// BatchSize returns the compiled batch size.
+func (st *Stepper) BatchSize() int { return st.batch }
+
+// Adam returns the optimiser (its moments are part of a resumable state).
+func (st *Stepper) Adam() *graph.Adam { return st.adam }
+
+// Step trains on up to BatchSize triples and returns the batch's mean loss.
+// It returns ErrDiverged when the loss or a gradient is not finite; the
+// parameters are then not to be trusted.
+func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
+	if len(batch) == 0 || len(batch) > st.batch {
+		return 0, fmt.Errorf("train: step on %d triples with batch size %d", len(batch), st.batch)
+	}
+	n := len(batch)
+	for i := 0; i < st.batch; i++ {
+		if i < n {
+			st.s[i], st.r[i], st.o[i] = int(batch[i].S), int(batch[i].R), int(batch[i].O)
+		} else {
+			st.s[i], st.r[i], st.o[i] = int(batch[0].S), int(batch[0].R), int(batch[0].O)
+		}
+	}
+	switch w := st.w.Data().(type) {
+	case []float32:
+		for i := range w {
+			w[i] = float32(bool2f(i < n) / float64(n))
+		}
+	case []float64:
+		for i := range w {
+			w[i] = bool2f(i < n) / float64(n)
+		}
+	}
+	if err := st.prog.Run(); err != nil {
+		return 0, err
+	}
+	loss := scalarOf(st.loss.Value())
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return loss, ErrDiverged
+	}
+	st.gvals = st.gvals[:0]
+	for _, g := range st.grads {
+		st.gvals = append(st.gvals, g.Value().(*tensor.Dense))
+	}
+	bad, err := st.adam.Step(st.params, st.gvals)
+	if err != nil {
+		return loss, err
+	}
+	if bad > 0 {
+		return loss, ErrDiverged
+	}
+	return loss, nil
+}
+
+func bool2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func scalarOf(v G.Value) float64 {
+	switch v := v.(type) {
+	case *G.F32:
+		return float64(*v)
+	case *G.F64:
+		return float64(*v)
+	}
+	return math.NaN()
+}
