@@ -179,13 +179,14 @@ func gramGrad[T Float](n, k int, a, g, sym, out []T) {
 
 // logMatMulExpOp computes log(exp(op(A))·exp(op(B))): a matrix product in
 // the log semiring, where non-negative circuits keep their parameters.
-// Rows of A and columns of B are shifted by their maxima before
+// Rows of op(A) and columns of op(B) are shifted by their maxima before
 // exponentiating, so the product runs in BLAS without overflow.
 type logMatMulExpOp struct {
 	base
 	transA, transB bool
-	// forward cache, read by the backward ops of the same program run
-	ea, eb, c *tensor.Dense // exp(A−ma) as m×k, exp(B−mb) as k×n, their product
+	// forward cache, read by the backward ops of the same program run:
+	// ea = exp(op(A) − ma) (m×k), eb = exp(op(B)ᵀ − mb) (n×k), c = ea·ebᵀ.
+	ea, eb, c *tensor.Dense
 	ma, mb    *tensor.Dense
 }
 
@@ -227,7 +228,7 @@ func (o *logMatMulExpOp) Do(in ...G.Value) (G.Value, error) {
 	dt := in[0].Dtype()
 	out := o.buffer(dt, m, n)
 	ensure(&o.ea, dt, m, k)
-	ensure(&o.eb, dt, k, n)
+	ensure(&o.eb, dt, n, k)
 	ensure(&o.c, dt, m, n)
 	ensure(&o.ma, dt, m)
 	ensure(&o.mb, dt, n)
@@ -236,28 +237,24 @@ func (o *logMatMulExpOp) Do(in ...G.Value) (G.Value, error) {
 		func() (G.Value, error) { logMatMulExpFwd[float64](o, in[0], in[1], out, m, n, k); return out, nil })
 }
 
-// expRowsShifted writes exp(X − max) for X = op(x) (r×c after the optional
-// transpose) into out, row-major r×c, and the row maxima into mx.
+// expRowsShifted writes exp(X − rowmax) for the r×c matrix X = x or xᵀ
+// (trans) into out (row-major r×c), and the row maxima into mx.
 func expRowsShifted[T Float](x []T, ld int, trans bool, r, c int, out, mx []T) {
-	at := func(i, j int) T {
-		if trans {
-			return x[j*ld+i]
-		}
-		return x[i*ld+j]
+	if trans {
+		transpose(x[:c*ld], c, ld, out) // x is c×r with ld = r
+		x, trans = out, false
 	}
 	for i := 0; i < r; i++ {
 		m := math.Inf(-1)
-		for j := 0; j < c; j++ {
-			m = math.Max(m, float64(at(i, j)))
+		for _, v := range x[i*c : (i+1)*c] {
+			m = math.Max(m, float64(v))
 		}
 		if math.IsInf(m, 0) {
-			m = 0 // all −Inf (or +Inf) row: leave values as they are
+			m = 0 // a row of −Inf (no mass) or +Inf: leave it unshifted
 		}
 		mx[i] = T(m)
-		for j := 0; j < c; j++ {
-			out[i*c+j] = T(math.Exp(float64(at(i, j)) - m))
-		}
 	}
+	expShift(x, r, c, mx, nil, out)
 }
 
 func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense, m, n, k int) {
@@ -265,20 +262,15 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 	ea, eb, c := data[T](o.ea), data[T](o.eb), data[T](o.c)
 	ma, mb := data[T](o.ma), data[T](o.mb)
 	expRowsShifted(data[T](a), sa[1], o.transA, m, k, ea, ma)
-	// B is shifted per output column: transpose view so its columns are rows.
-	ebT := make([]T, n*k)
-	expRowsShifted(data[T](b), sb[1], !o.transB, n, k, ebT, mb)
-	for i := 0; i < n; i++ {
-		for j := 0; j < k; j++ {
-			eb[j*n+i] = ebT[i*k+j]
-		}
-	}
-	gemm(false, false, m, n, k, 1, ea, k, eb, n, 0, c, n)
+	// op(B)ᵀ is n×k: B itself when transB, else Bᵀ.
+	expRowsShifted(data[T](b), sb[1], !o.transB, n, k, eb, mb)
+	gemm(false, true, m, n, k, 1, ea, k, eb, k, 0, c, n)
 	y := data[T](out)
-	parallelFor(m, m*n*8, func(lo, hi int) {
+	unaryKernel(kindLogPos, 0, c, y)
+	parallelFor(m, m*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for j := 0; j < n; j++ {
-				y[i*n+j] = T(math.Log(float64(c[i*n+j])) + float64(ma[i]) + float64(mb[j]))
+				y[i*n+j] += ma[i] + mb[j]
 			}
 		}
 	})
@@ -297,9 +289,9 @@ func (o *logMatMulExpOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 }
 
 // logMatMulExpGradOp: with H = Γ / C (zero where C underflowed),
-// dA' = exp(A'−ma) ∘ (H·exp(B'−mb)ᵀ) and dB' = exp(B'−mb) ∘ (exp(A'−ma)ᵀ·H),
-// transposed back when the operand was transposed. It reads the forward
-// op's cache, which the topological order guarantees is fresh.
+// d op(A) = EA ∘ (H·EB) and d op(B)ᵀ = EB ∘ (Hᵀ·EA), transposed back when
+// the operand was. It reads the forward op's cache, which the topological
+// order guarantees is fresh.
 type logMatMulExpGradOp struct {
 	base
 	fwd   *logMatMulExpOp
@@ -328,7 +320,7 @@ func (o *logMatMulExpGradOp) Do(in ...G.Value) (G.Value, error) {
 func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.Dense) {
 	f := o.fwd
 	m, k := f.ea.Shape()[0], f.ea.Shape()[1]
-	n := f.eb.Shape()[1]
+	n := f.eb.Shape()[0]
 	dt := out.Dtype()
 	ensure(&o.h, dt, m, n)
 	g, c, h := data[T](grad), data[T](f.c), data[T](o.h)
@@ -340,31 +332,27 @@ func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.D
 		}
 	}
 	ea, eb, y := data[T](f.ea), data[T](f.eb), data[T](out)
-	if o.which == 0 {
-		p := data[T](ensure(&o.p, dt, m, k))
-		gemm(false, true, m, k, n, 1, h, n, eb, n, 0, p, k) // H·EBᵀ: m×k
-		for i := 0; i < m; i++ {
+	// rows×k result P, multiplied by E (rows×k), stored op-transposed if needed.
+	write := func(e, p []T, rows int, trans bool) {
+		for i := 0; i < rows; i++ {
 			for j := 0; j < k; j++ {
-				v := ea[i*k+j] * p[i*k+j]
-				if f.transA {
-					y[j*m+i] = v
+				v := e[i*k+j] * p[i*k+j]
+				if trans {
+					y[j*rows+i] = v
 				} else {
 					y[i*k+j] = v
 				}
 			}
 		}
+	}
+	if o.which == 0 {
+		p := data[T](ensure(&o.p, dt, m, k))
+		gemm(false, false, m, k, n, 1, h, n, eb, k, 0, p, k) // H·EB: m×k
+		write(ea, p, m, f.transA)
 		return
 	}
-	p := data[T](ensure(&o.p, dt, k, n))
-	gemm(true, false, k, n, m, 1, ea, k, h, n, 0, p, n) // EAᵀ·H: k×n
-	for i := 0; i < k; i++ {
-		for j := 0; j < n; j++ {
-			v := eb[i*n+j] * p[i*n+j]
-			if f.transB {
-				y[j*k+i] = v
-			} else {
-				y[i*n+j] = v
-			}
-		}
-	}
+	p := data[T](ensure(&o.p, dt, n, k))
+	gemm(true, false, n, k, m, 1, h, n, ea, k, 0, p, k) // Hᵀ·EA: n×k
+	// op(B)ᵀ has rows n; B is n×k when transB, else k×n.
+	write(eb, p, n, !f.transB)
 }

@@ -251,3 +251,34 @@ func TestQueriesMatchBruteForce(t *testing.T) {
 		})
 	}
 }
+
+func TestRelationLogMarginalsMatchBruteForce(t *testing.T) {
+	for _, name := range Names() {
+		m := newTiny(t, name, 13)
+		g := G.NewGraph()
+		c := m.Bind(g)
+		lr, err := c.RelationLogMarginals()
+		if m.Semantics == Energy {
+			if !errors.Is(err, ErrIntractable) {
+				t.Errorf("%s: got %v, want ErrIntractable", name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		run(t, lr)
+		got := vec(lr)
+		for r := 0; r < m.Sizes.Relations; r++ {
+			var sum float64
+			for s := 0; s < m.Sizes.Entities; s++ {
+				for o := 0; o < m.Sizes.Entities; o++ {
+					sum += refUnnorm(m, s, r, o)
+				}
+			}
+			if !close(got[r], math.Log(sum)) {
+				t.Errorf("%s: log Σ_{s,o} φ(s,%d,o) = %.12g, brute force %.12g", name, r, got[r], math.Log(sum))
+			}
+		}
+	}
+}

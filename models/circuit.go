@@ -398,37 +398,48 @@ func (c *Circuit) Candidates(b *Batch, v Var) (*G.Node, error) {
 			}
 			return graph.LogSquare(s, c.eps())
 		}
-		nn := nonNegative(c.m.Score)
-		cand, err := nn.LogCandidates(v, t)
-		if err != nil {
-			return nil, err
-		}
-		k := cand.Shape()[1]
-		neg := nn.Negative(v, k)
-		if neg == 0 {
-			return graph.LogMatMulExp(q, cand, false, true)
-		}
-		part := func(from, to int) (*G.Node, error) {
-			qs, err := graph.SliceCols(q, from, to)
-			if err != nil {
-				return nil, err
-			}
-			cs, err := graph.SliceCols(cand, from, to)
-			if err != nil {
-				return nil, err
-			}
-			return graph.LogMatMulExp(qs, cs, false, true)
-		}
-		pos, err := part(0, k-neg)
-		if err != nil {
-			return nil, err
-		}
-		ng, err := part(k-neg, k)
-		if err != nil {
-			return nil, err
-		}
-		return logSubExp(pos, ng)
+		return c.logCandidatesFrom(q, v)
 	})
+}
+
+// logCandidatesFrom scores a non-negative model's log-query against every
+// row of slot v's table: log Σ_k w_k exp(q_k + c_vk), with weights −1 on
+// the trailing Negative columns.
+func (c *Circuit) logCandidatesFrom(q *G.Node, v Var) (*G.Node, error) {
+	t, err := c.table(v)
+	if err != nil {
+		return nil, err
+	}
+	nn := nonNegative(c.m.Score)
+	cand, err := nn.LogCandidates(v, t)
+	if err != nil {
+		return nil, err
+	}
+	k := cand.Shape()[1]
+	neg := nn.Negative(v, k)
+	if neg == 0 {
+		return graph.LogMatMulExp(q, cand, false, true)
+	}
+	part := func(from, to int) (*G.Node, error) {
+		qs, err := graph.SliceCols(q, from, to)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := graph.SliceCols(cand, from, to)
+		if err != nil {
+			return nil, err
+		}
+		return graph.LogMatMulExp(qs, cs, false, true)
+	}
+	pos, err := part(0, k-neg)
+	if err != nil {
+		return nil, err
+	}
+	ng, err := part(k-neg, k)
+	if err != nil {
+		return nil, err
+	}
+	return logSubExp(pos, ng)
 }
 
 // signedRowLSE returns log(Σ_{j<k−neg} exp t_ij − Σ_{j≥k−neg} exp t_ij) per row.

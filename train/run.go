@@ -25,7 +25,7 @@ type Config struct {
 	LearningRate float64
 	BatchSize    int
 	Epochs       int // maximum
-	Patience     int // validations without improvement before stopping
+	Patience     int // validations without improvement before stopping; 0: never stop early
 	Seed         uint64
 	Dtype        tensor.Dtype
 	InitScale    float64
@@ -221,7 +221,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("train: learning rate %g", c.LearningRate)
 	}
 	if c.Patience <= 0 {
-		c.Patience = 3
+		c.Patience = math.MaxInt
 	}
 	if c.Eval.BatchSize <= 0 {
 		c.Eval.BatchSize = 1000

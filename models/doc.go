@@ -1,0 +1,38 @@
+// Package models holds the score functions of knowledge-graph embedding
+// models and turns them into circuits over the variables (S, R, O) under
+// three semantics:
+//
+//	name   semantics      p(s,r,o) ∝              tractable log Z, marginals
+//	cp     energy-based   exp φ(s,r,o)            no (B×|E| scores per marginal)
+//	cp+    non-negative   φ with φ ≥ 0             yes, via column sums
+//	cp2    squared        φ² (+ uniform ε mass)    yes, via Gram matrices
+//
+// for φ in CP, ComplEx, RESCAL and TuckER (Names lists the registry).
+//
+// A score function is multilinear, so for each slot v of a triple there is a
+// query q_v built from the other two slots with φ = ⟨q_v, x_v⟩, x_v being
+// the embedding of v. Every query the rest of gekc asks is written once in
+// terms of these queries (circuit.go):
+//
+//	log φ(s,r,o)            LogScore
+//	log Σ_v φ               LogMarginal (v summed out)
+//	log p(v | other two)    LogConditional
+//	log Σ_{s,r,o} φ         LogPartition (ErrIntractable for energy models)
+//	log φ for every v       Candidates (ranking, sampling)
+//
+// # Adding a score function
+//
+// Write one file with a type implementing ScoreFunction and register it:
+// Layout declares the parameter tables, Query builds q_v in an Algebra
+// (the linear semiring for energy and squared models, the log semiring for
+// non-negative ones, so a monotone score gets its non-negative restriction
+// without further code), SquaredPartition gives Σ φ² in closed form from
+// Gram matrices, and Init initialises the tables (DefaultInit does the
+// paper's three schemes). The Example shows a complete one, DistMult. A
+// score with a subtraction (like ComplEx) also implements NonNegativeScore.
+//
+// Then add the name to the brute-force tests' reference (brute_test.go):
+// TestQueriesMatchBruteForce and TestGradientsMatchFiniteDifferences check
+// every registered model against enumeration over all triples of a tiny
+// graph and against finite differences.
+package models

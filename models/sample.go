@@ -1,0 +1,348 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gekc/graph"
+	"gekc/kg"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Sampler draws triples exactly from a GeKC by inverse-transform sampling
+// along r ~ p(R), s ~ p(S | r), o ~ p(O | s, r) (paper, §4.4). Every step
+// uses the circuit's own marginals: p(R) from RelationLogMarginals, p(S | r)
+// from LogMarginal over the objects for a batch of all entities, and
+// p(O | s, r) from Candidates. Ordering R first lets all samples with the
+// same relation share one pass over the entities.
+type Sampler struct {
+	m     *Model
+	batch int
+
+	relMarg  *G.Node
+	relProg  *graph.Program
+	subjR    []int // relation of the all-subjects batch
+	subjMarg *G.Node
+	subjProg *graph.Program
+	objS     []int
+	objR     []int
+	objCand  *G.Node
+	objProg  *graph.Program
+}
+
+// NewSampler compiles the sampling programs of a non-negative or squared
+// model; batch bounds the number of objects drawn per pass.
+func NewSampler(m *Model, batch int) (*Sampler, error) {
+	if m.Semantics == Energy {
+		return nil, fmt.Errorf("models.NewSampler(%s): %w", m.Name, ErrIntractable)
+	}
+	if batch <= 0 {
+		batch = 1000
+	}
+	ne := m.Sizes.Entities
+	s := &Sampler{m: m, batch: batch, subjR: make([]int, ne), objS: make([]int, batch), objR: make([]int, batch)}
+
+	g := G.NewGraph()
+	c := m.Bind(g)
+	var err error
+	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
+		return nil, err
+	}
+	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
+		return nil, err
+	}
+	all := make([]int, ne)
+	for i := range all {
+		all[i] = i
+	}
+	b, err := c.NewBatch(intVector(g, "all", all), intVector(g, "r", s.subjR), nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.subjMarg, err = c.LogMarginal(b, Object); err != nil {
+		return nil, err
+	}
+	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
+		return nil, err
+	}
+	ob, err := c.NewBatch(intVector(g, "s", s.objS), intVector(g, "r2", s.objR), nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.objCand, err = c.Candidates(ob, Object); err != nil {
+		return nil, err
+	}
+	if s.objProg, err = graph.Compile(s.objCand); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func intVector(g *G.ExprGraph, name string, backing []int) *G.Node {
+	return G.NewVector(g, tensor.Int, G.WithShape(len(backing)), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithShape(len(backing)), tensor.WithBacking(backing))))
+}
+
+// Sample draws n triples.
+func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
+	out := make([]kg.Triple, n)
+	if err := s.relProg.Run(); err != nil {
+		return nil, err
+	}
+	relCat, err := newCategorical(values(s.relMarg))
+	if err != nil {
+		return nil, fmt.Errorf("p(R): %w", err)
+	}
+	byRel := map[int][]int{}
+	for i := range out {
+		r := relCat.draw(rng)
+		out[i].R = int32(r)
+		byRel[r] = append(byRel[r], i)
+	}
+	rels := make([]int, 0, len(byRel))
+	for r := range byRel {
+		rels = append(rels, r)
+	}
+	sort.Ints(rels) // a fixed order keeps runs reproducible from the seed
+	for _, r := range rels {
+		for i := range s.subjR {
+			s.subjR[i] = r
+		}
+		if err := s.subjProg.Run(); err != nil {
+			return nil, err
+		}
+		cat, err := newCategorical(values(s.subjMarg))
+		if err != nil {
+			return nil, fmt.Errorf("p(S | r=%d): %w", r, err)
+		}
+		for _, i := range byRel[r] {
+			out[i].S = int32(cat.draw(rng))
+		}
+	}
+	ne := s.m.Sizes.Entities
+	for from := 0; from < n; from += s.batch {
+		k := min(s.batch, n-from)
+		for i := 0; i < s.batch; i++ {
+			t := out[from+min(i, k-1)]
+			s.objS[i], s.objR[i] = int(t.S), int(t.R)
+		}
+		if err := s.objProg.Run(); err != nil {
+			return nil, err
+		}
+		all := values(s.objCand)
+		for i := 0; i < k; i++ {
+			cat, err := newCategorical(all[i*ne : (i+1)*ne])
+			if err != nil {
+				return nil, fmt.Errorf("p(O | s, r): %w", err)
+			}
+			out[from+i].O = int32(cat.draw(rng))
+		}
+	}
+	return out, nil
+}
+
+// values returns a node's value as float64s.
+func values(n *G.Node) []float64 {
+	switch d := n.Value().Data().(type) {
+	case []float64:
+		return d
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	return nil
+}
+
+// categorical samples from unnormalised log-weights by inverse transform.
+type categorical struct{ cdf []float64 }
+
+var errNoMass = errors.New("no finite positive mass to sample from")
+
+func newCategorical(logw []float64) (categorical, error) {
+	m := math.Inf(-1)
+	for _, v := range logw {
+		if v != v || math.IsInf(v, 1) {
+			return categorical{}, fmt.Errorf("log-weight %v", v)
+		}
+		m = math.Max(m, v)
+	}
+	if math.IsInf(m, -1) {
+		return categorical{}, errNoMass
+	}
+	cdf := make([]float64, len(logw))
+	var acc float64
+	for i, v := range logw {
+		acc += math.Exp(v - m)
+		cdf[i] = acc
+	}
+	return categorical{cdf: cdf}, nil
+}
+
+func (c categorical) draw(rng *rand.Rand) int {
+	u := rng.Float64() * c.cdf[len(c.cdf)-1]
+	i := sort.SearchFloat64s(c.cdf, u)
+	for i < len(c.cdf)-1 && c.cdf[i] <= u { // skip zero-mass entries on the boundary
+		i++
+	}
+	return i
+}
+
+// MixtureScore is implemented by monotone score functions whose circuit is
+// one sum unit over product units, each multiplying one column of the
+// subject, relation and object tables (and optionally a weight): CP,
+// RESCAL and TuckER. Their non-negative versions sample ancestrally.
+type MixtureScore interface {
+	// Components returns the number of product units.
+	Components(sz Sizes) int
+	// Component returns the table columns product unit h reads, and the
+	// table and flat index of its weight ("" for weight 1).
+	Component(sz Sizes, h int) (s, r, o int, weight string, wi int)
+}
+
+// AncestralSampler draws triples from a non-negative mixture circuit by
+// ancestral sampling (paper, appendix C.3): pick a product unit h with
+// probability w_h·Π(column sums of its input units)/Z — not uniformly, which
+// would be exact only if every component had the same mass — then draw s,
+// r and o from the normalised columns it reads.
+type AncestralSampler struct {
+	m          *Model
+	components categorical
+	cols       map[[2]int]categorical // (slot, column) → distribution over rows
+	sf         MixtureScore
+}
+
+// NewAncestralSampler prepares ancestral sampling for a non-negative model
+// whose score function is a MixtureScore. It reads the current parameters;
+// build a new one after training further.
+func NewAncestralSampler(m *Model) (*AncestralSampler, error) {
+	sf, ok := m.Score.(MixtureScore)
+	if !ok || m.Semantics != NonNegative {
+		return nil, fmt.Errorf("models.NewAncestralSampler(%s): needs a non-negative mixture model (cp+, rescal+, tucker+)", m.Name)
+	}
+	sz := m.Sizes
+	colLSE := map[string][]float64{}
+	for _, name := range m.ParamNames() {
+		colLSE[name] = columnLogSums(m.Param(name))
+	}
+	lay := m.Layout
+	n := sf.Components(sz)
+	logMass := make([]float64, n)
+	for h := 0; h < n; h++ {
+		s, r, o, w, wi := sf.Component(sz, h)
+		v := colLSE[lay.Subject][s] + colLSE[lay.Relation][r] + colLSE[lay.Object][o]
+		if w != "" {
+			v += at(m.Param(w), wi)
+		}
+		logMass[h] = v
+	}
+	comp, err := newCategorical(logMass)
+	if err != nil {
+		return nil, err
+	}
+	return &AncestralSampler{m: m, components: comp, cols: map[[2]int]categorical{}, sf: sf}, nil
+}
+
+func at(t *tensor.Dense, i int) float64 {
+	switch d := t.Data().(type) {
+	case []float32:
+		return float64(d[i])
+	case []float64:
+		return d[i]
+	}
+	return math.NaN()
+}
+
+// columnLogSums returns log Σ_i exp(x_ij) for each column of a table.
+func columnLogSums(t *tensor.Dense) []float64 {
+	rows, cols := t.Shape()[0], t.Shape()[1]
+	out := make([]float64, cols)
+	col := make([]float64, rows)
+	for j := 0; j < cols; j++ {
+		for i := 0; i < rows; i++ {
+			col[i] = at(t, i*cols+j)
+		}
+		out[j] = logSumExp(col)
+	}
+	return out
+}
+
+func logSumExp(x []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, v)
+	}
+	if math.IsInf(m, -1) {
+		return m
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(v - m)
+	}
+	return m + math.Log(s)
+}
+
+func (a *AncestralSampler) column(slot Var, j int) (categorical, error) {
+	key := [2]int{int(slot), j}
+	if c, ok := a.cols[key]; ok {
+		return c, nil
+	}
+	t := a.m.Param(a.m.Layout.table(slot))
+	rows, cols := t.Shape()[0], t.Shape()[1]
+	lw := make([]float64, rows)
+	for i := range lw {
+		lw[i] = at(t, i*cols+j)
+	}
+	c, err := newCategorical(lw)
+	if err != nil {
+		return c, err
+	}
+	a.cols[key] = c
+	return c, nil
+}
+
+// Sample draws n triples.
+func (a *AncestralSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
+	out := make([]kg.Triple, n)
+	for i := range out {
+		h := a.components.draw(rng)
+		cs, cr, co, _, _ := a.sf.Component(a.m.Sizes, h)
+		var idx [3]int
+		for v, col := range [3]int{cs, cr, co} {
+			c, err := a.column(Var(v), col)
+			if err != nil {
+				return nil, err
+			}
+			idx[v] = c.draw(rng)
+		}
+		out[i] = kg.Triple{S: int32(idx[0]), R: int32(idx[1]), O: int32(idx[2])}
+	}
+	return out, nil
+}
+
+// Mixture structure of the monotone score functions.
+
+func (CP) Components(sz Sizes) int { return sz.Rank }
+func (CP) Component(_ Sizes, h int) (int, int, int, string, int) {
+	return h, h, h, "", 0
+}
+
+func (RESCAL) Components(sz Sizes) int { return sz.Rank * sz.Rank }
+func (RESCAL) Component(sz Sizes, h int) (int, int, int, string, int) {
+	i, j := h/sz.Rank, h%sz.Rank
+	return i, h, j, "", 0 // relation column i·d+j holds W_r[i,j]
+}
+
+func (TuckER) Components(sz Sizes) int { return sz.Rank * sz.relRank() * sz.Rank }
+func (TuckER) Component(sz Sizes, h int) (int, int, int, string, int) {
+	de, dr := sz.Rank, sz.relRank()
+	i, j, k := h/(dr*de), (h/de)%dr, h%de
+	return i, j, k, "core", h // the core's flat index is i·d_r·d_e + j·d_e + k
+}

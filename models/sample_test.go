@@ -1,0 +1,127 @@
+package models
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gekc/kg"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+const gofSamples = 200_000
+
+// chiSquare returns the p-value of the samples against the exact
+// distribution of m (by enumeration), merging cells expected below 5.
+func chiSquare(t *testing.T, m *Model, samples []kg.Triple) float64 {
+	t.Helper()
+	sz := m.Sizes
+	cell := func(s, r, o int) int { return (s*sz.Relations+r)*sz.Entities + o }
+	n := sz.Entities * sz.Entities * sz.Relations
+	p := make([]float64, n)
+	var z float64
+	for s := 0; s < sz.Entities; s++ {
+		for r := 0; r < sz.Relations; r++ {
+			for o := 0; o < sz.Entities; o++ {
+				u := refUnnorm(m, s, r, o)
+				p[cell(s, r, o)] = u
+				z += u
+			}
+		}
+	}
+	counts := make([]float64, n)
+	for _, tr := range samples {
+		counts[cell(int(tr.S), int(tr.R), int(tr.O))]++
+	}
+	N := float64(len(samples))
+	var chi2, smallExp, smallObs float64
+	df := -1
+	for i := range p {
+		e := N * p[i] / z
+		if e < 5 {
+			smallExp += e
+			smallObs += counts[i]
+			continue
+		}
+		chi2 += (counts[i] - e) * (counts[i] - e) / e
+		df++
+	}
+	if smallExp > 0 {
+		chi2 += (smallObs - smallExp) * (smallObs - smallExp) / math.Max(smallExp, 1e-300)
+		df++
+	}
+	return distuv.ChiSquared{K: float64(df)}.Survival(chi2)
+}
+
+func TestSamplersPassGoodnessOfFit(t *testing.T) {
+	for _, name := range Names() {
+		m := newTiny(t, name, 21)
+		if m.Semantics == Energy {
+			if _, err := NewSampler(m, 0); err == nil {
+				t.Errorf("%s: energy model got a sampler", name)
+			}
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			s, err := NewSampler(m, 4096)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples, err := s.Sample(gofSamples, rand.New(rand.NewPCG(1, 1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := chiSquare(t, m, samples); p <= 1e-3 {
+				t.Errorf("inverse-transform sampler: χ² p-value %.3g", p)
+			}
+			if _, ok := m.Score.(MixtureScore); !ok || m.Semantics != NonNegative {
+				return
+			}
+			a, err := NewAncestralSampler(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			samples, err = a.Sample(gofSamples, rand.New(rand.NewPCG(2, 2)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := chiSquare(t, m, samples); p <= 1e-3 {
+				t.Errorf("ancestral sampler: χ² p-value %.3g", p)
+			}
+		})
+	}
+}
+
+// A CP+ whose components have very different masses: the ancestral sampler
+// must weigh components by mass; drawing them uniformly must fail the test.
+func TestAncestralSamplerWeighsComponentsByMass(t *testing.T) {
+	m := newTiny(t, "cp+", 3)
+	w := m.Param("relation").Data().([]float64)
+	d := m.Sizes.Rank
+	for r := 0; r < m.Sizes.Relations; r++ {
+		for i := 0; i < d; i++ {
+			w[r*d+i] += 3 * float64(i) // component i is e^{3i} times heavier
+		}
+	}
+	a, err := NewAncestralSampler(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := a.Sample(gofSamples, rand.New(rand.NewPCG(4, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := chiSquare(t, m, samples); p <= 1e-3 {
+		t.Errorf("mass-weighted components: χ² p-value %.3g", p)
+	}
+	uniform, _ := newCategorical(make([]float64, d))
+	a.components = uniform
+	samples, err = a.Sample(gofSamples, rand.New(rand.NewPCG(5, 5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := chiSquare(t, m, samples); p > 1e-3 {
+		t.Errorf("uniformly drawn components passed the test (p = %.3g): the test cannot tell them apart", p)
+	}
+}
