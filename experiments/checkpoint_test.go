@@ -10,7 +10,8 @@ import (
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
-	sz := models.Sizes{Entities: 5, Relations: 2, Rank: 3}
+	// Large enough that each array spans many deflate blocks.
+	sz := models.Sizes{Entities: 3000, Relations: 7, Rank: 40}
 	src, err := models.New("complex", sz, models.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func TestCheckpointRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	wrong, _ := models.New("complex", models.Sizes{Entities: 6, Relations: 2, Rank: 3}, models.Options{})
+	wrong, _ := models.New("complex", models.Sizes{Entities: 3001, Relations: 7, Rank: 40}, models.Options{})
 	if err := loadCheckpoint(path, wrong); err == nil {
 		t.Error("loading a checkpoint of another shape succeeded")
 	}

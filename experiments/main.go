@@ -76,6 +76,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		jobs     = fs.Int("j", 1, "runs trained at once by this process")
 		emit     = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
 		samples  = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
+		analyze  = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\" or \"ktd\"")
+		features = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -162,6 +164,14 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	if err := checkDatasets(dataRoot, selected); err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if *analyze != "" {
+		a := &analysis{kind: *analyze, features: *features, samples: *samples, out: out, dataRoot: dataRoot,
+			runs: selected, stdout: env.stdout, stderr: env.stderr}
+		if err := a.run(ctx); err != nil {
+			return fail(exitRunsFailed, "%v", err)
+		}
+		return exitOK
 	}
 
 	s := &sweep{

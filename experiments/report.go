@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
@@ -199,6 +200,17 @@ func testMetrics(configs []*configSummary) []string {
 	return ms
 }
 
+// newMarkdownTable returns a GitHub-markdown table that keeps headers and
+// cells as given (no upper-casing, no wrapping).
+func newMarkdownTable(w io.Writer) *tablewriter.Table {
+	return tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+}
+
 func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []string) error {
 	header := []string{"dataset", "model", "objective", "constraints", "config", "rank", "batch", "lr", "n", "valid (select)"}
 	for _, m := range metrics {
@@ -206,12 +218,7 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 	}
 	header = append(header, "wall s", "status")
 
-	table := tablewriter.NewTable(b,
-		tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
+	table := newMarkdownTable(b)
 	table.Header(header)
 	for _, c := range configs {
 		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr,

@@ -53,8 +53,19 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 			return nil, err
 		}
 	}
-	if spec.Samples > 0 {
-		out.Notes = append(out.Notes, "sampling is not implemented yet; no samples written")
+	if spec.Samples > 0 && out.Status == StatusFinished {
+		if res.Model.Semantics == models.Energy {
+			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
+		} else {
+			ts, dt, err := sampleTriples(res.Model, spec.Samples, uint64(spec.Seed))
+			if err != nil {
+				return nil, fmt.Errorf("sampling: %w", err)
+			}
+			if err := writeSamples(filepath.Join(job.RunDir, samplesName), ds, ts); err != nil {
+				return nil, err
+			}
+			out.Test["sample_s"] = dt.Seconds()
+		}
 	}
 	return out, nil
 }

@@ -5,15 +5,22 @@ import "C"
 
 import (
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 )
 
-// blasImpl routes every matrix product of the package, and of Gorgonia's
-// stock ops, through OpenBLAS: the pure-Go BLAS is 25-50x slower here.
+// blasImpl routes every matrix product of the package, of Gorgonia's stock
+// ops and of gonum's mat (used by metrics) through OpenBLAS: the pure-Go
+// BLAS is 25-50x slower here.
 var blasImpl netlib.Implementation
 
-func init() { G.Use(blasImpl) }
+func init() {
+	G.Use(blasImpl)
+	blas64.Use(blasImpl)
+	blas32.Use(blasImpl)
+}
 
 func transFlag(t bool) blas.Transpose {
 	if t {

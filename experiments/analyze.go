@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+)
+
+// Post-hoc analyses of finished runs, from their checkpoints: no run is
+// trained again.
+//
+//	-analyze samples          write runs/<id>/samples.tsv (-samples N, default 25000)
+//	-analyze ktd -features R  kernel triple distance of each run's samples to the
+//	                          test triples, with ψ from the ComplEx run R; writes
+//	                          ktd.tsv and ktd.md next to results.tsv
+
+const (
+	samplesName     = "samples.tsv"
+	defaultSamples  = 25000
+	ktdDraws        = 100
+	ktdDrawSize     = 1000
+	checkpointName  = "checkpoint.npz"
+	ktdTSVName      = "ktd.tsv"
+	ktdMarkdownName = "ktd.md"
+)
+
+// finishedRun is a run loaded back from its directory.
+type finishedRun struct {
+	ID    string
+	Dir   string
+	Spec  RunSpec
+	Data  *kg.Dataset
+	Model *models.Model
+}
+
+// loadFinished loads a finished run's spec, dataset and best parameters.
+func loadFinished(dir, dataRoot string) (*finishedRun, error) {
+	rec, err := readRecord(filepath.Join(dir, metricsName))
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.Status != StatusFinished {
+		return nil, fmt.Errorf("%s: not a finished run", dir)
+	}
+	spec := rec.Spec
+	ds, err := loadDataset(filepath.Join(dataRoot, spec.Dataset))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := trainConfig(spec)
+	if err != nil {
+		return nil, err
+	}
+	sz := models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: spec.Rank, RelationRank: spec.RelationRank}
+	m, err := models.New(spec.Model, sz, models.Options{Seed: uint64(spec.Seed), Dtype: cfg.Dtype})
+	if err != nil {
+		return nil, err
+	}
+	if err := loadCheckpoint(filepath.Join(dir, checkpointName), m); err != nil {
+		return nil, err
+	}
+	return &finishedRun{ID: rec.ID, Dir: dir, Spec: spec, Data: ds, Model: m}, nil
+}
+
+// resolveRun finds a run named by a directory path or by an ID (or unique
+// ID prefix) under out/runs.
+func resolveRun(out, ref string) (string, error) {
+	if st, err := os.Stat(ref); err == nil && st.IsDir() {
+		return ref, nil
+	}
+	runs := filepath.Join(out, runsDirName)
+	if st, err := os.Stat(filepath.Join(runs, ref)); err == nil && st.IsDir() {
+		return filepath.Join(runs, ref), nil
+	}
+	entries, err := os.ReadDir(runs)
+	if err != nil {
+		return "", fmt.Errorf("run %q: %w", ref, err)
+	}
+	var match []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ref) {
+			match = append(match, e.Name())
+		}
+	}
+	if len(match) != 1 {
+		return "", fmt.Errorf("run %q: %d runs in %s match", ref, len(match), runs)
+	}
+	return filepath.Join(runs, match[0]), nil
+}
+
+// sampleTriples draws n triples from a GeKC, seeded by the run.
+func sampleTriples(m *models.Model, n int, seed uint64) ([]kg.Triple, time.Duration, error) {
+	start := time.Now()
+	s, err := models.NewSampler(m, 1000)
+	if err != nil {
+		return nil, 0, err
+	}
+	ts, err := s.Sample(n, rand.New(rand.NewPCG(seed, 0x5a3b1e)))
+	return ts, time.Since(start), err
+}
+
+// writeSamples writes triples with entity and relation names, TSV.
+func writeSamples(path string, ds *kg.Dataset, ts []kg.Triple) error {
+	var buf bytes.Buffer
+	for _, t := range ts {
+		fmt.Fprintf(&buf, "%s\t%s\t%s\n", ds.Entities.Name(t.S), ds.Relations.Name(t.R), ds.Entities.Name(t.O))
+	}
+	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+}
+
+// readSamples reads a samples.tsv back into ids.
+func readSamples(path string, ds *kg.Dataset) ([]kg.Triple, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []kg.Triple
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		p := strings.Split(sc.Text(), "\t")
+		if len(p) != 3 {
+			return nil, fmt.Errorf("%s:%d: expected 3 tab-separated fields", path, line)
+		}
+		s, ok1 := ds.Entities.Index(p[0])
+		r, ok2 := ds.Relations.Index(p[1])
+		o, ok3 := ds.Entities.Index(p[2])
+		if !ok1 || !ok2 || !ok3 {
+			return nil, fmt.Errorf("%s:%d: unknown entity or relation", path, line)
+		}
+		out = append(out, kg.Triple{S: s, R: r, O: o})
+	}
+	return out, sc.Err()
+}
+
+// runSamples returns n samples of a run, read from samples.tsv when it
+// holds enough, else drawn and written.
+func runSamples(fr *finishedRun, n int, log io.Writer) ([]kg.Triple, error) {
+	path := filepath.Join(fr.Dir, samplesName)
+	if ts, err := readSamples(path, fr.Data); err == nil && len(ts) >= n {
+		return ts[:n], nil
+	}
+	ts, dt, err := sampleTriples(fr.Model, n, uint64(fr.Spec.Seed))
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "%s: sampled %d triples in %.2fs\n", fr.ID, n, dt.Seconds())
+	return ts, writeSamples(path, fr.Data, ts)
+}
+
+type analysis struct {
+	kind, features string
+	samples        int
+	out, dataRoot  string
+	runs           []Run
+	stdout, stderr io.Writer
+}
+
+func (a *analysis) run(ctx context.Context) error {
+	if a.samples <= 0 {
+		a.samples = defaultSamples
+	}
+	switch a.kind {
+	case "samples":
+		return a.each(ctx, func(fr *finishedRun) error {
+			_, err := runSamples(fr, a.samples, a.stderr)
+			return err
+		})
+	case "ktd":
+		return a.ktd(ctx)
+	}
+	return fmt.Errorf("-analyze %q: want samples or ktd", a.kind)
+}
+
+// each calls f on every selected finished GeKC run.
+func (a *analysis) each(ctx context.Context, f func(*finishedRun) error) error {
+	for _, r := range a.runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := filepath.Join(a.out, runsDirName, r.ID)
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		if err != nil || rec == nil || rec.Status != StatusFinished {
+			continue
+		}
+		if _, sem, err := models.Lookup(rec.Spec.Model); err != nil || sem == models.Energy {
+			continue
+		}
+		fr, err := loadFinished(dir, a.dataRoot)
+		if err != nil {
+			return err
+		}
+		if err := f(fr); err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+type ktdRow struct {
+	dataset, model, objective, id string
+	stat                          metrics.KTDStat
+}
+
+func (a *analysis) ktd(ctx context.Context) error {
+	if a.features == "" {
+		return errors.New("-analyze ktd needs -features: the ID or directory of a finished ComplEx run whose product units give ψ")
+	}
+	dir, err := resolveRun(a.out, a.features)
+	if err != nil {
+		return err
+	}
+	ref, err := loadFinished(dir, a.dataRoot)
+	if err != nil {
+		return err
+	}
+	psi, err := metrics.ComplExFeatures(ref.Model)
+	if err != nil {
+		return err
+	}
+	ds := ref.Data
+	rng := rand.New(rand.NewPCG(1, 0x7d))
+	// Draws of 1000 as in the paper, fewer when the test split is smaller.
+	size := min(ktdDrawSize, len(ds.Test), a.samples)
+	var rows []ktdRow
+	baseline := func(name string, ts []kg.Triple) error {
+		st, err := metrics.KTDDraws(psi, ts, ds.Test, size, ktdDraws, rng)
+		rows = append(rows, ktdRow{dataset: ref.Spec.Dataset, model: name, stat: st})
+		return err
+	}
+	if err := baseline("training set", ds.Train); err != nil {
+		return err
+	}
+	if err := baseline("uniform", metrics.UniformTriples(a.samples, ds.Entities.Len(), ds.Relations.Len(), rng)); err != nil {
+		return err
+	}
+	err = a.each(ctx, func(fr *finishedRun) error {
+		if fr.Spec.Dataset != ref.Spec.Dataset {
+			return nil
+		}
+		ts, err := runSamples(fr, a.samples, a.stderr)
+		if err != nil {
+			return err
+		}
+		st, err := metrics.KTDDraws(psi, ts, ds.Test, size, ktdDraws, rng)
+		rows = append(rows, ktdRow{dataset: fr.Spec.Dataset, model: fr.Spec.Model, objective: fr.Spec.Objective, id: fr.ID, stat: st})
+		fmt.Fprintf(a.stderr, "%s: KTD %.4f ± %.4f\n", fr.ID, st.Mean, st.Std)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var tsv, md bytes.Buffer
+	fmt.Fprintf(&tsv, "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\n")
+	for _, r := range rows {
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\n", r.dataset, r.model, r.objective, r.id, r.stat.Mean, r.stat.Std, r.stat.Draws)
+	}
+	fmt.Fprintf(&md, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better.\n\n",
+		ref.ID, ktdDraws, size, size, a.samples)
+	tw := newMarkdownTable(&md)
+	tw.Header("dataset", "model", "objective", "KTD", "run")
+	for _, r := range rows {
+		if err := tw.Append(r.dataset, r.model, r.objective, fmt.Sprintf("%.3f ± %.3f", r.stat.Mean, r.stat.Std), r.id); err != nil {
+			return err
+		}
+	}
+	if err := tw.Render(); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(a.out, ktdTSVName), tsv.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(a.out, ktdMarkdownName), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, err = a.stdout.Write(md.Bytes())
+	return err
+}
