@@ -217,6 +217,24 @@ func TestGradients(t *testing.T) {
 		{name: "SliceBlockTranspose", shapes: [][]int{{4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(Transpose(must(SliceBlock(p[0], 1, 3, 2, 5)))))
 		}},
+		{name: "TypedGram", shapes: [][]int{{6, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(TypedGram(p[0], []int32{1, 0, -1, 1, 2, 1}, 4))) // class 3 is empty
+		}},
+		{name: "TypedQuadForm", shapes: [][]int{{4, 2}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(TypedQuadForm(p[0], p[1], intVec(g, "c", 2, 0, -1, 2))))
+		}},
+		{name: "TypedColLogSumExp", shapes: [][]int{{5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SliceBlock(must(TypedColLogSumExp(p[0], []int32{0, 1, 0, 0, 1}, 3)), 0, 2, 0, 3)))
+		}},
+		{name: "MaskClasses", shapes: [][]int{{3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			m := must(MaskClasses(p[0], intVec(g, "rc", 0, 1, 0), []int32{0, 1, 0, 1}))
+			return weightedSum(g, must(RowLogSumExp(m)))
+		}},
+		{name: "MaskEqualReshape", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			v := must(Reshape(p[0], 6))
+			m := must(MaskEqual(v, intVec(g, "a", 1, 2, 3, 4, 5, 6), intVec(g, "b", 1, 0, 3, 4, 0, 6)))
+			return weightedSum(g, must(Exp(must(Reshape(m, 3, 2)))))
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkGradients(t, c) })

@@ -17,6 +17,7 @@ type Circuit struct {
 	g      *G.ExprGraph
 	tables map[string]*G.Node
 	cache  map[string]*G.Node
+	dom    *Domain // nil, or the constraint multiplied in (BindConstrained)
 }
 
 // Model returns the model this circuit was bound from.
@@ -40,11 +41,15 @@ func (c *Circuit) Node(name string) *G.Node { return c.tables[name] }
 // Sizes returns the model's sizes (Tables interface).
 func (c *Circuit) Sizes() Sizes { return c.m.Sizes }
 
-// Layout returns the model's layout (Tables interface).
-func (c *Circuit) Layout() Layout { return c.m.Layout }
+// RoleTable returns the table of slot v (Tables interface).
+func (c *Circuit) RoleTable(v Var) *G.Node { return c.tables[c.m.Layout.table(v)] }
 
-// Gram returns the Gram matrix XᵀX of a table, built once per graph.
-func (c *Circuit) Gram(name string) (*G.Node, error) {
+// RoleGram returns the Gram matrix of slot v's table (Tables interface);
+// slots sharing a table share one Gram node.
+func (c *Circuit) RoleGram(v Var) (*G.Node, error) { return c.gram(c.m.Layout.table(v)) }
+
+// gram returns the Gram matrix XᵀX of a table, built once per graph.
+func (c *Circuit) gram(name string) (*G.Node, error) {
 	return c.memo("gram:"+name, func() (*G.Node, error) { return graph.Gram(c.tables[name]) })
 }
 
@@ -168,35 +173,43 @@ func (c *Circuit) queryFrom(v Var, x Inputs) (*G.Node, error) {
 // unnormalised log-probability of the model.
 func (c *Circuit) LogScore(b *Batch) (*G.Node, error) {
 	return b.memo("logscore", func() (*G.Node, error) {
-		q, err := b.query(Object)
-		if err != nil {
-			return nil, err
+		ls, err := c.logScore(b)
+		if err != nil || c.dom == nil {
+			return ls, err
 		}
-		x, err := b.input(Object)
-		if err != nil {
-			return nil, err
-		}
-		switch c.m.Semantics {
-		case Energy:
-			return graph.RowDot(q, x)
-		case Squared:
-			phi, err := graph.RowDot(q, x)
-			if err != nil {
-				return nil, err
-			}
-			return graph.LogSquare(phi, c.eps())
-		}
-		nn := nonNegative(c.m.Score)
-		cand, err := nn.LogCandidates(Object, x)
-		if err != nil {
-			return nil, err
-		}
-		t, err := graph.Add(q, cand)
-		if err != nil {
-			return nil, err
-		}
-		return signedRowLSE(t, nn.Negative(Object, t.Shape()[1]))
+		return c.domainMask(b, ls)
 	})
+}
+
+func (c *Circuit) logScore(b *Batch) (*G.Node, error) {
+	q, err := b.query(Object)
+	if err != nil {
+		return nil, err
+	}
+	x, err := b.input(Object)
+	if err != nil {
+		return nil, err
+	}
+	switch c.m.Semantics {
+	case Energy:
+		return graph.RowDot(q, x)
+	case Squared:
+		phi, err := graph.RowDot(q, x)
+		if err != nil {
+			return nil, err
+		}
+		return graph.LogSquare(phi, c.eps())
+	}
+	nn := nonNegative(c.m.Score)
+	cand, err := nn.LogCandidates(Object, x)
+	if err != nil {
+		return nil, err
+	}
+	t, err := graph.Add(q, cand)
+	if err != nil {
+		return nil, err
+	}
+	return signedRowLSE(t, nn.Negative(Object, t.Shape()[1]))
 }
 
 // eps is the epsilon mass per triple of a squared model.
@@ -220,6 +233,9 @@ func (c *Circuit) LogMarginal(b *Batch, v Var) (*G.Node, error) {
 		q, err := b.query(v)
 		if err != nil {
 			return nil, err
+		}
+		if c.dom != nil {
+			return c.constrainedMarginal(b, v, q)
 		}
 		switch c.m.Semantics {
 		case Energy:
@@ -265,7 +281,7 @@ func (c *Circuit) squaredMarginal(q *G.Node, v Var, batch int) (*G.Node, error) 
 	mass := c.eps() * float64(c.domain(v))
 	var quad *G.Node
 	if v != Relation || k*(n+batch) <= batch*n {
-		gram, err := c.Gram(name)
+		gram, err := c.gram(name)
 		if err != nil {
 			return nil, err
 		}
@@ -323,6 +339,9 @@ func (c *Circuit) LogConditional(b *Batch, v Var) (*G.Node, error) {
 // For energy-based models it returns ErrIntractable.
 func (c *Circuit) LogPartition() (*G.Node, error) {
 	return c.memo("logZ", func() (*G.Node, error) {
+		if c.dom != nil {
+			return c.constrainedPartition()
+		}
 		switch c.m.Semantics {
 		case Energy:
 			return nil, ErrIntractable
@@ -380,26 +399,34 @@ func (c *Circuit) LogPartition() (*G.Node, error) {
 // given the batch's other two slots: link prediction ranks these.
 func (c *Circuit) Candidates(b *Batch, v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("cand:%v", v), func() (*G.Node, error) {
-		q, err := b.query(v)
-		if err != nil {
-			return nil, err
+		x, err := c.candidates(b, v)
+		if err != nil || c.dom == nil {
+			return x, err
 		}
-		t, err := c.table(v)
-		if err != nil {
-			return nil, err
-		}
-		switch c.m.Semantics {
-		case Energy:
-			return graph.MatMul(q, t, false, true)
-		case Squared:
-			s, err := graph.MatMul(q, t, false, true)
-			if err != nil {
-				return nil, err
-			}
-			return graph.LogSquare(s, c.eps())
-		}
-		return c.logCandidatesFrom(q, v)
+		return c.maskCandidates(b, v, x)
 	})
+}
+
+func (c *Circuit) candidates(b *Batch, v Var) (*G.Node, error) {
+	q, err := b.query(v)
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.table(v)
+	if err != nil {
+		return nil, err
+	}
+	switch c.m.Semantics {
+	case Energy:
+		return graph.MatMul(q, t, false, true)
+	case Squared:
+		s, err := graph.MatMul(q, t, false, true)
+		if err != nil {
+			return nil, err
+		}
+		return graph.LogSquare(s, c.eps())
+	}
+	return c.logCandidatesFrom(q, v)
 }
 
 // logCandidatesFrom scores a non-negative model's log-query against every

@@ -100,23 +100,27 @@ func (ComplEx) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, erro
 	return graph.ConcatCols(re, im)
 }
 
-// SquaredPartition expands Σ_{s,r} q_oᵀ(EᵀE)q_o with q_o = [a, b] into the
-// blocks A, B, C of the entity Gram matrix (re·re, re·im, im·im) and P, Q,
-// S of the relation one:
+// SquaredPartition expands Σ_{s,r} q_oᵀ G_O q_o with q_o = [a, b] into the
+// blocks A, B, C (re·re, re·im, im·im) of the subject Gram matrix, P, Q, S
+// of the relation one and A', B', C' of the object one:
 //
 //	Σ aaᵀ = A∘P − B∘Q − Bᵀ∘Qᵀ + C∘S
 //	Σ bbᵀ = A∘S + B∘Qᵀ + Bᵀ∘Q + C∘P
 //	Σ abᵀ = A∘Q + B∘P − Bᵀ∘S − C∘Qᵀ
-//	Z = ⟨A, Σaaᵀ⟩ + 2⟨B, Σabᵀ⟩ + ⟨C, Σbbᵀ⟩
+//	Z = ⟨A', Σaaᵀ⟩ + 2⟨B', Σabᵀ⟩ + ⟨C', Σbbᵀ⟩
 //
 // costing O((|E| + |R|)·d²).
 func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
 	d := t.Sizes().Rank
-	ge, err := t.Gram("entity")
+	gs, err := t.RoleGram(Subject)
 	if err != nil {
 		return nil, err
 	}
-	gr, err := t.Gram("relation")
+	gr, err := t.RoleGram(Relation)
+	if err != nil {
+		return nil, err
+	}
+	gobj, err := t.RoleGram(Object)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +137,7 @@ func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
 		yT, err = graph.SliceBlock(g, d, 2*d, 0, d)
 		return
 	}
-	A, B, C, BT, err := blocks(ge)
+	A, B, C, BT, err := blocks(gs)
 	if err != nil {
 		return nil, err
 	}
@@ -141,11 +145,15 @@ func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	Ao, Bo, Co, _, err := blocks(gobj)
+	if err != nil {
+		return nil, err
+	}
 	e := &exprs{}
 	saa := e.sum(e.mul(A, P), e.neg(e.mul(B, Q)), e.neg(e.mul(BT, QT)), e.mul(C, S))
 	sbb := e.sum(e.mul(A, S), e.mul(B, QT), e.mul(BT, Q), e.mul(C, P))
 	sab := e.sum(e.mul(A, Q), e.mul(B, P), e.neg(e.mul(BT, S)), e.neg(e.mul(C, QT)))
-	z := e.sum(e.mul(A, saa), e.scale(e.mul(B, sab), 2), e.mul(C, sbb))
+	z := e.sum(e.mul(Ao, saa), e.scale(e.mul(Bo, sab), 2), e.mul(Co, sbb))
 	if e.err != nil {
 		return nil, e.err
 	}

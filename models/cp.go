@@ -41,15 +41,15 @@ func (CP) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, error) {
 
 // SquaredPartition: Σ φ² = Σ_ij (UᵀU)_ij (WᵀW)_ij (VᵀV)_ij.
 func (CP) SquaredPartition(t Tables) (*G.Node, error) {
-	gu, err := t.Gram("subject")
+	gu, err := t.RoleGram(Subject)
 	if err != nil {
 		return nil, err
 	}
-	gw, err := t.Gram("relation")
+	gw, err := t.RoleGram(Relation)
 	if err != nil {
 		return nil, err
 	}
-	gv, err := t.Gram("object")
+	gv, err := t.RoleGram(Object)
 	if err != nil {
 		return nil, err
 	}

@@ -39,17 +39,23 @@ func (DistMult) Query(alg models.Algebra, target models.Var, x models.Inputs, _ 
 	return alg.Mul(x.S, x.R)
 }
 
-// SquaredPartition: Σ_{s,r,o} φ² = Σ_ij G_ij² (W'W)_ij with G = EᵀE.
+// SquaredPartition: Σ_{s,r,o} φ² = Σ_ij (G_S)_ij (G_R)_ij (G_O)_ij, with the
+// Gram matrices of the rows summed over for each slot (G_S = G_O = EᵀE
+// unless a constraint restricts the sums).
 func (DistMult) SquaredPartition(t models.Tables) (*G.Node, error) {
-	ge, err := t.Gram("entity")
+	gs, err := t.RoleGram(models.Subject)
 	if err != nil {
 		return nil, err
 	}
-	gw, err := t.Gram("relation")
+	gw, err := t.RoleGram(models.Relation)
 	if err != nil {
 		return nil, err
 	}
-	gg, err := graph.Mul(ge, ge)
+	gobj, err := t.RoleGram(models.Object)
+	if err != nil {
+		return nil, err
+	}
+	gg, err := graph.Mul(gs, gobj)
 	if err != nil {
 		return nil, err
 	}

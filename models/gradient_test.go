@@ -61,44 +61,51 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			grads, err := graph.Backward(cost, c.Params()...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			prog, err := graph.Compile(append(G.Nodes{cost}, grads...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fwd, err := graph.Compile(cost)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := prog.Run(); err != nil {
-				t.Fatal(err)
-			}
-			eval := func() float64 {
-				if err := fwd.Run(); err != nil {
-					t.Fatal(err)
-				}
-				return vec(cost)[0]
-			}
-			const h = 1e-6
-			for pi, pn := range m.ParamNames() {
-				an := append([]float64(nil), grads[pi].Value().Data().([]float64)...)
-				x := m.Param(pn).Data().([]float64)
-				for j := range x {
-					old := x[j]
-					x[j] = old + h
-					up := eval()
-					x[j] = old - h
-					down := eval()
-					x[j] = old
-					num := (up - down) / (2 * h)
-					if math.Abs(num-an[j]) > 1e-5*math.Max(1, math.Abs(num)) {
-						t.Fatalf("∂cost/∂%s[%d]: analytic %.9g, numeric %.9g", pn, j, an[j], num)
-					}
-				}
-			}
+			checkModelGradients(t, m, c, cost)
 		})
+	}
+}
+
+// checkModelGradients compares Backward's gradients of cost with respect to
+// every parameter of m with central differences.
+func checkModelGradients(t *testing.T, m *Model, c *Circuit, cost *G.Node) {
+	t.Helper()
+	grads, err := graph.Backward(cost, c.Params()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := graph.Compile(append(G.Nodes{cost}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, err := graph.Compile(cost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	eval := func() float64 {
+		if err := fwd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return vec(cost)[0]
+	}
+	const h = 1e-6
+	for pi, pn := range m.ParamNames() {
+		an := append([]float64(nil), grads[pi].Value().Data().([]float64)...)
+		x := m.Param(pn).Data().([]float64)
+		for j := range x {
+			old := x[j]
+			x[j] = old + h
+			up := eval()
+			x[j] = old - h
+			down := eval()
+			x[j] = old
+			num := (up - down) / (2 * h)
+			if math.Abs(num-an[j]) > 1e-5*math.Max(1, math.Abs(num)) {
+				t.Fatalf("∂cost/∂%s[%d]: analytic %.9g, numeric %.9g", pn, j, an[j], num)
+			}
+		}
 	}
 }

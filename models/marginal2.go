@@ -20,6 +20,9 @@ import (
 // small contractions on top of one partition function.
 func (c *Circuit) RelationLogMarginals() (*G.Node, error) {
 	return c.memo("relmarg", func() (*G.Node, error) {
+		if c.dom != nil {
+			return c.constrainedRelationMarginals()
+		}
 		switch c.m.Semantics {
 		case Energy:
 			return nil, ErrIntractable
@@ -85,20 +88,20 @@ func (t *restricted) rowNode() (*G.Node, error) {
 	return row, err
 }
 
-func (t *restricted) Node(name string) *G.Node {
-	if name == t.m.Layout.Relation {
+func (t *restricted) RoleTable(v Var) *G.Node {
+	if v == Relation {
 		row, err := t.rowNode()
 		if err != nil {
 			panic(err) // the relation table is a matrix, gathering a row cannot fail
 		}
 		return row
 	}
-	return t.Circuit.Node(name)
+	return t.Circuit.RoleTable(v)
 }
 
-func (t *restricted) Gram(name string) (*G.Node, error) {
-	if name != t.m.Layout.Relation {
-		return t.Circuit.Gram(name)
+func (t *restricted) RoleGram(v Var) (*G.Node, error) {
+	if v != Relation {
+		return t.Circuit.RoleGram(v)
 	}
 	row, err := t.rowNode()
 	if err != nil {

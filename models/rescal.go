@@ -39,21 +39,26 @@ func (RESCAL) Query(alg Algebra, target Var, x Inputs, t Tables) (*G.Node, error
 	return alg.BatchOuter(x.S, x.O)
 }
 
-// SquaredPartition: Σ φ² = Σ_r tr(W_rᵀ G W_r G) = Σ_r ⟨G W_r, W_r G⟩ with
-// G = EᵀE, in O(|E|·d² + |R|·d³) time.
+// SquaredPartition: Σ φ² = Σ_r tr(W_rᵀ G_S W_r G_O) = Σ_r ⟨G_S W_r, W_r G_O⟩
+// with G_S, G_O the subject and object Gram matrices, in
+// O(|E|·d² + |R|·d³) time.
 func (RESCAL) SquaredPartition(t Tables) (*G.Node, error) {
 	sz := t.Sizes()
-	g, err := t.Gram("entity")
+	gs, err := t.RoleGram(Subject)
 	if err != nil {
 		return nil, err
 	}
-	w := t.Node("relation")
+	gobj, err := t.RoleGram(Object)
+	if err != nil {
+		return nil, err
+	}
+	w := t.RoleTable(Relation)
 	dims := [3]int{sz.Relations, sz.Rank, sz.Rank}
-	left, err := graph.ModeProduct(w, g, 2, dims, false) // G·W_r
+	left, err := graph.ModeProduct(w, gs, 2, dims, false) // G_S·W_r
 	if err != nil {
 		return nil, err
 	}
-	right, err := graph.ModeProduct(w, g, 3, dims, false) // W_r·Gᵀ = W_r·G
+	right, err := graph.ModeProduct(w, gobj, 3, dims, false) // W_r·G_Oᵀ = W_r·G_O
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,18 @@ type Sampler struct {
 
 // NewSampler compiles the sampling programs of a non-negative or squared
 // model; batch bounds the number of objects drawn per pass.
-func NewSampler(m *Model, batch int) (*Sampler, error) {
+func NewSampler(m *Model, batch int) (*Sampler, error) { return newSampler(m, nil, batch) }
+
+// NewConstrainedSampler samples from p_K ∝ φ·c_K: it never emits a triple
+// that violates the domain constraint.
+func NewConstrainedSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
+	if d == nil {
+		return nil, errors.New("models.NewConstrainedSampler: nil domain")
+	}
+	return newSampler(m, d, batch)
+}
+
+func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if m.Semantics == Energy {
 		return nil, fmt.Errorf("models.NewSampler(%s): %w", m.Name, ErrIntractable)
 	}
@@ -50,6 +61,11 @@ func NewSampler(m *Model, batch int) (*Sampler, error) {
 	g := G.NewGraph()
 	c := m.Bind(g)
 	var err error
+	if d != nil {
+		if c, err = m.BindConstrained(g, d); err != nil {
+			return nil, err
+		}
+	}
 	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
 		return nil, err
 	}
@@ -66,6 +82,19 @@ func NewSampler(m *Model, batch int) (*Sampler, error) {
 	}
 	if s.subjMarg, err = c.LogMarginal(b, Object); err != nil {
 		return nil, err
+	}
+	if d != nil { // p_K(s | r) is zero for subjects of the wrong type
+		have, err := b.typeOf(Subject)
+		if err != nil {
+			return nil, err
+		}
+		want, err := b.required(Subject)
+		if err != nil {
+			return nil, err
+		}
+		if s.subjMarg, err = graph.MaskEqual(s.subjMarg, have, want); err != nil {
+			return nil, err
+		}
 	}
 	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
 		return nil, err

@@ -15,8 +15,16 @@ const gofSamples = 200_000
 // chiSquare returns the p-value of the samples against the exact
 // distribution of m (by enumeration), merging cells expected below 5.
 func chiSquare(t *testing.T, m *Model, samples []kg.Triple) float64 {
+	return chiSquareWith(t, m.Sizes, func(s, r, o int) float64 { return refUnnorm(m, s, r, o) }, samples)
+}
+
+// chiSquareK is chiSquare for the constrained distribution p_K.
+func chiSquareK(t *testing.T, m *Model, d *Domain, samples []kg.Triple) float64 {
+	return chiSquareWith(t, m.Sizes, func(s, r, o int) float64 { return refUnnormK(m, d, s, r, o) }, samples)
+}
+
+func chiSquareWith(t *testing.T, sz Sizes, unnorm func(s, r, o int) float64, samples []kg.Triple) float64 {
 	t.Helper()
-	sz := m.Sizes
 	cell := func(s, r, o int) int { return (s*sz.Relations+r)*sz.Entities + o }
 	n := sz.Entities * sz.Entities * sz.Relations
 	p := make([]float64, n)
@@ -24,7 +32,7 @@ func chiSquare(t *testing.T, m *Model, samples []kg.Triple) float64 {
 	for s := 0; s < sz.Entities; s++ {
 		for r := 0; r < sz.Relations; r++ {
 			for o := 0; o < sz.Entities; o++ {
-				u := refUnnorm(m, s, r, o)
+				u := unnorm(s, r, o)
 				p[cell(s, r, o)] = u
 				z += u
 			}
@@ -39,6 +47,9 @@ func chiSquare(t *testing.T, m *Model, samples []kg.Triple) float64 {
 	df := -1
 	for i := range p {
 		e := N * p[i] / z
+		if e == 0 && counts[i] > 0 {
+			t.Fatalf("%v samples of a triple with probability zero", counts[i])
+		}
 		if e < 5 {
 			smallExp += e
 			smallObs += counts[i]

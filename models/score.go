@@ -72,12 +72,23 @@ func (x Inputs) get(v Var) *G.Node { return [...]*G.Node{x.S, x.R, x.O}[v] }
 func (x *Inputs) set(v Var, n *G.Node) { *[...]**G.Node{&x.S, &x.R, &x.O}[v] = n }
 
 // Tables gives a score function access to its bound parameter tables.
+//
+// SquaredPartition must read the input units of each slot through
+// RoleTable and RoleGram, not by table name: when a domain constraint (or
+// a sampler) restricts the sum to some entities or relations, these return
+// the Gram matrix over just those rows, and the subject side may then
+// differ from the object side even when both read the same table.
 type Tables interface {
+	// Node returns a parameter table by name (e.g. TuckER's "core").
 	Node(name string) *G.Node
-	// Gram returns the cached Gram matrix XᵀX of a table.
-	Gram(name string) (*G.Node, error)
+	// RoleTable returns the rows summed over for slot v (the whole table
+	// of v, or the rows a restriction allows).
+	RoleTable(v Var) *G.Node
+	// RoleGram returns Σ x xᵀ over the rows of RoleTable(v).
+	RoleGram(v Var) (*G.Node, error)
+	// Sizes are the model's sizes, with Relations = the number of rows of
+	// RoleTable(Relation).
 	Sizes() Sizes
-	Layout() Layout
 }
 
 // Algebra is the semiring a query is computed in. Linear is (+,×) on real

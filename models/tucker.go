@@ -57,28 +57,32 @@ func (TuckER) Query(alg Algebra, target Var, x Inputs, t Tables) (*G.Node, error
 	return alg.BatchVecMat(x.O, y, dr, de, true)
 }
 
-// SquaredPartition: Σ φ² = ⟨T, T ×₁ G_E ×₂ G_R ×₃ G_E⟩ in
+// SquaredPartition: Σ φ² = ⟨T, T ×₁ G_S ×₂ G_R ×₃ G_O⟩ in
 // O(|E|·d_e² + |R|·d_r² + d_e²·d_r·(d_e + d_r)).
 func (TuckER) SquaredPartition(t Tables) (*G.Node, error) {
 	de, dr := t.Sizes().Rank, t.Sizes().relRank()
-	ge, err := t.Gram("entity")
+	gs, err := t.RoleGram(Subject)
 	if err != nil {
 		return nil, err
 	}
-	gr, err := t.Gram("relation")
+	gr, err := t.RoleGram(Relation)
+	if err != nil {
+		return nil, err
+	}
+	gobj, err := t.RoleGram(Object)
 	if err != nil {
 		return nil, err
 	}
 	core := t.Node("core")
 	dims := [3]int{de, dr, de}
-	u, err := graph.ModeProduct(core, ge, 1, dims, false)
+	u, err := graph.ModeProduct(core, gs, 1, dims, false)
 	if err != nil {
 		return nil, err
 	}
 	if u, err = graph.ModeProduct(u, gr, 2, dims, false); err != nil {
 		return nil, err
 	}
-	if u, err = graph.ModeProduct(u, ge, 3, dims, false); err != nil {
+	if u, err = graph.ModeProduct(u, gobj, 3, dims, false); err != nil {
 		return nil, err
 	}
 	return graph.Dot(core, u)
