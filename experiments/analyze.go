@@ -101,9 +101,10 @@ func resolveRun(out, ref string) (string, error) {
 }
 
 // sampleTriples draws n triples from a GeKC, seeded by the run.
-func sampleTriples(m *models.Model, n int, seed uint64) ([]kg.Triple, time.Duration, error) {
+// A constrained run (d not nil) samples only consistent triples.
+func sampleTriples(m *models.Model, d *models.Domain, n int, seed uint64) ([]kg.Triple, time.Duration, error) {
 	start := time.Now()
-	s, err := models.NewSampler(m, 1000)
+	s, err := models.NewConstrainedSampler(m, d, 1000)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -153,7 +154,7 @@ func runSamples(fr *finishedRun, n int, log io.Writer) ([]kg.Triple, error) {
 	if ts, err := readSamples(path, fr.Data); err == nil && len(ts) >= n {
 		return ts[:n], nil
 	}
-	ts, dt, err := sampleTriples(fr.Model, n, uint64(fr.Spec.Seed))
+	ts, dt, err := sampleTriples(fr.Model, constraintOf(fr.Spec, fr.Data), n, uint64(fr.Spec.Seed))
 	if err != nil {
 		return nil, err
 	}

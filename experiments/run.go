@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"gekc/kg"
@@ -38,14 +39,17 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: res.Notes}
+	if out.Test == nil {
+		out.Test = map[string]float64{}
+	}
 	if res.Status == train.Diverged {
 		out.Status = StatusDiverged
 	}
+	for k, v := range res.Initial {
+		out.Test["init_"+k] = v // the distilled model before fine-tuning
+	}
 	for _, e := range res.Epochs {
 		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, Valid: e.Valid})
-	}
-	if out.Test == nil {
-		out.Test = map[string]float64{}
 	}
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	if out.Status == StatusFinished {
@@ -57,7 +61,7 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		if res.Model.Semantics == models.Energy {
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
 		} else {
-			ts, dt, err := sampleTriples(res.Model, spec.Samples, uint64(spec.Seed))
+			ts, dt, err := sampleTriples(res.Model, constraintOf(spec, ds), spec.Samples, uint64(spec.Seed))
 			if err != nil {
 				return nil, fmt.Errorf("sampling: %w", err)
 			}
@@ -72,9 +76,6 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 
 // trainConfig translates a grid run into a training configuration.
 func trainConfig(spec RunSpec) (train.Config, error) {
-	if spec.Constraints != "" && spec.Constraints != "none" {
-		return train.Config{}, fmt.Errorf("constraints %q are not implemented yet", spec.Constraints)
-	}
 	if spec.Optimizer != "" && spec.Optimizer != "adam" {
 		return train.Config{}, fmt.Errorf("optimizer %q is not implemented (only adam)", spec.Optimizer)
 	}
@@ -91,17 +92,30 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 	if spec.DType == "float64" {
 		dt = tensor.Float64
 	}
-	ll := false
-	for _, m := range spec.Eval.Metrics {
-		ll = ll || m == "ll"
+	ll := slices.Contains(spec.Eval.Metrics, "ll")
+	var semK []int
+	if slices.Contains(spec.Eval.Metrics, "sem") {
+		semK = spec.Eval.SemK
 	}
 	return train.Config{
 		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
-		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale,
+		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
-			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll},
+			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK},
 	}, nil
+}
+
+// constraintOf returns the domain constraint a run is trained under, or nil.
+func constraintOf(spec RunSpec, ds *kg.Dataset) *models.Domain {
+	if spec.Constraints != "domain" || ds.Schema == nil {
+		return nil
+	}
+	d, err := models.DomainFromSchema(ds.Schema)
+	if err != nil {
+		return nil // train.Run reported it already
+	}
+	return d
 }
 
 // Datasets are loaded once per process: a sweep trains many runs on one.
@@ -132,6 +146,9 @@ func validateModels(s RunSpec) error {
 	}
 	if s.Eval.Select == "ll" && sem == models.Energy {
 		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
+	}
+	if s.Constraints == "domain" && sem == models.Energy {
+		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}
 	if s.Optimizer != "" && s.Optimizer != "adam" {
 		return fmt.Errorf("optimizer %q is not implemented (only adam)", s.Optimizer)

@@ -51,6 +51,7 @@ type EvalSpec struct {
 	Select    string   `toml:"select" json:"select"`       // validation metric for early stopping and model selection: "mrr" or "ll"
 	Every     int      `toml:"every" json:"every"`         // validate every n epochs
 	MaxValid  int      `toml:"max_valid" json:"max_valid"` // 0 = all validation triples; >0 = a fixed seeded subset
+	SemK      []int    `toml:"sem_k" json:"sem_k"`         // k of Sem@k, reported on the test split when metrics has "sem"
 }
 
 // DefaultRunSpec returns the values a grid key takes when no block sets it.
@@ -71,6 +72,7 @@ func DefaultRunSpec() RunSpec {
 			Metrics:   []string{"mrr", "hits", "ll"},
 			Select:    "mrr",
 			Every:     1,
+			SemK:      []int{1, 20, 100},
 		},
 	}
 }
@@ -81,6 +83,7 @@ func (s RunSpec) Clone() RunSpec {
 	c := s
 	c.Eval.Hits = append([]int(nil), s.Eval.Hits...)
 	c.Eval.Metrics = append([]string(nil), s.Eval.Metrics...)
+	c.Eval.SemK = append([]int(nil), s.Eval.SemK...)
 	return c
 }
 

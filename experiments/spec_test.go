@@ -53,6 +53,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		{"eval.select", func(s *RunSpec) { s.Eval.Select = "ll" }},
 		{"eval.every", func(s *RunSpec) { s.Eval.Every = 2 }},
 		{"eval.max_valid", func(s *RunSpec) { s.Eval.MaxValid = 100 }},
+		{"eval.sem_k", func(s *RunSpec) { s.Eval.SemK = []int{5} }},
 		{"distill_from", func(s *RunSpec) { s.DistillFrom = "cp-pll-x" }},
 	}
 	covered := map[string]bool{}

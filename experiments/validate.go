@@ -156,6 +156,14 @@ func validateEval(e EvalSpec) []error {
 			bad("eval.hits: k = %d; want k >= 1", k)
 		}
 	}
+	if slices.Contains(e.Metrics, "sem") && len(e.SemK) == 0 {
+		bad("eval.sem_k: empty while eval.metrics asks for sem")
+	}
+	for _, k := range e.SemK {
+		if k < 1 {
+			bad("eval.sem_k: k = %d; want k >= 1", k)
+		}
+	}
 	if !slices.Contains(selectMetrics, e.Select) {
 		bad("eval.select %q: want one of %s", e.Select, strings.Join(selectMetrics, ", "))
 	} else if !slices.Contains(e.Metrics, e.Select) {

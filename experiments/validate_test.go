@@ -46,6 +46,8 @@ func TestDefaultValidator(t *testing.T) {
 		{"zero eval batch", func(s *RunSpec) { s.Eval.BatchSize = 0 }, "eval.batch_size 0"},
 		{"zero every", func(s *RunSpec) { s.Eval.Every = 0 }, "eval.every 0"},
 		{"negative max_valid", func(s *RunSpec) { s.Eval.MaxValid = -1 }, "eval.max_valid"},
+		{"sem without k", func(s *RunSpec) { s.Eval.Metrics, s.Eval.SemK = []string{"mrr", "sem"}, nil }, "eval.sem_k: empty"},
+		{"sem at 0", func(s *RunSpec) { s.Eval.SemK = []int{0, 20} }, "eval.sem_k: k = 0"},
 		{"several problems at once", func(s *RunSpec) { s.Rank, s.Epochs = 0, 0 }, "rank 0: want a positive embedding size; epochs 0"},
 	}
 	for _, tt := range tests {
@@ -62,6 +64,31 @@ func TestDefaultValidator(t *testing.T) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// The runner's own validator adds what only the models know.
+func TestValidateModels(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mutate func(*RunSpec)
+		want   string
+	}{
+		{"constrained squared model", func(s *RunSpec) { s.Constraints = "domain" }, ""},
+		{"constrained non-negative model by MLE", func(s *RunSpec) { s.Model, s.Objective, s.Constraints = "cp+", "mle", "domain" }, ""},
+		{"constrained energy model", func(s *RunSpec) { s.Model, s.Constraints = "complex", "domain" }, "constraints"},
+		{"energy model by MLE", func(s *RunSpec) { s.Model, s.Objective = "rescal", "mle" }, "objective mle"},
+		{"energy model selected on ll", func(s *RunSpec) { s.Model, s.Eval.Select = "tucker", "ll" }, "log-likelihood"},
+	} {
+		s := exampleSpec()
+		tt.mutate(&s)
+		err := validateRun(s)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: unexpected error: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
 	}
 }
 

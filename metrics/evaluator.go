@@ -33,12 +33,22 @@ type Evaluator struct {
 // NewEvaluator compiles the evaluation programs of m for batches of the
 // given size.
 func NewEvaluator(m *models.Model, batch int) (*Evaluator, error) {
+	return NewConstrainedEvaluator(m, nil, batch)
+}
+
+// NewConstrainedEvaluator evaluates the product of m with the domain
+// constraint d (nil: no constraint): candidates the schema rules out get
+// log-score −Inf, and log-likelihoods are normalised by Z_K.
+func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Evaluator, error) {
 	if batch <= 0 {
 		return nil, fmt.Errorf("metrics.NewEvaluator: batch size %d", batch)
 	}
 	e := &Evaluator{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch)}
 	g := G.NewGraph()
-	c := m.Bind(g)
+	c, err := m.BindConstrained(g, d)
+	if err != nil {
+		return nil, err
+	}
 	idx := func(name string, v []int) *G.Node {
 		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
 			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))

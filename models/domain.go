@@ -111,7 +111,11 @@ func (d *Domain) requiredType(v Var) []int32 {
 // BindConstrained binds the model to g multiplied by the domain constraint:
 // every query of the returned circuit answers for p_K ∝ φ·c_K. Energy-based
 // models have no tractable constrained partition function and are refused.
+// A nil d means no constraint: the result is m.Bind(g).
 func (m *Model) BindConstrained(g *G.ExprGraph, d *Domain) (*Circuit, error) {
+	if d == nil {
+		return m.Bind(g), nil
+	}
 	if m.Semantics == Energy {
 		return nil, fmt.Errorf("models: %s with domain constraints: %w", m.Name, ErrIntractable)
 	}

@@ -41,10 +41,8 @@ func NewSampler(m *Model, batch int) (*Sampler, error) { return newSampler(m, ni
 
 // NewConstrainedSampler samples from p_K ∝ φ·c_K: it never emits a triple
 // that violates the domain constraint.
+// A nil d means no constraint, as NewSampler.
 func NewConstrainedSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
-	if d == nil {
-		return nil, errors.New("models.NewConstrainedSampler: nil domain")
-	}
 	return newSampler(m, d, batch)
 }
 

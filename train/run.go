@@ -32,8 +32,14 @@ type Config struct {
 	EpsMass      float64
 	Eval         EvalConfig
 	// Init, when set, is copied into the new model's parameters before
-	// training (distillation from another run's checkpoint).
+	// training (distillation from another run's checkpoint); the test
+	// metrics of the model as initialised are then reported in
+	// Result.Initial.
 	Init func(m *models.Model) error
+	// Constrained multiplies the model by the dataset's domain constraint
+	// (its Schema): training, ranking and log-likelihoods are those of the
+	// constrained GeKC, which puts no mass on inconsistent triples.
+	Constrained bool
 }
 
 // EvalConfig controls validation and testing.
@@ -47,6 +53,9 @@ type EvalConfig struct {
 	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
 	// models that can compute it.
 	LogLikelihood bool
+	// SemK, when not empty, adds Sem@k ("sem@k") for these k; the dataset
+	// needs a Schema.
+	SemK []int
 	// SkipTest leaves the test split alone (e.g. for smoke runs).
 	SkipTest bool
 }
@@ -82,8 +91,9 @@ type Result struct {
 	Epochs      []EpochRecord
 	BestEpoch   int
 	Valid, Test map[string]float64
-	Model       *models.Model // with the best validated parameters
-	StepSeconds float64       // mean seconds per optimisation step
+	Model       *models.Model      // with the best validated parameters
+	StepSeconds float64            // mean seconds per optimisation step
+	Initial     map[string]float64 // test metrics before training, when Config.Init is set
 	Notes       []string
 }
 
@@ -105,19 +115,40 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 			return nil, fmt.Errorf("train: initialising from checkpoint: %w", err)
 		}
 	}
-	st, err := NewStepper(m, cfg.Objective, cfg.BatchSize, cfg.LearningRate)
+	var dom *models.Domain
+	if cfg.Constrained {
+		if ds.Schema == nil {
+			return nil, fmt.Errorf("train: domain constraints on %s: the dataset has no schema (entity_types.tsv and relation_schema.tsv)", ds.Name)
+		}
+		if dom, err = models.DomainFromSchema(ds.Schema); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.Eval.SemK) > 0 && ds.Schema == nil {
+		return nil, fmt.Errorf("train: Sem@k on %s: the dataset has no schema (entity_types.tsv and relation_schema.tsv)", ds.Name)
+	}
+	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, cfg.LearningRate)
 	if err != nil {
 		return nil, err
 	}
-	ev, err := metrics.NewEvaluator(m, cfg.Eval.BatchSize)
+	ev, err := metrics.NewConstrainedEvaluator(m, dom, cfg.Eval.BatchSize)
 	if err != nil {
 		return nil, err
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
-	valid := subset(ds.Valid, cfg.Eval.MaxValid, cfg.Seed)
+	validSplit, testSplit := splitsOf(ds)
+	valid := validSplit.subset(cfg.Eval.MaxValid, cfg.Seed)
 	res := &Result{Status: Finished, Model: m}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
+	}
+	if ds.Negatives != nil {
+		res.Notes = append(res.Notes, "ranking: OGB protocol, against the dataset's supplied negative heads and tails (ties count half)")
+	}
+	if cfg.Init != nil && !cfg.Eval.SkipTest {
+		if res.Initial, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
+			return nil, err
+		}
 	}
 
 	best, bestEpoch, since := math.Inf(-1), 0, 0
@@ -158,7 +189,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		rec := EpochRecord{Epoch: epoch, TrainLoss: sum / float64(len(train)), Seconds: time.Since(start).Seconds()}
 		if epoch%cfg.Eval.Every == 0 || epoch == cfg.Epochs {
 			t0 := time.Now()
-			vm, err := evaluate(ev, valid, filter, cfg.Eval, true)
+			vm, err := evaluate(ev, valid, filter, ds.Schema, cfg.Eval, true)
 			if err != nil {
 				return nil, err
 			}
@@ -201,7 +232,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 	}
 	if !cfg.Eval.SkipTest {
-		if res.Test, err = evaluate(ev, ds.Test, filter, cfg.Eval, false); err != nil {
+		if res.Test, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
 	}
@@ -244,16 +275,58 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// evaluate computes ranking metrics (and the log-likelihood when asked and
-// tractable) on triples.
-func evaluate(ev *metrics.Evaluator, triples []kg.Triple, filter *kg.Filter, cfg EvalConfig, validation bool) (map[string]float64, error) {
+// split is an evaluation split: its triples and, for OGB data sets, the
+// supplied negative heads and tails of each.
+type split struct {
+	triples      []kg.Triple
+	heads, tails [][]int32
+}
+
+func splitsOf(ds *kg.Dataset) (valid, test split) {
+	valid, test = split{triples: ds.Valid}, split{triples: ds.Test}
+	if n := ds.Negatives; n != nil {
+		valid.heads, valid.tails = n.ValidHead, n.ValidTail
+		test.heads, test.tails = n.TestHead, n.TestTail
+	}
+	return valid, test
+}
+
+// subset returns a seeded random subset of at most n triples (all if n ≤ 0),
+// with their negatives.
+func (s split) subset(n int, seed uint64) split {
+	if n <= 0 || n >= len(s.triples) {
+		return s
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xfeed))
+	idx := rng.Perm(len(s.triples))[:n]
+	out := split{triples: make([]kg.Triple, n)}
+	for i, j := range idx {
+		out.triples[i] = s.triples[j]
+		if s.heads != nil {
+			out.heads = append(out.heads, s.heads[j])
+			out.tails = append(out.tails, s.tails[j])
+		}
+	}
+	return out
+}
+
+// evaluate computes ranking metrics (and the log-likelihood and Sem@k when
+// asked and possible) on a split.
+func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig, validation bool) (map[string]float64, error) {
 	out := map[string]float64{}
+	triples := sp.triples
 	if len(triples) == 0 {
 		return out, nil
 	}
 	needRank := !validation || cfg.Select == "mrr"
 	if needRank {
-		r, err := ev.Rank(triples, filter, cfg.TiePolicy, cfg.Hits)
+		var r metrics.Ranking
+		var err error
+		if sp.heads != nil {
+			r, err = ev.RankAgainst(triples, sp.heads, sp.tails, cfg.Hits)
+		} else {
+			r, err = ev.Rank(triples, filter, cfg.TiePolicy, cfg.Hits)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -276,21 +349,16 @@ func evaluate(ev *metrics.Evaluator, triples []kg.Triple, filter *kg.Filter, cfg
 			out["ll"] = ll
 		}
 	}
+	if len(cfg.SemK) > 0 && !validation {
+		sem, err := ev.Sem(triples, schema, cfg.SemK)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range sem {
+			out[fmt.Sprintf("sem@%d", k)] = v
+		}
+	}
 	return out, nil
-}
-
-// subset returns a seeded random subset of at most n triples (all if n ≤ 0).
-func subset(ts []kg.Triple, n int, seed uint64) []kg.Triple {
-	if n <= 0 || n >= len(ts) {
-		return ts
-	}
-	rng := rand.New(rand.NewPCG(seed, 0xfeed))
-	idx := rng.Perm(len(ts))[:n]
-	out := make([]kg.Triple, n)
-	for i, j := range idx {
-		out[i] = ts[j]
-	}
-	return out
 }
 
 // snapshot holds a copy of a model's parameters.

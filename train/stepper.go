@@ -36,12 +36,22 @@ type Stepper struct {
 // NewStepper builds the loss and gradient graph of m for batches of size
 // batch and an Adam optimiser with learning rate lr.
 func NewStepper(m *models.Model, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
+	return NewConstrainedStepper(m, nil, obj, batch, lr)
+}
+
+// NewConstrainedStepper trains the product of m with the domain constraint
+// d (nil: none): the objective's queries, and so constrained PLL or MLE,
+// are answered by the constrained circuit.
+func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
 	if batch <= 0 {
 		return nil, fmt.Errorf("train: batch size %d", batch)
 	}
 	st := &Stepper{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch), adam: graph.NewAdam(lr)}
 	g := G.NewGraph()
-	c := m.Bind(g)
+	c, err := m.BindConstrained(g, d)
+	if err != nil {
+		return nil, err
+	}
 	idx := func(name string, v []int) *G.Node {
 		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
 			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))

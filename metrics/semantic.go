@@ -1,0 +1,141 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gekc/kg"
+	"gekc/models"
+)
+
+// Sem returns Sem@k for each k (the paper's appendix on domain
+// constraints): for every subject and every object query of the triples,
+// the share of the k best-scored candidates, unfiltered, that the schema
+// allows in that slot, averaged over all queries of both sides. A model that
+// never predicts an inconsistent entity scores 1 at every k.
+//
+// Candidates tied at the k-th score are taken in entity order; NaN scores
+// rank last.
+func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int) (map[int]float64, error) {
+	if schema == nil {
+		return nil, fmt.Errorf("metrics.Sem: the dataset has no schema (entity_types.tsv and relation_schema.tsv)")
+	}
+	if len(triples) == 0 || len(ks) == 0 {
+		return nil, fmt.Errorf("metrics.Sem: %d triples, %d cut-offs", len(triples), len(ks))
+	}
+	kmax := slices.Max(ks)
+	if kmin := slices.Min(ks); kmin <= 0 || kmax > e.m.Sizes.Entities {
+		return nil, fmt.Errorf("metrics.Sem: cut-offs %v outside [1, %d entities]", ks, e.m.Sizes.Entities)
+	}
+	consistent := make([]float64, len(ks)) // summed shares
+	top := make([]int, 0, kmax)
+	for _, side := range []models.Var{models.Subject, models.Object} {
+		err := e.Candidates(triples, side, func(i int, scores []float64) {
+			want := schema.ObjectType[triples[i].R]
+			if side == models.Subject {
+				want = schema.SubjectType[triples[i].R]
+			}
+			top = topK(scores, kmax, top[:0])
+			for j, k := range ks {
+				c := 0
+				for _, ent := range top[:k] {
+					if schema.EntityType[ent] == want {
+						c++
+					}
+				}
+				consistent[j] += float64(c) / float64(k)
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[int]float64, len(ks))
+	for j, k := range ks {
+		out[k] = consistent[j] / float64(2*len(triples))
+	}
+	return out, nil
+}
+
+// topK appends to dst the indices of the k largest scores, best first, ties
+// in index order, NaN last. It keeps a sorted window of k candidates, which
+// for k ≪ len(scores) costs about one comparison per score.
+func topK(scores []float64, k int, dst []int) []int {
+	better := func(a, b int) bool { // a ranks before b
+		x, y := scores[a], scores[b]
+		switch {
+		case math.IsNaN(x):
+			return false
+		case math.IsNaN(y):
+			return true
+		case x != y:
+			return x > y
+		}
+		return a < b
+	}
+	dst = dst[:0]
+	for i := range scores {
+		if len(dst) == k && !better(i, dst[k-1]) {
+			continue
+		}
+		if len(dst) < k {
+			dst = append(dst, i)
+		} else {
+			dst[k-1] = i
+		}
+		for j := len(dst) - 1; j > 0 && better(dst[j], dst[j-1]); j-- {
+			dst[j], dst[j-1] = dst[j-1], dst[j]
+		}
+	}
+	return dst
+}
+
+// RankAgainst ranks each triple's true subject and object against supplied
+// candidate lists instead of all entities: OGB's protocol for ogbl-biokg,
+// where heads[i] and tails[i] hold the (type-consistent) negative subjects
+// and objects of triples[i]. Ties count half, as OGB's evaluator does
+// (rank = 1 + #greater + #equal/2), whatever the evaluator's tie policy.
+func (e *Evaluator) RankAgainst(triples []kg.Triple, heads, tails [][]int32, hits []int) (Ranking, error) {
+	if len(heads) != len(triples) || len(tails) != len(triples) {
+		return Ranking{}, fmt.Errorf("metrics.RankAgainst: %d triples but %d head and %d tail candidate lists", len(triples), len(heads), len(tails))
+	}
+	subj := make([]float64, len(triples))
+	obj := make([]float64, len(triples))
+	nonFinite := 0
+	var fail error
+	for _, side := range []models.Var{models.Subject, models.Object} {
+		err := e.Candidates(triples, side, func(i int, scores []float64) {
+			t := triples[i]
+			negs, target, ranks := tails[i], int(t.O), obj
+			if side == models.Subject {
+				negs, target, ranks = heads[i], int(t.S), subj
+			}
+			pos := scores[target]
+			if math.IsNaN(pos) || math.IsInf(pos, 0) {
+				nonFinite++
+			}
+			greater, equal := 0, 0
+			for _, n := range negs {
+				if n < 0 || int(n) >= len(scores) {
+					fail = fmt.Errorf("metrics.RankAgainst: triple %d: candidate %d outside %d entities", i, n, len(scores))
+					return
+				}
+				switch s := scores[n]; {
+				case s > pos || math.IsNaN(pos):
+					greater++
+				case s == pos:
+					equal++
+				}
+			}
+			ranks[i] = 1 + float64(greater) + float64(equal)/2
+		})
+		if err != nil {
+			return Ranking{}, err
+		}
+		if fail != nil {
+			return Ranking{}, fail
+		}
+	}
+	return summarise(subj, obj, hits, nonFinite), nil
+}
