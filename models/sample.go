@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"sync"
 
 	"gekc/graph"
 	"gekc/kg"
@@ -24,15 +26,16 @@ type Sampler struct {
 	m     *Model
 	batch int
 
-	relMarg  *G.Node
-	relProg  *graph.Program
-	subjR    []int // relation of the all-subjects batch
-	subjMarg *G.Node
-	subjProg *graph.Program
-	objS     []int
-	objR     []int
-	objCand  *G.Node
-	objProg  *graph.Program
+	relMarg   *G.Node
+	relProg   *graph.Program
+	subjR     []int // relations of the all-subjects batch: relPerRun blocks of |E| rows
+	relPerRun int
+	subjMarg  *G.Node
+	subjProg  *graph.Program
+	objS      []int
+	objR      []int
+	objCand   *G.Node
+	objProg   *graph.Program
 }
 
 // NewSampler compiles the sampling programs of a non-negative or squared
@@ -54,7 +57,11 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		batch = 1000
 	}
 	ne := m.Sizes.Entities
-	s := &Sampler{m: m, batch: batch, subjR: make([]int, ne), objS: make([]int, batch), objR: make([]int, batch)}
+	// p(S | r) for several relations per run shares the relation-free work
+	// (Gram matrices, column slices of the entity table) among them; about
+	// 64k rows keeps the intermediates near 100 MB at d = 200.
+	per := max(1, min(m.Sizes.Relations, (1<<16)/ne))
+	s := &Sampler{m: m, batch: batch, relPerRun: per, subjR: make([]int, ne*per), objS: make([]int, batch), objR: make([]int, batch)}
 
 	g := G.NewGraph()
 	c := m.Bind(g)
@@ -70,9 +77,9 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
 		return nil, err
 	}
-	all := make([]int, ne)
+	all := make([]int, ne*per)
 	for i := range all {
-		all[i] = i
+		all[i] = i % ne
 	}
 	b, err := c.NewBatch(intVector(g, "all", all), intVector(g, "r", s.subjR), nil)
 	if err != nil {
@@ -136,22 +143,28 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		rels = append(rels, r)
 	}
 	sort.Ints(rels) // a fixed order keeps runs reproducible from the seed
-	for _, r := range rels {
+	ne := s.m.Sizes.Entities
+	for from := 0; from < len(rels); from += s.relPerRun {
+		chunk := rels[from:min(from+s.relPerRun, len(rels))]
 		for i := range s.subjR {
-			s.subjR[i] = r
+			s.subjR[i] = chunk[min(i/ne, len(chunk)-1)]
 		}
 		if err := s.subjProg.Run(); err != nil {
 			return nil, err
 		}
-		cat, err := newCategorical(values(s.subjMarg))
-		if err != nil {
-			return nil, fmt.Errorf("p(S | r=%d): %w", r, err)
-		}
-		for _, i := range byRel[r] {
-			out[i].S = int32(cat.draw(rng))
+		marg := values(s.subjMarg)
+		for j, r := range chunk {
+			cat, err := newCategorical(marg[j*ne : (j+1)*ne])
+			if err != nil {
+				return nil, fmt.Errorf("p(S | r=%d): %w", r, err)
+			}
+			for _, i := range byRel[r] {
+				out[i].S = int32(cat.draw(rng))
+			}
 		}
 	}
-	ne := s.m.Sizes.Entities
+	us := make([]float64, s.batch)
+	idx := make([]int, s.batch)
 	for from := 0; from < n; from += s.batch {
 		k := min(s.batch, n-from)
 		for i := 0; i < s.batch; i++ {
@@ -161,16 +174,77 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		if err := s.objProg.Run(); err != nil {
 			return nil, err
 		}
-		all := values(s.objCand)
+		// The uniforms are drawn in order, so the result depends on the
+		// seed only, not on how rows are spread over goroutines.
+		for i := range us[:k] {
+			us[i] = rng.Float64()
+		}
+		var err error
+		switch all := s.objCand.Value().Data().(type) {
+		case []float32:
+			err = drawRows(all, ne, us[:k], idx)
+		case []float64:
+			err = drawRows(all, ne, us[:k], idx)
+		default:
+			err = fmt.Errorf("candidate scores of type %T", all)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("p(O | s, r): %w", err)
+		}
 		for i := 0; i < k; i++ {
-			cat, err := newCategorical(all[i*ne : (i+1)*ne])
-			if err != nil {
-				return nil, fmt.Errorf("p(O | s, r): %w", err)
-			}
-			out[from+i].O = int32(cat.draw(rng))
+			out[from+i].O = int32(idx[i])
 		}
 	}
 	return out, nil
+}
+
+// drawRows draws idx[i] from the categorical with unnormalised log-weights
+// logw[i*n:(i+1)*n] by inverse transform with the uniform us[i], rows in
+// parallel, reusing one cumulative buffer per goroutine.
+func drawRows[T float32 | float64](logw []T, n int, us []float64, idx []int) error {
+	workers := min(runtime.GOMAXPROCS(0), len(us))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			cdf := make([]float64, n)
+			for i := w; i < len(us); i += workers {
+				j, err := drawLog(logw[i*n:(i+1)*n], us[i], cdf)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				idx[i] = j
+			}
+		}(w)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// drawLog returns the index that the uniform u selects by inverse transform
+// from unnormalised log-weights, using cdf (len(logw)) as scratch. It is
+// newCategorical followed by draw, without allocating.
+func drawLog[T float32 | float64](logw []T, u float64, cdf []float64) (int, error) {
+	m := math.Inf(-1)
+	for _, v := range logw {
+		x := float64(v)
+		if x != x || math.IsInf(x, 1) {
+			return 0, fmt.Errorf("log-weight %v", x)
+		}
+		m = max(m, x)
+	}
+	if math.IsInf(m, -1) {
+		return 0, errNoMass
+	}
+	var acc float64
+	for i, v := range logw {
+		acc += math.Exp(float64(v) - m)
+		cdf[i] = acc
+	}
+	return categorical{cdf: cdf}.pick(u), nil
 }
 
 // values returns a node's value as float64s.
@@ -213,8 +287,11 @@ func newCategorical(logw []float64) (categorical, error) {
 	return categorical{cdf: cdf}, nil
 }
 
-func (c categorical) draw(rng *rand.Rand) int {
-	u := rng.Float64() * c.cdf[len(c.cdf)-1]
+func (c categorical) draw(rng *rand.Rand) int { return c.pick(rng.Float64()) }
+
+// pick returns the index that the uniform u ∈ [0, 1) selects.
+func (c categorical) pick(u float64) int {
+	u *= c.cdf[len(c.cdf)-1]
 	i := sort.SearchFloat64s(c.cdf, u)
 	for i < len(c.cdf)-1 && c.cdf[i] <= u { // skip zero-mass entries on the boundary
 		i++
