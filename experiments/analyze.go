@@ -16,6 +16,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/train"
 )
 
 // Post-hoc analyses of finished runs, from their checkpoints: no run is
@@ -25,6 +26,13 @@ import (
 //	-analyze ktd -features R  kernel triple distance of each run's samples to the
 //	                          test triples, with ψ from the ComplEx run R; writes
 //	                          ktd.tsv and ktd.md next to results.tsv
+//	-analyze calibration      ECE of every finished run (energy-based ones too) on
+//	                          the test triples and hard negatives, under both
+//	                          mappings; writes runs/<id>/calibration.png, and
+//	                          calibration.tsv and calibration.md next to results.tsv
+//	-analyze plots            draw runs/<id>/curves.png again from metrics.json,
+//	                          for every finished or diverged run; no checkpoint
+//	                          or dataset is read
 
 const (
 	samplesName     = "samples.tsv"
@@ -34,6 +42,8 @@ const (
 	checkpointName  = "checkpoint.npz"
 	ktdTSVName      = "ktd.tsv"
 	ktdMarkdownName = "ktd.md"
+	calTSVName      = "calibration.tsv"
+	calMarkdownName = "calibration.md"
 )
 
 // finishedRun is a run loaded back from its directory.
@@ -182,9 +192,16 @@ func (a *analysis) run(ctx context.Context) error {
 		})
 	case "ktd":
 		return a.ktd(ctx)
+	case "calibration":
+		return a.calibration(ctx)
+	case "plots":
+		return a.plots(ctx)
 	}
-	return fmt.Errorf("-analyze %q: want samples or ktd", a.kind)
+	return fmt.Errorf("-analyze %q: want %s", a.kind, analyzeKinds)
 }
+
+// analyzeKinds lists the -analyze modes, for messages.
+const analyzeKinds = "samples, ktd, calibration or plots"
 
 // each calls f on every selected finished GeKC run.
 func (a *analysis) each(ctx context.Context, f func(*finishedRun) error) error {
@@ -288,5 +305,121 @@ func (a *analysis) ktd(ctx context.Context) error {
 		return err
 	}
 	_, err = a.stdout.Write(md.Bytes())
+	return err
+}
+
+// plots draws curves.png again for every selected run with a final record.
+func (a *analysis) plots(ctx context.Context) error {
+	n := 0
+	for _, r := range a.runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := filepath.Join(a.out, runsDirName, r.ID)
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		if rec == nil || !rec.Status.final() {
+			continue
+		}
+		if err := writeCurves(dir, rec.Spec, epochsOf(rec), rec.BestEpoch); err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		n++
+	}
+	fmt.Fprintf(a.stderr, "wrote %s of %d runs\n", curvesName, n)
+	return nil
+}
+
+type calibrationRow struct {
+	spec RunSpec
+	id   string
+	cal  *metrics.Calibration
+}
+
+// calibration computes the ECE of every selected finished run from its
+// checkpoint, with the negatives the run drew if it had "ece" in its
+// metrics (train.Calibrate seeded by the run), so that both agree.
+func (a *analysis) calibration(ctx context.Context) error {
+	filters := map[string]*kg.Filter{} // by dataset: runs share few of them
+	var rows []calibrationRow
+	for _, r := range a.runs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dir := filepath.Join(a.out, runsDirName, r.ID)
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		if rec == nil || rec.Status != StatusFinished {
+			continue
+		}
+		fr, err := loadFinished(dir, a.dataRoot)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		batch := fr.Spec.Eval.BatchSize
+		if batch <= 0 {
+			batch = 1000
+		}
+		ev, err := metrics.NewConstrainedEvaluator(fr.Model, constraintOf(fr.Spec, fr.Data), batch)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		ds := fr.Data
+		filter := filters[fr.Spec.Dataset]
+		if filter == nil {
+			filter = kg.NewFilter(ds.Train, ds.Valid, ds.Test)
+			filters[fr.Spec.Dataset] = filter
+		}
+		c, err := train.Calibrate(ev, ds, filter, uint64(fr.Spec.Seed))
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		if err := writeCalibrationPlot(dir, fr.Spec, c); err != nil {
+			return fmt.Errorf("%s: %w", r.ID, err)
+		}
+		fmt.Fprintf(a.stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
+		rows = append(rows, calibrationRow{spec: fr.Spec, id: fr.ID, cal: c})
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no finished run in %s to calibrate", a.out)
+	}
+
+	var tsv, md bytes.Buffer
+	fmt.Fprintf(&tsv, "dataset\tmodel\tobjective\tconstraints\tseed\trun\tece_logistic\tece_minmax\tpositives\tnegatives\ttrain_min\ttrain_max\n")
+	for _, r := range rows {
+		c := r.cal
+		fmt.Fprintf(&tsv, "%s\t%s\t%s\t%s\t%d\t%s\t%.6g\t%.6g\t%d\t%d\t%.6g\t%.6g\n", r.spec.Dataset, r.spec.Model, r.spec.Objective,
+			r.spec.Constraints, r.spec.Seed, r.id, c.Logistic.ECE, c.MinMax.ECE, c.Positives, c.Negatives, c.TrainMin, c.TrainMax)
+	}
+	fmt.Fprintf(&md, "# Empirical calibration error on the test triples\n\n"+
+		"Each test triple (s, r, o) is true; one hard negative (s, r, o′) per test triple is false, o′ drawn among the objects of r in training and unknown for (s, r) (test triples without such an o′ get none). "+
+		"Probabilities are σ(log-score) (logistic) or the log-score min-max normalised by the training triples' range (min-max); "+
+		"log-score is log φ for a GeKC and the score φ for an energy-based model. "+
+		"ECE is the mean |mean probability − fraction true| over the non-empty of %d uniform bins. Lower is better. "+
+		"Diagrams: runs/<id>/%s.\n\n", metrics.CalibrationBins, calibrationPlotName)
+	tw := newMarkdownTable(&md)
+	tw.Header("dataset", "model", "objective", "seed", "ECE logistic", "ECE min-max", "true / negatives", "run")
+	for _, r := range rows {
+		c := r.cal
+		if err := tw.Append(r.spec.Dataset, r.spec.Model, r.spec.Objective, fmt.Sprint(r.spec.Seed),
+			fmt.Sprintf("%.4f", c.Logistic.ECE), fmt.Sprintf("%.4f", c.MinMax.ECE),
+			fmt.Sprintf("%d / %d", c.Positives, c.Negatives), "`"+r.id+"`"); err != nil {
+			return err
+		}
+	}
+	if err := tw.Render(); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(a.out, calTSVName), tsv.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := WriteFileAtomic(filepath.Join(a.out, calMarkdownName), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, err := a.stdout.Write(md.Bytes())
 	return err
 }

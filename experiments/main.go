@@ -58,7 +58,16 @@ Expands a TOML grid of training runs and trains them into a results
 directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
 and results.md, updated as each run ends. Stop it at any time and start it
 again: finished runs are kept and never repeated. Several processes may share
-one results directory (-j, SLURM arrays, two terminals).
+one results directory (-j, SLURM arrays, two terminals). Each finished or
+diverged run also gets runs/<id>/curves.png (loss and validation metrics by
+epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
+
+-analyze works on the finished runs of the grid in -out instead of training:
+  samples      sample triples from each GeKC into runs/<id>/samples.tsv
+  ktd          kernel triple distance of the samples (needs -features)
+  calibration  ECE of every run on the test split (logistic and min-max);
+               runs/<id>/calibration.png, calibration.tsv and calibration.md
+  plots        draw runs/<id>/curves.png again from metrics.json
 
 flags:
 `
@@ -76,7 +85,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		jobs     = fs.Int("j", 1, "runs trained at once by this process")
 		emit     = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
 		samples  = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
-		analyze  = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\" or \"ktd\"")
+		analyze  = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
 		features = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 	)
 	fs.Usage = func() {
@@ -162,8 +171,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 				out, len(ids), ids[0])
 		}
 	}
-	if err := checkDatasets(dataRoot, selected); err != nil {
-		return fail(exitUsage, "%v", err)
+	// Plots are drawn from metrics.json alone: they need no dataset.
+	if *analyze != "plots" {
+		if err := checkDatasets(dataRoot, selected); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
 	}
 	if *analyze != "" {
 		a := &analysis{kind: *analyze, features: *features, samples: *samples, out: out, dataRoot: dataRoot,

@@ -52,6 +52,17 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, Valid: e.Valid})
 	}
 	out.Test["step_ms"] = 1000 * res.StepSeconds
+	// A figure that cannot be drawn is noted, not fatal: the run's metrics
+	// and checkpoint are what hours of training bought, and -analyze plots
+	// or -analyze calibration can draw the figures again.
+	if err := writeCurves(job.RunDir, spec, out.Epochs, out.BestEpoch); err != nil {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", curvesName, err))
+	}
+	if res.Calibration != nil {
+		if err := writeCalibrationPlot(job.RunDir, spec, res.Calibration); err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", calibrationPlotName, err))
+		}
+	}
 	if out.Status == StatusFinished {
 		if err := writeCheckpoint(filepath.Join(job.RunDir, "checkpoint.npz"), res.Model); err != nil {
 			return nil, err
@@ -93,6 +104,7 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 		dt = tensor.Float64
 	}
 	ll := slices.Contains(spec.Eval.Metrics, "ll")
+	ece := slices.Contains(spec.Eval.Metrics, "ece")
 	var semK []int
 	if slices.Contains(spec.Eval.Metrics, "sem") {
 		semK = spec.Eval.SemK
@@ -102,7 +114,7 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
-			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK},
+			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece},
 	}, nil
 }
 

@@ -56,6 +56,12 @@ type EvalConfig struct {
 	// SemK, when not empty, adds Sem@k ("sem@k") for these k; the dataset
 	// needs a Schema.
 	SemK []int
+	// ECE adds the empirical calibration error of the test triples against
+	// hard negatives to the test metrics, under the logistic and the min-max
+	// mapping of log-scores to probabilities ("ece_logistic",
+	// "ece_minmax"); see Calibrate. Validation never computes it: it is not
+	// a selection metric.
+	ECE bool
 	// SkipTest leaves the test split alone (e.g. for smoke runs).
 	SkipTest bool
 }
@@ -94,6 +100,10 @@ type Result struct {
 	Model       *models.Model      // with the best validated parameters
 	StepSeconds float64            // mean seconds per optimisation step
 	Initial     map[string]float64 // test metrics before training, when Config.Init is set
+	// Calibration holds the reliability bins behind the test ECE metrics,
+	// for diagrams; nil unless EvalConfig.ECE was set and the test split
+	// evaluated.
+	Calibration *metrics.Calibration
 	Notes       []string
 }
 
@@ -148,6 +158,11 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if cfg.Init != nil && !cfg.Eval.SkipTest {
 		if res.Initial, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
+		}
+		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
+			if _, err := addCalibration(res.Initial, ev, ds, filter, cfg.Seed); err != nil {
+				return nil, err
+			}
 		}
 	}
 
@@ -234,6 +249,14 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if !cfg.Eval.SkipTest {
 		if res.Test, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
+		}
+		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
+			if res.Calibration, err = addCalibration(res.Test, ev, ds, filter, cfg.Seed); err != nil {
+				return nil, err
+			}
+			if n := res.Calibration.NaN; n > 0 {
+				res.Notes = append(res.Notes, fmt.Sprintf("calibration: %d test triples or negatives with a NaN log-score left out", n))
+			}
 		}
 	}
 	if m.Semantics == models.Energy {
@@ -359,6 +382,34 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 		}
 	}
 	return out, nil
+}
+
+// calibrationStream is the PCG stream of the hard negatives' draws, so that
+// they depend on the run's seed only and any later analysis of the same run
+// (Calibrate with the same seed) draws the same ones.
+const calibrationStream = 0xece
+
+// Calibrate returns the calibration of ev's model on the test triples of ds
+// against one hard negative each (metrics.HardNegatives, drawn with seed),
+// the min-max range being that of the training triples' log-scores. filter
+// must hold the known triples: train, valid and test.
+func Calibrate(ev *metrics.Evaluator, ds *kg.Dataset, filter *kg.Filter, seed uint64) (*metrics.Calibration, error) {
+	neg := metrics.HardNegatives(ds.Test, ds.Train, filter, rand.New(rand.NewPCG(seed, calibrationStream)))
+	c, err := ev.Calibration(ds.Test, neg, ds.Train)
+	if err != nil {
+		return nil, fmt.Errorf("train: calibration on %s: %w", ds.Name, err)
+	}
+	return c, nil
+}
+
+// addCalibration computes Calibrate and records both ECEs in out.
+func addCalibration(out map[string]float64, ev *metrics.Evaluator, ds *kg.Dataset, filter *kg.Filter, seed uint64) (*metrics.Calibration, error) {
+	c, err := Calibrate(ev, ds, filter, seed)
+	if err != nil {
+		return nil, err
+	}
+	out["ece_logistic"], out["ece_minmax"] = c.Logistic.ECE, c.MinMax.ECE
+	return c, nil
 }
 
 // snapshot holds a copy of a model's parameters.

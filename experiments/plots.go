@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strconv"
+
+	"gekc/metrics"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Per-run figures, PNG, written next to metrics.json:
+//
+//	curves.png       training loss and validation metrics by epoch, for
+//	                 every finished or diverged run
+//	calibration.png  reliability diagrams under the logistic and the min-max
+//	                 mapping (paper, appendix "Calibration Diagrams"), for
+//	                 runs whose test metrics include the ECE
+//
+// Both can be drawn again from finished runs with -analyze plots and
+// -analyze calibration.
+
+const (
+	curvesName          = "curves.png"
+	calibrationPlotName = "calibration.png"
+)
+
+var (
+	colorModel = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}  // the run's own data
+	colorRef   = color.RGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}  // references: the diagonal, the best epoch
+	colorShare = color.NRGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0x60} // translucent bars of bin shares
+)
+
+// writeCurves draws the training curves of a run into dir/curves.png.
+func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) error {
+	png, err := safeRender(func() ([]byte, error) { return renderCurves(describeRun(spec), epochs, bestEpoch) })
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
+}
+
+// writeCalibrationPlot draws the reliability diagrams of a run into
+// dir/calibration.png.
+func writeCalibrationPlot(dir string, spec RunSpec, c *metrics.Calibration) error {
+	png, err := safeRender(func() ([]byte, error) { return renderCalibration(describeRun(spec), c) })
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
+}
+
+// safeRender calls render, turning a panic into an error: gonum/plot
+// panics on some degenerate data (its default ticker on an empty range),
+// and a figure must never cost a run its results.
+func safeRender(render func() ([]byte, error)) (png []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			png, err = nil, fmt.Errorf("plotting panicked: %v", p)
+		}
+	}()
+	return render()
+}
+
+// renderCurves returns a PNG of one panel per series, stacked over a shared
+// epoch axis: the training loss, then the validation MRR and log-likelihood
+// when some epoch has them (their scales differ too much to share a y axis).
+// Non-finite values are left out, and a diverged run says so in its title.
+// bestEpoch (0: none) is marked by a vertical line.
+func renderCurves(title string, epochs []EpochRecord, bestEpoch int) ([]byte, error) {
+	if len(epochs) == 0 {
+		return nil, fmt.Errorf("no epochs to plot")
+	}
+	var loss plotter.XYs
+	diverged := 0
+	for _, e := range epochs {
+		if isFinite(e.TrainLoss) {
+			loss = append(loss, plotter.XY{X: float64(e.Epoch), Y: e.TrainLoss})
+		} else if diverged == 0 {
+			diverged = e.Epoch
+		}
+	}
+	lossTitle := "training loss"
+	if diverged > 0 {
+		lossTitle += fmt.Sprintf(" (non-finite from epoch %d: diverged)", diverged)
+	}
+	if bestEpoch > 0 {
+		lossTitle += fmt.Sprintf("; dashed: best epoch (%d)", bestEpoch)
+	}
+	type panel struct {
+		title, ylabel string
+		xys           plotter.XYs
+	}
+	panels := []panel{{title + "\n" + lossTitle, "loss", loss}}
+	for _, m := range []struct{ key, title string }{{"mrr", "validation MRR"}, {"ll", "validation log-likelihood"}} {
+		var xys plotter.XYs
+		present := false
+		for _, e := range epochs {
+			v, ok := e.Valid[m.key]
+			present = present || ok
+			if ok && isFinite(v) {
+				xys = append(xys, plotter.XY{X: float64(e.Epoch), Y: v})
+			}
+		}
+		if present {
+			panels = append(panels, panel{m.title, m.key, xys})
+		}
+	}
+
+	first, last := float64(epochs[0].Epoch), float64(epochs[len(epochs)-1].Epoch)
+	rows := make([][]*plot.Plot, len(panels))
+	for i, pn := range panels {
+		p := plot.New()
+		p.Title.Text = pn.title
+		p.Y.Label.Text = pn.ylabel
+		if i == len(panels)-1 {
+			p.X.Label.Text = "epoch"
+		}
+		p.X.Tick.Marker = epochTicks{}
+		p.Y.Tick.Marker = distinctTicks{}
+		p.Add(plotter.NewGrid())
+		if len(pn.xys) > 0 {
+			line, points, err := plotter.NewLinePoints(pn.xys)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, points.Color = colorModel, colorModel
+			points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(2)
+			p.Add(line, points)
+		}
+		// Every panel spans the same epochs, so that they line up
+		// although validation may skip epochs; the margin keeps points on
+		// the first and last epochs whole, and a single epoch gets room
+		// either side.
+		pad := 0.02 * (last - first)
+		if first == last {
+			pad = 1
+		}
+		p.X.Min, p.X.Max = first-pad, last+pad
+		if bestEpoch > 0 && len(pn.xys) > 0 {
+			lo, hi := yRange(pn.xys)
+			best, err := plotter.NewLine(plotter.XYs{{X: float64(bestEpoch), Y: lo}, {X: float64(bestEpoch), Y: hi}})
+			if err != nil {
+				return nil, err
+			}
+			best.Color, best.Dashes = colorRef, []vg.Length{vg.Points(3), vg.Points(3)}
+			p.Add(best)
+		}
+		if len(pn.xys) == 0 {
+			// An empty axis would have no range at all.
+			p.Y.Min, p.Y.Max = 0, 1
+			p.Title.Text += " (no finite values)"
+		}
+		rows[i] = []*plot.Plot{p}
+	}
+	return renderTiles(rows, 8*vg.Inch, vg.Length(len(rows))*2.6*vg.Inch)
+}
+
+// renderCalibration returns a PNG of the reliability diagrams of both
+// mappings side by side: the fraction of true triples against the mean
+// probability of each non-empty bin, the diagonal of perfect calibration,
+// and bars with each bin's share of the triples.
+func renderCalibration(title string, c *metrics.Calibration) ([]byte, error) {
+	if c == nil {
+		return nil, fmt.Errorf("no calibration to plot")
+	}
+	var row []*plot.Plot
+	for _, m := range []struct {
+		name string
+		r    metrics.Reliability
+	}{{"logistic σ(log-score)", c.Logistic}, {"min-max on training log-scores", c.MinMax}} {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s\n%s: ECE %.4f (%d true, %d negatives)", title, m.name, m.r.ECE, c.Positives, c.Negatives)
+		p.X.Label.Text = "probability of being true (bin mean)"
+		p.Y.Label.Text = "fraction of true triples"
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
+		p.Add(plotter.NewGrid())
+
+		total := 0
+		for _, b := range m.r.Bins {
+			total += b.Count
+		}
+		if total == 0 {
+			return nil, fmt.Errorf("%s: no triples in any bin", m.name)
+		}
+		share := &plotter.Histogram{FillColor: colorShare, LineStyle: draw.LineStyle{Color: colorShare, Width: vg.Points(0.5)}}
+		var curve plotter.XYs
+		for _, b := range m.r.Bins {
+			share.Bins = append(share.Bins, plotter.HistogramBin{Min: b.Lo, Max: b.Hi, Weight: float64(b.Count) / float64(total)})
+			if b.Count > 0 {
+				curve = append(curve, plotter.XY{X: b.MeanProb, Y: b.Frequency})
+			}
+		}
+		diag, err := plotter.NewLine(plotter.XYs{{X: 0, Y: 0}, {X: 1, Y: 1}})
+		if err != nil {
+			return nil, err
+		}
+		diag.Color, diag.Dashes = colorRef, []vg.Length{vg.Points(4), vg.Points(3)}
+		line, points, err := plotter.NewLinePoints(curve)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color = colorModel, colorModel
+		points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(2.5)
+		p.Add(share, diag, line, points)
+		p.Legend.Add(fmt.Sprintf("model (ECE %.4f)", m.r.ECE), line, points)
+		p.Legend.Add("perfectly calibrated", diag)
+		p.Legend.Add("share of triples in the bin", share)
+		p.Legend.Top, p.Legend.Left = true, true
+		row = append(row, p)
+	}
+	return renderTiles([][]*plot.Plot{row}, 12*vg.Inch, 5.5*vg.Inch)
+}
+
+// renderTiles draws plots on a grid of aligned panels and encodes the
+// result as PNG.
+func renderTiles(rows [][]*plot.Plot, w, h vg.Length) ([]byte, error) {
+	c, err := draw.NewFormattedCanvas(w, h, "png")
+	if err != nil {
+		return nil, err
+	}
+	tiles := draw.Tiles{Rows: len(rows), Cols: len(rows[0]),
+		PadTop: vg.Points(6), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(12),
+		PadX: vg.Points(24), PadY: vg.Points(18)}
+	canvases := plot.Align(rows, tiles, draw.New(c))
+	for i, row := range rows {
+		for j, p := range row {
+			p.Draw(canvases[i][j])
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// epochTicks labels whole epochs at a round step (1, 2, 5, 10, 20, …)
+// giving at most eight labels.
+type epochTicks struct{}
+
+func (epochTicks) Ticks(lo, hi float64) []plot.Tick {
+	step := 1.0
+	for i := 0; (hi-lo)/step > 8; i++ {
+		step = [...]float64{2, 5, 10}[i%3] * math.Pow10(i/3)
+	}
+	var ticks []plot.Tick
+	for e := math.Ceil(lo/step) * step; e <= hi; e += step {
+		ticks = append(ticks, plot.Tick{Value: e, Label: strconv.FormatFloat(e, 'f', -1, 64)})
+	}
+	return ticks
+}
+
+// distinctTicks are the default ticks labelled with the fewest decimals
+// that give each major tick its exact value (to a millionth of the
+// range) and a label of its own: over a narrow range (a log-likelihood from
+// −9.23 to −9.10) the default labels can repeat.
+type distinctTicks struct{}
+
+func (distinctTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := (plot.DefaultTicks{}).Ticks(lo, hi)
+	tol := 1e-6 * (hi - lo)
+	for decimals := 0; decimals <= 10; decimals++ {
+		seen := map[string]bool{}
+		ok := true
+		for _, t := range ticks {
+			if t.IsMinor() {
+				continue
+			}
+			l := strconv.FormatFloat(t.Value, 'f', decimals, 64)
+			v, _ := strconv.ParseFloat(l, 64)
+			ok = ok && !seen[l] && math.Abs(v-t.Value) <= tol
+			seen[l] = true
+		}
+		if ok { // else the default labels stay
+			for i, t := range ticks {
+				if !t.IsMinor() {
+					ticks[i].Label = strconv.FormatFloat(t.Value, 'f', decimals, 64)
+				}
+			}
+			break
+		}
+	}
+	return ticks
+}
+
+func yRange(xys plotter.XYs) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, p := range xys {
+		lo, hi = min(lo, p.Y), max(hi, p.Y)
+	}
+	return lo, hi
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// epochsOf turns metrics.json's epochs back into EpochRecords.
+func epochsOf(rec *runRecord) []EpochRecord {
+	out := make([]EpochRecord, len(rec.Epochs))
+	for i, e := range rec.Epochs {
+		out[i] = EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
+		if e.Valid != nil {
+			out[i].Valid = fromJSONMap(e.Valid)
+		}
+	}
+	return out
+}

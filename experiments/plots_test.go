@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gekc/metrics"
+)
+
+// decodePNG decodes data and checks that it is a plausible figure: sane
+// dimensions and some pixels in the run's colour (the curves were drawn,
+// not only the axes). It returns the image's size.
+func decodePNG(t *testing.T, what string, data []byte) image.Point {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	size := img.Bounds().Size()
+	if size.X < 300 || size.Y < 200 || size.X > 5000 || size.Y > 5000 {
+		t.Errorf("%s: %dx%d pixels", what, size.X, size.Y)
+	}
+	if n := countNear(img, colorModel.R, colorModel.G, colorModel.B); n < 5 {
+		t.Errorf("%s: %d pixels in the curves' colour; nothing drawn?", what, n)
+	}
+	return size
+}
+
+// countNear counts pixels within a small distance of an opaque colour.
+func countNear(img image.Image, r, g, b uint8) int {
+	n := 0
+	bd := img.Bounds()
+	for y := bd.Min.Y; y < bd.Max.Y; y++ {
+		for x := bd.Min.X; x < bd.Max.X; x++ {
+			pr, pg, pb, _ := img.At(x, y).RGBA()
+			d := math.Abs(float64(pr>>8)-float64(r)) + math.Abs(float64(pg>>8)-float64(g)) + math.Abs(float64(pb>>8)-float64(b))
+			if d < 30 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func readPNG(t *testing.T, path string) image.Point {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return decodePNG(t, path, data)
+}
+
+func TestRenderCurves(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name   string
+		epochs []EpochRecord
+		best   int
+		panels int
+	}{
+		{"loss only", []EpochRecord{{Epoch: 1, TrainLoss: 3}, {Epoch: 2, TrainLoss: 2.5}}, 0, 1},
+		{"mrr every other epoch", []EpochRecord{
+			{Epoch: 1, TrainLoss: 3}, {Epoch: 2, TrainLoss: 2, Valid: map[string]float64{"mrr": 0.2}},
+			{Epoch: 3, TrainLoss: 1.5}, {Epoch: 4, TrainLoss: 1.2, Valid: map[string]float64{"mrr": 0.3, "hits@1": 0.1}},
+		}, 4, 2},
+		{"mrr and ll over a narrow range", []EpochRecord{
+			{Epoch: 1, TrainLoss: 9.23, Valid: map[string]float64{"mrr": 0.48, "ll": -9.23}},
+			{Epoch: 2, TrainLoss: 9.1, Valid: map[string]float64{"mrr": 0.49, "ll": -9.1}},
+		}, 2, 3},
+		{"diverged", []EpochRecord{
+			{Epoch: 1, TrainLoss: 5, Valid: map[string]float64{"mrr": 0.1}},
+			{Epoch: 2, TrainLoss: nan},
+		}, 1, 2},
+		{"diverged in the first epoch", []EpochRecord{{Epoch: 1, TrainLoss: math.Inf(1)}, {Epoch: 2, TrainLoss: 1}}, 0, 1},
+		{"one epoch", []EpochRecord{{Epoch: 1, TrainLoss: 1, Valid: map[string]float64{"ll": -3}}}, 1, 2},
+	}
+	var height1 int
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data, err := renderCurves("test run", tt.epochs, tt.best)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := decodePNG(t, tt.name, data)
+			// One panel per series: the height grows with the panels.
+			if tt.panels == 1 {
+				height1 = size.Y
+			} else if height1 > 0 && (size.Y < tt.panels*height1*9/10 || size.Y > tt.panels*height1*11/10) {
+				t.Errorf("%d panels: height %d, one panel %d", tt.panels, size.Y, height1)
+			}
+		})
+	}
+	if _, err := renderCurves("empty", nil, 0); err == nil {
+		t.Error("no epochs accepted")
+	}
+}
+
+func TestDistinctTicks(t *testing.T) {
+	for _, r := range [][2]float64{{-9.23, -9.1}, {0.4831, 0.4874}, {0, 1}, {1200, 1800}, {-1e-5, 3e-5}} {
+		seen := map[string]bool{}
+		for _, tk := range (distinctTicks{}).Ticks(r[0], r[1]) {
+			if tk.IsMinor() {
+				continue
+			}
+			if seen[tk.Label] {
+				t.Errorf("range %v: label %q repeats", r, tk.Label)
+			}
+			seen[tk.Label] = true
+			if v, err := strconv.ParseFloat(tk.Label, 64); err != nil || math.Abs(v-tk.Value) > 1e-6*(r[1]-r[0]) {
+				t.Errorf("range %v: tick %v labelled %q", r, tk.Value, tk.Label)
+			}
+		}
+		if len(seen) < 2 {
+			t.Errorf("range %v: %d labelled ticks", r, len(seen))
+		}
+	}
+}
+
+func TestRenderCalibration(t *testing.T) {
+	probs := []float64{0.05, 0.12, 0.18, 0.35, 0.5, 0.52, 0.77, 0.9, 1, 0.99}
+	labels := []bool{false, false, true, false, true, false, true, true, true, false}
+	logistic, err := metrics.ECE(probs, labels, metrics.CalibrationBins)
+	must(t, err)
+	// Everything in one bin: the curve is a single point.
+	single, err := metrics.ECE([]float64{0.5, 0.55}, []bool{true, false}, metrics.CalibrationBins)
+	must(t, err)
+	c := &metrics.Calibration{Logistic: logistic, MinMax: single, Positives: 6, Negatives: 4}
+	data, err := renderCalibration("test run", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := decodePNG(t, "calibration", data)
+	if size.X <= size.Y {
+		t.Errorf("%dx%d: the two diagrams should be side by side", size.X, size.Y)
+	}
+	if _, err := renderCalibration("nil", nil); err == nil {
+		t.Error("nil calibration accepted")
+	}
+	if _, err := renderCalibration("no bins", &metrics.Calibration{}); err == nil {
+		t.Error("calibration without bins accepted")
+	}
+}
+
+func TestWritePlotsNameTheirFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	err := writeCurves(dir, DefaultRunSpec(), []EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, curvesName)) {
+		t.Errorf("writing into a missing directory: %v", err)
+	}
+	err = writeCurves(t.TempDir(), DefaultRunSpec(), nil, 0)
+	if err == nil || !strings.Contains(err.Error(), curvesName) {
+		t.Errorf("no epochs: %v", err)
+	}
+}
+
+// -analyze plots draws curves.png of finished and diverged runs from
+// metrics.json alone (the toy dataset has no files at all), and leaves
+// failed runs alone.
+func TestAnalyzePlots(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ids := fx.runIDs(t)
+	diverged, failed := ids[1], ids[2]
+	fake := newFake()
+	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
+	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
+	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0-3")...); code != exitRunsFailed {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-analyze", "plots")...)
+	if code != exitOK {
+		t.Fatalf("-analyze plots: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "wrote "+curvesName+" of 3 runs") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	for i, id := range ids {
+		path := filepath.Join(fx.out, runsDirName, id, curvesName)
+		want := i <= 3 && id != failed
+		if fileExists(path) != want {
+			t.Errorf("%s: %s exists %v, want %v", id, curvesName, fileExists(path), want)
+			continue
+		}
+		if want {
+			readPNG(t, path)
+		}
+	}
+	assertNoTempFiles(t, fx.out)
+	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-analyze", "nonsense")...); code == exitOK ||
+		!strings.Contains(stderr, "calibration or plots") {
+		t.Errorf("-analyze nonsense: exit %d: %s", code, stderr)
+	}
+}
+
+// Real training on Nations: runs with "ece" get both ECEs and both figures;
+// -analyze calibration reproduces the ECEs from the checkpoints (the same
+// seeded negatives), also for a run trained without "ece", and -analyze
+// plots draws the curves again.
+func TestCalibrationEndToEnd(t *testing.T) {
+	data, err := filepath.Abs(filepath.Join("..", "data"))
+	must(t, err)
+	if !fileExists(filepath.Join(data, "nations", "train.txt")) {
+		t.Skip("no data/nations")
+	}
+	grid := `name = "cal"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 2
+eval = { metrics = ["mrr", "hits", "ll", "ece"] }
+
+[[sweep]]
+model = ["cp", "cp2"]
+objective = "pll"
+
+[[sweep]]
+model = "complex+"
+objective = "mle"
+learning_rate = 0.05
+eval = { metrics = ["mrr", "hits", "ll"] }
+`
+	fx := newSweepFixture(t, grid)
+	args := []string{"-grid", fx.grid, "-data", data, "-out", fx.out}
+	cli := func(extra ...string) (stdout, stderr string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(context.Background(), append(args, extra...), cliEnv{stdout: &out, stderr: &errOut,
+			getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	cli()
+	ids := fx.runIDs(t)
+	withECE := map[string]bool{ids[0]: true, ids[1]: true, ids[2]: false}
+	recorded := map[string][2]float64{}
+	for id, ece := range withECE {
+		dir := filepath.Join(fx.out, runsDirName, id)
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		must(t, err)
+		if rec.Status != StatusFinished {
+			t.Fatalf("%s: %s %s", id, rec.Status, rec.Error)
+		}
+		l, hasL := rec.Test["ece_logistic"]
+		m, hasM := rec.Test["ece_minmax"]
+		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, calibrationPlotName)) != ece {
+			t.Fatalf("%s: ece metrics %v/%v and %s %v, want all %v", id, hasL, hasM, calibrationPlotName,
+				fileExists(filepath.Join(dir, calibrationPlotName)), ece)
+		}
+		readPNG(t, filepath.Join(dir, curvesName))
+		if ece {
+			readPNG(t, filepath.Join(dir, calibrationPlotName))
+			if !(l >= 0 && l <= 1 && m >= 0 && m <= 1) {
+				t.Errorf("%s: ECE %v, %v", id, l, m)
+			}
+			recorded[id] = [2]float64{float64(l), float64(m)}
+		}
+		for _, e := range rec.Epochs {
+			if _, ok := e.Valid["ece_logistic"]; ok {
+				t.Errorf("%s: validation computed the ECE", id)
+			}
+		}
+		for _, name := range []string{curvesName, calibrationPlotName} {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+
+	cli("-analyze", "plots")
+	for id := range withECE {
+		dir := filepath.Join(fx.out, runsDirName, id)
+		readPNG(t, filepath.Join(dir, curvesName))
+		if fileExists(filepath.Join(dir, calibrationPlotName)) {
+			t.Errorf("%s: -analyze plots drew %s", id, calibrationPlotName)
+		}
+	}
+
+	stdout, _ := cli("-analyze", "calibration")
+	tsv, err := os.ReadFile(filepath.Join(fx.out, calTSVName))
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(tsv)), "\n")
+	if len(lines) != 1+len(ids) {
+		t.Fatalf("%s has %d lines, want a header and %d rows:\n%s", calTSVName, len(lines), len(ids), tsv)
+	}
+	header := strings.Split(lines[0], "\t")
+	col := func(name string) int {
+		for i, h := range header {
+			if h == name {
+				return i
+			}
+		}
+		t.Fatalf("%s: no column %s", calTSVName, name)
+		return -1
+	}
+	for _, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		id := f[col("run")]
+		if _, ok := withECE[id]; !ok {
+			t.Errorf("%s: unexpected run %s", calTSVName, id)
+			continue
+		}
+		readPNG(t, filepath.Join(fx.out, runsDirName, id, calibrationPlotName))
+		var got [2]float64
+		for i, c := range []string{"ece_logistic", "ece_minmax"} {
+			got[i], err = strconv.ParseFloat(f[col(c)], 64)
+			must(t, err)
+		}
+		if want, ok := recorded[id]; ok {
+			for i := range got {
+				if math.Abs(got[i]-want[i]) > 1e-5*max(1, want[i]) {
+					t.Errorf("%s: post-hoc ECE %v, the run recorded %v", id, got, want)
+				}
+			}
+		} else if !(got[0] >= 0 && got[0] <= 1 && got[1] >= 0 && got[1] <= 1) {
+			t.Errorf("%s: ECE %v", id, got)
+		}
+		if pos, _ := strconv.Atoi(f[col("positives")]); pos != 201 { // Nations' test split
+			t.Errorf("%s: %d positives", id, pos)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(fx.out, calMarkdownName))
+	must(t, err)
+	if err := containsAll(string(md), append([]string{"| ECE logistic", "ECE min-max"}, ids...)...); err != nil {
+		t.Errorf("%s: %v\n%s", calMarkdownName, err, md)
+	}
+	if stdout != string(md) {
+		t.Errorf("stdout is not %s:\n%s", calMarkdownName, stdout)
+	}
+	assertNoTempFiles(t, fx.out)
+}
+
+func TestEpochTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []float64
+	}{
+		{0.9, 2.1, []float64{1, 2}},
+		{1, 8, []float64{1, 2, 3, 4, 5, 6, 7, 8}},
+		{0.2, 40.8, []float64{10, 20, 30, 40}},
+		{1, 15, []float64{2, 4, 6, 8, 10, 12, 14}},
+		{0, 500, []float64{0, 100, 200, 300, 400, 500}},
+		{-1, 1, []float64{-1, 0, 1}},
+	}
+	for _, tt := range tests {
+		var got []float64
+		for _, tk := range (epochTicks{}).Ticks(tt.lo, tt.hi) {
+			got = append(got, tk.Value)
+			if tk.Label != strconv.FormatFloat(tk.Value, 'f', -1, 64) {
+				t.Errorf("[%v, %v]: tick %v labelled %q", tt.lo, tt.hi, tk.Value, tk.Label)
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("[%v, %v]: ticks %v, want %v", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+func TestSafeRender(t *testing.T) {
+	if _, err := safeRender(func() ([]byte, error) { panic("illegal range") }); err == nil || !strings.Contains(err.Error(), "illegal range") {
+		t.Errorf("panic: %v", err)
+	}
+	got, err := safeRender(func() ([]byte, error) { return []byte("png"), nil })
+	if err != nil || string(got) != "png" {
+		t.Errorf("%q, %v", got, err)
+	}
+}
