@@ -53,6 +53,7 @@ type cliEnv struct {
 }
 
 const usageText = `usage: go run ./experiments -grid FILE [flags]
+       go run ./experiments -scaling [-out DIR] [-scaling-* flags]
 
 Expands a TOML grid of training runs and trains them into a results
 directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
@@ -69,10 +70,19 @@ epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
                runs/<id>/calibration.png, calibration.tsv and calibration.md
   plots        draw runs/<id>/curves.png again from metrics.json
 
+-scaling measures the time and peak memory of one PLL training step of
+complex, complex+ and complex2 on a synthetic graph of ogbl-wikikg2's size,
+by batch size and by number of entities (the paper's figure 4), each point
+in a child process with a memory cap: <out>/scaling.{tsv,md,png}, default
+out results/scaling. Like a sweep it resumes where it stopped.
+
 flags:
 `
 
 func runCLI(ctx context.Context, args []string, env cliEnv) int {
+	if job := env.getenv(scalingChildEnv); job != "" {
+		return runScalingChild(job, env.stdout, env.stderr)
+	}
 	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var (
@@ -87,6 +97,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		samples  = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
 		analyze  = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
 		features = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
+		scaling  = addScalingFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -105,6 +116,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	switch {
 	case fs.NArg() > 0:
 		return fail(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	case scaling.enabled:
+		return runScaling(ctx, fs, scaling, env)
 	case *gridPath == "":
 		return fail(exitUsage, "-grid is required, e.g. -grid grids/umls.toml")
 	case *jobs < 1:
