@@ -89,6 +89,14 @@ func (t *resultsTable) upsert(row resultRow) bool {
 		t.rows = append(t.rows, row)
 		return true
 	case Status(t.rows[i]["status"]).final():
+		// A run ends once; if it is trained again (its run directory was
+		// lost, e.g. on a fresh clone, or removed to retrain it), the later
+		// result is the one whose checkpoint is on disk. Times are UTC
+		// RFC 3339, so they order as strings.
+		if row["finished_at"] > t.rows[i]["finished_at"] {
+			t.rows[i] = row
+			return true
+		}
 		return false
 	case maps.Equal(t.rows[i], row):
 		return false
@@ -168,29 +176,35 @@ func tsvClean(s string) string {
 }
 
 // sortMetrics orders metric names as tables read best: mrr, hits@k by k,
-// ll, then the rest alphabetically.
+// ll, then the rest alphabetically, "name@k" families by k (sem@1, sem@20,
+// sem@100).
 func sortMetrics(ms []string) {
-	rank := func(m string) (int, int) {
+	key := func(m string) (class int, base string, k int) {
+		base, k = m, -1
+		if i := strings.LastIndexByte(m, '@'); i >= 0 {
+			if n, err := strconv.Atoi(m[i+1:]); err == nil {
+				base, k = m[:i], n
+			}
+		}
 		switch {
 		case m == "mrr":
-			return 0, 0
-		case strings.HasPrefix(m, "hits@"):
-			k, err := strconv.Atoi(strings.TrimPrefix(m, "hits@"))
-			if err == nil {
-				return 1, k
-			}
+			return 0, base, k
+		case base == "hits" && k >= 0:
+			return 1, base, k
 		case m == "ll":
-			return 2, 0
+			return 2, base, k
 		}
-		return 3, 0
+		return 3, base, k
 	}
 	sort.SliceStable(ms, func(i, j int) bool {
-		ci, ki := rank(ms[i])
-		cj, kj := rank(ms[j])
-		if ci != cj {
+		ci, bi, ki := key(ms[i])
+		cj, bj, kj := key(ms[j])
+		switch {
+		case ci != cj:
 			return ci < cj
-		}
-		if ki != kj {
+		case bi != bj:
+			return bi < bj
+		case ki != kj:
 			return ki < kj
 		}
 		return ms[i] < ms[j]

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,12 @@ func TestResultsTableUpsert(t *testing.T) {
 		{"new run", nil, row("a", "finished", "0.5"), true, []resultRow{row("a", "finished", "0.5")}},
 		{"finished run kept", []resultRow{row("a", "finished", "0.5")}, row("a", "finished", "0.6"), false, []resultRow{row("a", "finished", "0.5")}},
 		{"diverged run kept", []resultRow{row("a", "diverged", "")}, row("a", "finished", "0.6"), false, []resultRow{row("a", "diverged", "")}},
+		{"retrained run replaces its row", []resultRow{{"id": "a", "status": "finished", "finished_at": "2026-01-01T00:00:00Z"}},
+			resultRow{"id": "a", "status": "finished", "finished_at": "2026-02-01T00:00:00Z"}, true,
+			[]resultRow{{"id": "a", "status": "finished", "finished_at": "2026-02-01T00:00:00Z"}}},
+		{"older result never replaces", []resultRow{{"id": "a", "status": "finished", "finished_at": "2026-02-01T00:00:00Z"}},
+			resultRow{"id": "a", "status": "diverged", "finished_at": "2026-01-01T00:00:00Z"}, false,
+			[]resultRow{{"id": "a", "status": "finished", "finished_at": "2026-02-01T00:00:00Z"}}},
 		{"failed run replaced in place", []resultRow{row("a", "failed", ""), row("b", "finished", "1")}, row("a", "finished", "0.6"), true,
 			[]resultRow{row("a", "finished", "0.6"), row("b", "finished", "1")}},
 		{"same failed row again", []resultRow{row("a", "failed", "")}, row("a", "failed", ""), false, []resultRow{row("a", "failed", "")}},
@@ -108,5 +115,14 @@ func TestJSONFloatKeepsNonFinite(t *testing.T) {
 	must(t, back.UnmarshalJSON(b))
 	if !math.IsNaN(float64(back)) {
 		t.Errorf("NaN -> %s -> %v", b, back)
+	}
+}
+
+func TestSortMetrics(t *testing.T) {
+	got := []string{"sem@100", "ll", "ece_minmax", "hits@10", "sem@1", "mrr_object", "hits@3", "mrr", "sem@20", "hits@1", "ece_logistic"}
+	sortMetrics(got)
+	want := []string{"mrr", "hits@1", "hits@3", "hits@10", "ll", "ece_logistic", "ece_minmax", "mrr_object", "sem@1", "sem@20", "sem@100"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sortMetrics = %v\nwant %v", got, want)
 	}
 }
