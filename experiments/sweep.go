@@ -381,10 +381,16 @@ func (s *sweep) completeRecord(rec *runRecord, o *Outcome, runErr error) {
 	}
 	if rec.SecondsPerEpoch == 0 && len(rec.Epochs) > 0 {
 		var sum float64
+		n := 0
 		for _, e := range rec.Epochs {
-			sum += float64(e.Seconds)
+			if e.Epoch > 0 { // epoch 0 is the validation of a distilled model before training
+				sum += float64(e.Seconds)
+				n++
+			}
 		}
-		rec.SecondsPerEpoch = jsonFloat(sum / float64(len(rec.Epochs)))
+		if n > 0 {
+			rec.SecondsPerEpoch = jsonFloat(sum / float64(n))
+		}
 	}
 	if rec.PeakRSSBytes == 0 {
 		if rss, err := peakRSSBytes(); err == nil {

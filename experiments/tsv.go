@@ -211,6 +211,18 @@ func sortMetrics(ms []string) {
 	})
 }
 
+// trainedEpochs counts the epochs that trained; a distilled run also
+// records epoch 0, the validation of the model as converted.
+func trainedEpochs(es []epochJSON) int {
+	n := 0
+	for _, e := range es {
+		if e.Epoch > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func formatMetric(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // rowFromRecord is the results.tsv row of a run.
@@ -220,7 +232,7 @@ func rowFromRecord(rec *runRecord) resultRow {
 		"id": rec.ID, "config_id": rec.ConfigID, "dataset": s.Dataset, "model": s.Model,
 		"objective": s.Objective, "constraints": s.Constraints, "rank": strconv.Itoa(s.Rank),
 		"batch_size": strconv.Itoa(s.BatchSize), "learning_rate": formatFloat(s.LearningRate),
-		"seed": strconv.Itoa(s.Seed), "status": string(rec.Status), "epochs": strconv.Itoa(len(rec.Epochs)),
+		"seed": strconv.Itoa(s.Seed), "status": string(rec.Status), "epochs": strconv.Itoa(trainedEpochs(rec.Epochs)),
 		"best_epoch": strconv.Itoa(rec.BestEpoch), "select": s.Eval.Select,
 		"wall_seconds":      strconv.FormatFloat(float64(rec.WallSeconds), 'f', 1, 64),
 		"seconds_per_epoch": strconv.FormatFloat(float64(rec.SecondsPerEpoch), 'f', 2, 64),

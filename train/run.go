@@ -166,8 +166,22 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 	}
 
-	best, bestEpoch, since := math.Inf(-1), 0, 0
+	best, bestEpoch, since := math.Inf(-1), -1, 0
 	snapshot := snapshotOf(m)
+	if cfg.Init != nil {
+		// A converted model competes with its own fine-tuning: if no
+		// fine-tuning epoch validates better, the result is the model as
+		// converted (epoch 0), not the least bad fine-tuned one.
+		vm, err := evaluate(ev, valid, filter, ds.Schema, cfg.Eval, true)
+		if err != nil {
+			return nil, err
+		}
+		if score := vm[cfg.Eval.Select]; !math.IsNaN(score) {
+			best, bestEpoch = score, 0
+			snapshot.take(m)
+		}
+		res.Epochs = append(res.Epochs, EpochRecord{Epoch: 0, TrainLoss: math.NaN(), Valid: vm})
+	}
 	var steps int
 	var stepTime time.Duration
 	train := append([]kg.Triple(nil), ds.Train...)
@@ -233,7 +247,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 	}
 	res.StepSeconds = stepTime.Seconds() / float64(max(steps, 1))
-	if bestEpoch == 0 {
+	if bestEpoch < 0 {
 		if res.Status == Diverged {
 			return res, nil
 		}

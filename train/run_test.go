@@ -166,4 +166,16 @@ func TestRunReportsInitialMetrics(t *testing.T) {
 	if got, want := res.Initial["mrr"], src.Test["mrr"]; got != want {
 		t.Errorf("initial test MRR %v, want the source's %v", got, want)
 	}
+	// The converted model is validated as epoch 0 and competes with its
+	// fine-tuning: the best epoch's validation score is the maximum.
+	if len(res.Epochs) == 0 || res.Epochs[0].Epoch != 0 {
+		t.Fatalf("no epoch-0 validation: %v", res.Epochs)
+	}
+	best := math.Inf(-1)
+	for _, e := range res.Epochs {
+		best = math.Max(best, e.Valid["mrr"])
+	}
+	if res.Valid["mrr"] != best {
+		t.Errorf("selected validation MRR %v (epoch %d), best over epochs 0.. is %v", res.Valid["mrr"], res.BestEpoch, best)
+	}
 }
