@@ -16,7 +16,7 @@ vet:
 	$(GO) vet ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./graph/ ./models/ ./objectives/
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./graph/ ./train/ ./models/ ./objectives/
 
 umls:
 	$(GO) run ./experiments -grid grids/umls.toml
