@@ -402,10 +402,10 @@ func (a *analysis) calibration(ctx context.Context) error {
 		"ECE is the mean |mean probability − fraction true| over the non-empty of %d uniform bins. Lower is better. "+
 		"Diagrams: runs/<id>/%s.\n\n", metrics.CalibrationBins, calibrationPlotName)
 	tw := newMarkdownTable(&md)
-	tw.Header("dataset", "model", "objective", "seed", "ECE logistic", "ECE min-max", "true / negatives", "run")
+	tw.Header("dataset", "model", "objective", "rank", "seed", "ECE logistic", "ECE min-max", "true / negatives", "run")
 	for _, r := range rows {
 		c := r.cal
-		if err := tw.Append(r.spec.Dataset, r.spec.Model, r.spec.Objective, fmt.Sprint(r.spec.Seed),
+		if err := tw.Append(r.spec.Dataset, displayModel(r.spec), r.spec.Objective, fmt.Sprint(r.spec.Rank), fmt.Sprint(r.spec.Seed),
 			fmt.Sprintf("%.4f", c.Logistic.ECE), fmt.Sprintf("%.4f", c.MinMax.ECE),
 			fmt.Sprintf("%d / %d", c.Positives, c.Negatives), "`"+r.id+"`"); err != nil {
 			return err
@@ -422,4 +422,13 @@ func (a *analysis) calibration(ctx context.Context) error {
 	}
 	_, err := a.stdout.Write(md.Bytes())
 	return err
+}
+
+// displayModel names a run's model as tables do: a domain-constrained one
+// gets the paper's "d-" prefix (d-complex2).
+func displayModel(s RunSpec) string {
+	if s.Constraints == "domain" {
+		return "d-" + s.Model
+	}
+	return s.Model
 }
