@@ -164,7 +164,11 @@ func runSamples(fr *finishedRun, n int, log io.Writer) ([]kg.Triple, error) {
 	if ts, err := readSamples(path, fr.Data); err == nil && len(ts) >= n {
 		return ts[:n], nil
 	}
-	ts, dt, err := sampleTriples(fr.Model, constraintOf(fr.Spec, fr.Data), n, uint64(fr.Spec.Seed))
+	dom, err := constraintOf(fr.Spec, fr.Data)
+	if err != nil {
+		return nil, err
+	}
+	ts, dt, err := sampleTriples(fr.Model, dom, n, uint64(fr.Spec.Seed))
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +368,11 @@ func (a *analysis) calibration(ctx context.Context) error {
 		if batch <= 0 {
 			batch = 1000
 		}
-		ev, err := metrics.NewConstrainedEvaluator(fr.Model, constraintOf(fr.Spec, fr.Data), batch)
+		dom, err := constraintOf(fr.Spec, fr.Data)
+		if err != nil {
+			return err
+		}
+		ev, err := metrics.NewConstrainedEvaluator(fr.Model, dom, batch)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}

@@ -72,7 +72,11 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		if res.Model.Semantics == models.Energy {
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
 		} else {
-			ts, dt, err := sampleTriples(res.Model, constraintOf(spec, ds), spec.Samples, uint64(spec.Seed))
+			dom, err := constraintOf(spec, ds)
+			if err != nil {
+				return nil, err
+			}
+			ts, dt, err := sampleTriples(res.Model, dom, spec.Samples, uint64(spec.Seed))
 			if err != nil {
 				return nil, fmt.Errorf("sampling: %w", err)
 			}
@@ -118,16 +122,17 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 	}, nil
 }
 
-// constraintOf returns the domain constraint a run is trained under, or nil.
-func constraintOf(spec RunSpec, ds *kg.Dataset) *models.Domain {
-	if spec.Constraints != "domain" || ds.Schema == nil {
-		return nil
+// constraintOf returns the domain constraint a run is trained under: nil
+// for an unconstrained run, an error when a constrained run's data set has
+// no usable schema (its samples or metrics would silently be unconstrained).
+func constraintOf(spec RunSpec, ds *kg.Dataset) (*models.Domain, error) {
+	if spec.Constraints != "domain" {
+		return nil, nil
 	}
-	d, err := models.DomainFromSchema(ds.Schema)
-	if err != nil {
-		return nil // train.Run reported it already
+	if ds.Schema == nil {
+		return nil, fmt.Errorf("run with constraints = \"domain\": data set %s has no schema (entity_types.tsv and relation_schema.tsv)", ds.Dir)
 	}
-	return d
+	return models.DomainFromSchema(ds.Schema)
 }
 
 // Datasets are loaded once per process: a sweep trains many runs on one.
