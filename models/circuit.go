@@ -129,6 +129,33 @@ func (c *Circuit) table(v Var) (*G.Node, error) {
 	})
 }
 
+// colLogSum returns the column log-sum-exp of slot v's (log-space) input
+// table: the slot summed out of a non-negative circuit (paper,
+// Proposition 1). It is built once per graph and shared by every query.
+func (c *Circuit) colLogSum(v Var) (*G.Node, error) {
+	return c.memo(fmt.Sprintf("collse:%v", v), func() (*G.Node, error) {
+		t, err := c.table(v)
+		if err != nil {
+			return nil, err
+		}
+		return graph.ColLogSumExp(t)
+	})
+}
+
+// summedOut returns the inputs of a non-negative circuit with the slots vs
+// summed out: each set to its column log-sums.
+func (c *Circuit) summedOut(vs ...Var) (Inputs, error) {
+	var x Inputs
+	for _, v := range vs {
+		s, err := c.colLogSum(v)
+		if err != nil {
+			return Inputs{}, err
+		}
+		x.set(v, s)
+	}
+	return x, nil
+}
+
 // input returns the rows of slot v's input units for the batch.
 func (b *Batch) input(v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("in:%v", v), func() (*G.Node, error) {
@@ -248,12 +275,8 @@ func (c *Circuit) LogMarginal(b *Batch, v Var) (*G.Node, error) {
 			return c.squaredMarginal(q, v, b.size)
 		}
 		nn := nonNegative(c.m.Score)
-		t, err := c.table(v)
-		if err != nil {
-			return nil, err
-		}
 		colSum, err := c.memo(fmt.Sprintf("colsum:%v", v), func() (*G.Node, error) {
-			s, err := graph.ColLogSumExp(t)
+			s, err := c.colLogSum(v)
 			if err != nil {
 				return nil, err
 			}
@@ -355,27 +378,15 @@ func (c *Circuit) LogPartition() (*G.Node, error) {
 		// Σ over a slot of a multilinear circuit = the circuit evaluated at
 		// the slot's column sums (paper, Proposition 1): substitute them.
 		nn := nonNegative(c.m.Score)
-		var x Inputs
-		for _, v := range []Var{Subject, Relation} {
-			t, err := c.table(v)
-			if err != nil {
-				return nil, err
-			}
-			s, err := graph.ColLogSumExp(t)
-			if err != nil {
-				return nil, err
-			}
-			x.set(v, s)
+		x, err := c.summedOut(Subject, Relation)
+		if err != nil {
+			return nil, err
 		}
 		q, err := nn.LogQuery(Object, x, c)
 		if err != nil {
 			return nil, err
 		}
-		t, err := c.table(Object)
-		if err != nil {
-			return nil, err
-		}
-		so, err := graph.ColLogSumExp(t)
+		so, err := c.colLogSum(Object)
 		if err != nil {
 			return nil, err
 		}

@@ -28,17 +28,9 @@ func (c *Circuit) RelationLogMarginals() (*G.Node, error) {
 			return nil, ErrIntractable
 		case NonNegative:
 			nn := nonNegative(c.m.Score)
-			var x Inputs
-			for _, v := range []Var{Subject, Object} {
-				t, err := c.table(v)
-				if err != nil {
-					return nil, err
-				}
-				s, err := graph.ColLogSumExp(t)
-				if err != nil {
-					return nil, err
-				}
-				x.set(v, s)
+			x, err := c.summedOut(Subject, Object)
+			if err != nil {
+				return nil, err
 			}
 			q, err := nn.LogQuery(Relation, x, c)
 			if err != nil {
