@@ -15,6 +15,14 @@ import (
 // does (which is also wrong on the innermost axis).
 type gatherOp struct{ base }
 
+// IndexVector returns an int vector node named name that reads backing:
+// the index input of Gather. Writing new indices into backing and running
+// a compiled program again re-binds the batch without rebuilding the graph.
+func IndexVector(g *G.ExprGraph, name string, backing []int) *G.Node {
+	return G.NewVector(g, tensor.Int, G.WithShape(len(backing)), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithShape(len(backing)), tensor.WithBacking(backing))))
+}
+
 // Gather returns the rows table[idx[i]] as an len(idx)×k matrix.
 func Gather(table, idx *G.Node) (*G.Node, error) {
 	if table.Dims() != 2 || idx.Dims() != 1 || idx.Dtype() != tensor.Int {

@@ -11,7 +11,6 @@ import (
 	"gekc/models"
 
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Evaluator scores batches of queries with a model through forward-only
@@ -49,11 +48,7 @@ func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Eva
 	if err != nil {
 		return nil, err
 	}
-	idx := func(name string, v []int) *G.Node {
-		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
-			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))
-	}
-	b, err := c.NewBatch(idx("s", e.s), idx("r", e.r), idx("o", e.o))
+	b, err := c.NewBatch(graph.IndexVector(g, "s", e.s), graph.IndexVector(g, "r", e.r), graph.IndexVector(g, "o", e.o))
 	if err != nil {
 		return nil, err
 	}

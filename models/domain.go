@@ -300,7 +300,7 @@ type pairView struct {
 func (p *pairView) relations() *G.Node {
 	if p.relRows == nil {
 		var err error
-		idx := intVector(p.g, fmt.Sprintf("rels%v", p.rels), append([]int(nil), p.rels...))
+		idx := graph.IndexVector(p.g, fmt.Sprintf("rels%v", p.rels), append([]int(nil), p.rels...))
 		if p.relRows, err = graph.Gather(p.tables[p.m.Layout.Relation], idx); err != nil {
 			panic(err) // gathering valid rows of a matrix cannot fail
 		}
@@ -402,7 +402,7 @@ func (c *Circuit) nonNegativePart(a, b int32, rels []int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := intVector(c.g, fmt.Sprintf("rels%v", rels), append([]int(nil), rels...))
+	idx := graph.IndexVector(c.g, fmt.Sprintf("rels%v", rels), append([]int(nil), rels...))
 	rr, err := graph.Gather(rt, idx)
 	if err != nil {
 		return nil, err

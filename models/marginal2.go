@@ -73,8 +73,7 @@ func (t *restricted) rowNode() (*G.Node, error) {
 		return t.row, nil
 	}
 	name := t.m.Layout.Relation
-	idx := G.NewVector(t.g, tensor.Int, G.WithShape(1), G.WithName(fmt.Sprintf("relation#%d", t.r)),
-		G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]int{t.r}))))
+	idx := graph.IndexVector(t.g, fmt.Sprintf("relation#%d", t.r), []int{t.r})
 	row, err := graph.Gather(t.tables[name], idx)
 	t.row = row
 	return row, err

@@ -81,7 +81,7 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	for i := range all {
 		all[i] = i % ne
 	}
-	b, err := c.NewBatch(intVector(g, "all", all), intVector(g, "r", s.subjR), nil)
+	b, err := c.NewBatch(graph.IndexVector(g, "all", all), graph.IndexVector(g, "r", s.subjR), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
 		return nil, err
 	}
-	ob, err := c.NewBatch(intVector(g, "s", s.objS), intVector(g, "r2", s.objR), nil)
+	ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -115,11 +115,6 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func intVector(g *G.ExprGraph, name string, backing []int) *G.Node {
-	return G.NewVector(g, tensor.Int, G.WithShape(len(backing)), G.WithName(name),
-		G.WithValue(tensor.New(tensor.WithShape(len(backing)), tensor.WithBacking(backing))))
 }
 
 // Sample draws n triples.

@@ -52,11 +52,7 @@ func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Obj
 	if err != nil {
 		return nil, err
 	}
-	idx := func(name string, v []int) *G.Node {
-		return G.NewVector(g, tensor.Int, G.WithShape(batch), G.WithName(name),
-			G.WithValue(tensor.New(tensor.WithShape(batch), tensor.WithBacking(v))))
-	}
-	b, err := c.NewBatch(idx("s", st.s), idx("r", st.r), idx("o", st.o))
+	b, err := c.NewBatch(graph.IndexVector(g, "s", st.s), graph.IndexVector(g, "r", st.r), graph.IndexVector(g, "o", st.o))
 	if err != nil {
 		return nil, err
 	}
