@@ -302,14 +302,7 @@ func (a *analysis) ktd(ctx context.Context) error {
 	if err := tw.Render(); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(a.out, ktdTSVName), tsv.Bytes(), 0o644); err != nil {
-		return err
-	}
-	if err := WriteFileAtomic(filepath.Join(a.out, ktdMarkdownName), md.Bytes(), 0o644); err != nil {
-		return err
-	}
-	_, err = a.stdout.Write(md.Bytes())
-	return err
+	return a.writeTables(ktdTSVName, tsv.Bytes(), ktdMarkdownName, md.Bytes())
 }
 
 // plots draws curves.png again for every selected run with a final record.
@@ -422,13 +415,19 @@ func (a *analysis) calibration(ctx context.Context) error {
 	if err := tw.Render(); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(a.out, calTSVName), tsv.Bytes(), 0o644); err != nil {
+	return a.writeTables(calTSVName, tsv.Bytes(), calMarkdownName, md.Bytes())
+}
+
+// writeTables writes an analysis's TSV and markdown tables next to
+// results.tsv, atomically, and prints the markdown.
+func (a *analysis) writeTables(tsvName string, tsv []byte, mdName string, md []byte) error {
+	if err := WriteFileAtomic(filepath.Join(a.out, tsvName), tsv, 0o644); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(a.out, calMarkdownName), md.Bytes(), 0o644); err != nil {
+	if err := WriteFileAtomic(filepath.Join(a.out, mdName), md, 0o644); err != nil {
 		return err
 	}
-	_, err := a.stdout.Write(md.Bytes())
+	_, err := a.stdout.Write(md)
 	return err
 }
 
