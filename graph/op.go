@@ -112,6 +112,24 @@ func scalarValue[T Float](x T) G.Value {
 	return nil
 }
 
+// Float64s returns the data of a float32 or float64 tensor as float64s:
+// the slice itself for float64, a converted copy for float32, nil for
+// other types. Post-processing in plain Go (ranks, samplers, kernels)
+// reads node values through it.
+func Float64s(t interface{ Data() any }) []float64 {
+	switch d := t.Data().(type) {
+	case []float64:
+		return d
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	return nil
+}
+
 func scalarOf(v G.Value) float64 {
 	switch v := v.(type) {
 	case *G.F32:

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	_ "gekc/graph" // routes gonum's matrix products through OpenBLAS
+	"gekc/graph" // also routes gonum's matrix products through OpenBLAS
 	"gekc/kg"
 	"gekc/models"
 
@@ -27,7 +27,7 @@ func ComplExFeatures(m *models.Model) (TripleFeatures, error) {
 	}
 	d := m.Sizes.Rank
 	return func(ts []kg.Triple) *mat.Dense {
-		e, w := floats(m.Param("entity")), floats(m.Param("relation"))
+		e, w := graph.Float64s(m.Param("entity")), graph.Float64s(m.Param("relation"))
 		f := mat.NewDense(len(ts), 4*d, nil)
 		for i, t := range ts {
 			s, r, o := e[int(t.S)*2*d:][:2*d], w[int(t.R)*2*d:][:2*d], e[int(t.O)*2*d:][:2*d]
@@ -49,20 +49,6 @@ func ComplExFeatures(m *models.Model) (TripleFeatures, error) {
 		}
 		return f
 	}, nil
-}
-
-func floats(t interface{ Data() any }) []float64 {
-	switch d := t.Data().(type) {
-	case []float64:
-		return d
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	return nil
 }
 
 // KTD returns the unbiased estimate of the squared MMD between the feature

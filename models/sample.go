@@ -123,7 +123,7 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	if err := s.relProg.Run(); err != nil {
 		return nil, err
 	}
-	relCat, err := newCategorical(values(s.relMarg))
+	relCat, err := newCategorical(graph.Float64s(s.relMarg.Value()))
 	if err != nil {
 		return nil, fmt.Errorf("p(R): %w", err)
 	}
@@ -147,7 +147,7 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		if err := s.subjProg.Run(); err != nil {
 			return nil, err
 		}
-		marg := values(s.subjMarg)
+		marg := graph.Float64s(s.subjMarg.Value())
 		for j, r := range chunk {
 			cat, err := newCategorical(marg[j*ne : (j+1)*ne])
 			if err != nil {
@@ -240,21 +240,6 @@ func drawLog[T float32 | float64](logw []T, u float64, cdf []float64) (int, erro
 		cdf[i] = acc
 	}
 	return categorical{cdf: cdf}.pick(u), nil
-}
-
-// values returns a node's value as float64s.
-func values(n *G.Node) []float64 {
-	switch d := n.Value().Data().(type) {
-	case []float64:
-		return d
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	}
-	return nil
 }
 
 // categorical samples from unnormalised log-weights by inverse transform.
