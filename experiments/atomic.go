@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +18,17 @@ const tempMarker = ".tmp-"
 // part: it writes a temporary file in the same directory, fsyncs it, renames
 // it over path and fsyncs the directory so the rename itself survives a
 // power cut.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeAtomic(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is WriteFileAtomic for contents produced by write, which
+// streams them instead of holding them in memory (resume states are
+// hundreds of megabytes).
+func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -33,7 +45,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 			err = fmt.Errorf("writing %s: %w", path, err)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = write(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
 		return err
 	}
 	if err = f.Chmod(perm); err != nil {

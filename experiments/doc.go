@@ -24,12 +24,14 @@
 //	<out>/runs/<id>/config.toml     the fully resolved RunSpec
 //	<out>/runs/<id>/metrics.json    Outcome, spec, timing, host; written last
 //	<out>/runs/<id>/checkpoint.npz  written by the run function
+//	<out>/runs/<id>/state.npz       resume state of an unfinished run (state.go)
 //	<out>/results.tsv               one row per run, as runs end
 //	<out>/results.md                best configuration per (dataset, model,
 //	                                objective, constraints), and all of them
 //
 // Every file is written atomically; runs are claimed with flock, so a sweep
-// may be killed at any moment and restarted, and several processes may
+// may be killed at any moment and restarted (an unfinished run continues
+// from its last resume state), and several processes may
 // share one output directory (see sweep). The run function itself, the seam
 // to the train package, is runTraining in run.go; runner.go defines its
 // types.

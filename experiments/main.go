@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 )
 
 // Exit statuses.
@@ -86,18 +87,19 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var (
-		gridPath = fs.String("grid", "", "grid `file` (required), e.g. grids/umls.toml")
-		dataFlag = fs.String("data", "", "data root holding one directory per dataset (default $GEKC_DATA, else <repository>/data)")
-		outFlag  = fs.String("out", "", "results `directory` (default <repository>/results/<grid name>)")
-		dryRun   = fs.Bool("dry-run", false, "list the expanded runs and their state, and exit")
-		resume   = fs.Bool("resume", true, "skip finished runs; false refuses to start if -out holds any")
-		only     = fs.String("only", "", "run only these: indices and ranges (3 or 0-5,9), or re:EXPR matching run IDs")
-		jobs     = fs.Int("j", 1, "runs trained at once by this process")
-		emit     = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
-		samples  = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
-		analyze  = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
-		features = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
-		scaling  = addScalingFlags(fs)
+		gridPath   = fs.String("grid", "", "grid `file` (required), e.g. grids/umls.toml")
+		dataFlag   = fs.String("data", "", "data root holding one directory per dataset (default $GEKC_DATA, else <repository>/data)")
+		outFlag    = fs.String("out", "", "results `directory` (default <repository>/results/<grid name>)")
+		dryRun     = fs.Bool("dry-run", false, "list the expanded runs and their state, and exit")
+		resume     = fs.Bool("resume", true, "skip finished runs; false refuses to start if -out holds any")
+		only       = fs.String("only", "", "run only these: indices and ranges (3 or 0-5,9), or re:EXPR matching run IDs")
+		jobs       = fs.Int("j", 1, "runs trained at once by this process")
+		emit       = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
+		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
+		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
+		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
+		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
+		scaling    = addScalingFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -201,7 +203,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 
 	s := &sweep{
 		grid: grid, runs: orderForDistill(selected), out: out, dataRoot: dataRoot, jobs: *jobs,
-		samples: *samples, run: env.run,
+		samples: *samples, stateEvery: *stateEvery, run: env.run,
 		stdout: &lockedWriter{w: env.stdout}, stderr: &lockedWriter{w: env.stderr},
 		bars: *jobs == 1 && isTerminal(env.stderr), quiet: env.quiet,
 		command: append([]string{"experiments"}, args...),
@@ -227,7 +229,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintln(env.stderr, "interrupted: unfinished runs left no files and start afresh when the sweep is started again")
+		fmt.Fprintln(env.stderr, "interrupted: unfinished runs keep only their resume state (runs/<id>/state.npz) and continue from it when the sweep is started again")
 		return exitInterrupted
 	case r[resFailed] > 0 || len(s.problems) > 0:
 		fmt.Fprintln(env.stderr, "some runs failed: their errors are in runs/<id>/metrics.json; starting the sweep again retries them")

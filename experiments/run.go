@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"gekc/kg"
 	"gekc/metrics"
@@ -34,11 +36,48 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		cfg.Init = func(m *models.Model) error { return loadCheckpoint(path, m) }
 	}
 	job.Observer.Log(ds.String())
+	started := time.Now()
+	var earlier time.Duration // wall time of earlier attempts
+	var stateNotes []string
+	if job.StatePath != "" {
+		st, meta, err := readState(job.StatePath, job.ID)
+		switch {
+		case errors.Is(err, errNoState):
+		case err != nil:
+			// A state that cannot be read costs the epochs it held, not the run.
+			stateNotes = append(stateNotes, fmt.Sprintf("resume state ignored, trained from scratch: %v", err))
+			job.Observer.Log(stateNotes[0])
+		default:
+			cfg.Resume = st
+			earlier = time.Duration(float64(meta.WallSeconds) * float64(time.Second))
+		}
+		if job.StateEvery >= 0 {
+			last := started
+			cfg.SaveState = func(s *train.State) error {
+				if time.Since(last) < job.StateEvery {
+					return nil
+				}
+				last = time.Now()
+				if err := writeState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
+					// Not fatal: the run goes on, it just cannot resume from here.
+					msg := fmt.Sprintf("resume state after epoch %d not saved: %v", s.Epoch, err)
+					job.Observer.Log(msg)
+					if len(stateNotes) < 3 {
+						stateNotes = append(stateNotes, msg)
+					}
+				}
+				return nil
+			}
+		}
+	}
 	res, err := train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: res.Notes}
+	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...)}
+	if cfg.Resume != nil {
+		out.WallSeconds = (earlier + time.Since(started)).Seconds()
+	}
 	if out.Test == nil {
 		out.Test = map[string]float64{}
 	}

@@ -12,14 +12,15 @@ import (
 )
 
 // cleanRunDir empties a run directory except its lock file, which must
-// never be deleted (see fileLock).
+// never be deleted (see fileLock), and its resume state (stateName), which
+// is what an unfinished run continues from.
 func cleanRunDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == runLockName {
+		if e.Name() == runLockName || e.Name() == stateName {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
@@ -84,6 +85,9 @@ func runStatus(out, id string) string {
 	case err != nil:
 		return "unreadable metrics.json"
 	case rec == nil:
+		if meta, err := readStateMeta(filepath.Join(dir, stateName)); err == nil {
+			return fmt.Sprintf("pending, resumes after epoch %d", meta.Epoch)
+		}
 		return "pending"
 	case rec.Status == StatusFailed:
 		return "failed (will retry)"

@@ -1,6 +1,9 @@
 package main
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
 // train package: run.go holds the one the command uses.
@@ -9,9 +12,10 @@ import "context"
 // job.RunDir, preferably with WriteFileAtomic; the driver writes
 // config.toml, metrics.json and the results tables. It must return promptly
 // with ctx.Err() once ctx is cancelled (SIGINT/SIGTERM): the driver then
-// discards the run's directory contents and the run starts from scratch
-// next time. A NaN/Inf loss is not an error: return an Outcome with
-// Status = StatusDiverged. Any returned error marks the run failed; the
+// discards the run's directory contents but for its resume state
+// (Job.StatePath), and the run continues from that state next time, or
+// starts from scratch when it saved none. A NaN/Inf loss is not an error:
+// return an Outcome with Status = StatusDiverged. Any returned error marks the run failed; the
 // sweep goes on either way.
 type RunFunc func(ctx context.Context, job Job) (*Outcome, error)
 
@@ -25,6 +29,12 @@ type Job struct {
 	// Spec.DistillFrom, resolved by the driver; "" when there is none.
 	DistillCheckpoint string
 	Observer          Observer // progress reporting; never nil
+	// StatePath is where the run keeps its resume state (stateName): the
+	// run continues from it when it exists, and saves it after an epoch at
+	// most every StateEvery (< 0: never). The driver keeps the file when a
+	// run is interrupted or fails and removes it once the run is final.
+	StatePath  string
+	StateEvery time.Duration
 }
 
 // Status is how a run ended.

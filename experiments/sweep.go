@@ -39,8 +39,8 @@ const (
 //     already has its row.
 //
 // So a SIGKILL at any moment loses no finished run and repeats none: a run
-// killed before its metrics.json restarts from scratch, one killed after it
-// gets its row added on the next start.
+// killed before its metrics.json continues from its last resume state (or
+// from scratch), one killed after it gets its row added on the next start.
 type sweep struct {
 	grid     *Grid
 	runs     []Run // the selection, in execution order
@@ -48,12 +48,15 @@ type sweep struct {
 	dataRoot string
 	jobs     int
 	samples  int // -samples override; < 0 keeps the grid's value
-	run      RunFunc
-	stdout   *lockedWriter
-	stderr   *lockedWriter
-	bars     bool // progress bars (terminal and -j 1) rather than plain lines
-	quiet    bool // no per-epoch progress (tests)
-	command  []string
+	// stateEvery is how often a run saves its resume state (after an
+	// epoch, at most this often); < 0: never.
+	stateEvery time.Duration
+	run        RunFunc
+	stdout     *lockedWriter
+	stderr     *lockedWriter
+	bars       bool // progress bars (terminal and -j 1) rather than plain lines
+	quiet      bool // no per-epoch progress (tests)
+	command    []string
 
 	mu       sync.Mutex
 	results  map[runResult]int
@@ -69,7 +72,7 @@ const (
 	resFailed                       // trained now (or tried to), failed
 	resAlreadyDone                  // finished or diverged before this invocation
 	resBusy                         // claimed by another process or goroutine
-	resInterrupted                  // cancelled by SIGINT/SIGTERM; left to start afresh
+	resInterrupted                  // cancelled by SIGINT/SIGTERM; resumes next time
 )
 
 func (s *sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
@@ -266,8 +269,9 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 		return resAlreadyDone
 	}
 
-	// Unfinished runs restart from scratch: whatever a killed attempt left
-	// (a partial checkpoint, a failed attempt's record) goes.
+	// Unfinished runs continue from their resume state, if they saved one;
+	// whatever else a killed attempt left (a partial checkpoint, a failed
+	// attempt's record) goes.
 	if err := cleanRunDir(dir); err != nil {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
@@ -276,7 +280,8 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 	if s.samples >= 0 {
 		spec.Samples = s.samples
 	}
-	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r)}
+	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r),
+		StatePath: filepath.Join(dir, stateName), StateEvery: s.stateEvery}
 	rec := s.newRecord(r, spec)
 
 	var outcome *Outcome
@@ -293,11 +298,16 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 		outcome, runErr = callRun(ctx, s.run, job)
 	}
 	if runErr != nil && ctx.Err() != nil {
-		// Interrupted: leave nothing behind that could pass for a result.
+		// Interrupted: leave nothing behind that could pass for a result,
+		// but keep the resume state.
 		if err := cleanRunDir(dir); err != nil {
 			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
 		}
-		s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
+		if meta, err := readStateMeta(job.StatePath); err == nil {
+			s.stderr.printf("%s interrupted; it will resume after epoch %d next time\n", s.label(r), meta.Epoch)
+		} else {
+			s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
+		}
 		return resInterrupted
 	}
 	s.completeRecord(rec, outcome, runErr)
@@ -305,6 +315,12 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 	if err := writeRecord(filepath.Join(dir, metricsName), rec); err != nil {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
+	}
+	if rec.Status.final() {
+		// The checkpoint and metrics.json now hold what the state was for.
+		if err := os.Remove(job.StatePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		}
 	}
 	if err := s.recordRow(rec); err != nil {
 		s.problem(fmt.Errorf("run %s: recording its row (metrics.json is safe; the next start adds the row): %w", r.ID, err))

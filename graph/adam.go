@@ -70,6 +70,22 @@ func (a *Adam) Moments(p *tensor.Dense) (m, v *tensor.Dense) {
 	return nil, nil
 }
 
+// SetSteps sets the number of updates applied so far: a resumed run
+// continues the bias correction where it stopped.
+func (a *Adam) SetSteps(n int) { a.step = n }
+
+// SetMoments sets the first and second moment estimates of p to copies of
+// m and v, which must have p's shape and dtype.
+func (a *Adam) SetMoments(p, m, v *tensor.Dense) error {
+	for _, t := range []*tensor.Dense{m, v} {
+		if !p.Shape().Eq(t.Shape()) || p.Dtype() != t.Dtype() {
+			return fmt.Errorf("graph.Adam: parameter %v %v and moment %v %v differ", p.Shape(), p.Dtype(), t.Shape(), t.Dtype())
+		}
+	}
+	a.state[p] = &moments{m: m.Clone().(*tensor.Dense), v: v.Clone().(*tensor.Dense)}
+	return nil
+}
+
 func adamStep[T Float](a *Adam, p, g, m, v []T, bias1, bias2 float64) int {
 	var total atomic.Int64
 	parallelFor(len(p), len(p)*8, func(lo, hi int) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"gekc/kg"
@@ -40,6 +41,15 @@ type Config struct {
 	// (its Schema): training, ranking and log-likelihoods are those of the
 	// constrained GeKC, which puts no mass on inconsistent triples.
 	Constrained bool
+	// Resume continues a run from the State it saved after an epoch (see
+	// SaveState) instead of starting afresh; Init is then not applied,
+	// the state's parameters being the ones to continue from.
+	Resume *State
+	// SaveState, when set, is called after every epoch that does not end
+	// the run, with the State to resume from. Its tensors alias the live
+	// ones: the function must copy or write them out before it returns. An
+	// error from it ends the run with that error.
+	SaveState func(*State) error
 }
 
 // EvalConfig controls validation and testing.
@@ -120,7 +130,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Init != nil {
+	if cfg.Init != nil && cfg.Resume == nil {
 		if err := cfg.Init(m); err != nil {
 			return nil, fmt.Errorf("train: initialising from checkpoint: %w", err)
 		}
@@ -155,7 +165,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if ds.Negatives != nil {
 		res.Notes = append(res.Notes, "ranking: OGB protocol, against the dataset's supplied negative heads and tails (ties count half)")
 	}
-	if cfg.Init != nil && !cfg.Eval.SkipTest {
+	if cfg.Init != nil && cfg.Resume == nil && !cfg.Eval.SkipTest {
 		if res.Initial, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
@@ -168,7 +178,30 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 
 	best, bestEpoch, since := math.Inf(-1), -1, 0
 	snapshot := snapshotOf(m)
-	if cfg.Init != nil {
+	var steps int
+	var stepTime time.Duration
+	var resumeNotes []string
+	train := append([]kg.Triple(nil), ds.Train...)
+	first := 1
+	if r := cfg.Resume; r != nil {
+		if err := r.restore(m, snapshot, st.Adam()); err != nil {
+			return nil, err
+		}
+		best, bestEpoch, since = r.Best, r.BestEpoch, r.Since
+		steps, stepTime = r.Steps, time.Duration(r.StepSeconds*float64(time.Second))
+		res.Epochs = append(res.Epochs, r.Epochs...)
+		res.Initial = r.Initial
+		resumeNotes = append(slices.Clip(r.Notes), fmt.Sprintf("resumed after epoch %d", r.Epoch))
+		res.Notes = append(res.Notes, resumeNotes...)
+		obs.Log(resumeNotes[len(resumeNotes)-1])
+		for e := 1; e <= r.Epoch; e++ {
+			shuffleEpoch(train, cfg.Seed, e)
+		}
+		first = r.Epoch + 1
+		if since >= cfg.Patience {
+			first = cfg.Epochs + 1 // it had stopped early: only the test is left
+		}
+	} else if cfg.Init != nil {
 		// A converted model competes with its own fine-tuning: if no
 		// fine-tuning epoch validates better, the result is the model as
 		// converted (epoch 0), not the least bad fine-tuned one.
@@ -182,12 +215,8 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 		res.Epochs = append(res.Epochs, EpochRecord{Epoch: 0, TrainLoss: math.NaN(), Valid: vm})
 	}
-	var steps int
-	var stepTime time.Duration
-	train := append([]kg.Triple(nil), ds.Train...)
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(epoch)))
-		rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+	for epoch := first; epoch <= cfg.Epochs; epoch++ {
+		shuffleEpoch(train, cfg.Seed, epoch)
 		nb := (len(train) + cfg.BatchSize - 1) / cfg.BatchSize
 		obs.EpochStart(epoch, nb)
 		start := time.Now()
@@ -240,6 +269,12 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 		res.Epochs = append(res.Epochs, rec)
 		obs.EpochEnd(rec)
+		if cfg.SaveState != nil && since < cfg.Patience && epoch < cfg.Epochs {
+			s := stateOf(m, snapshot, st.Adam(), res, epoch, steps, stepTime.Seconds(), best, bestEpoch, since, resumeNotes)
+			if err := cfg.SaveState(s); err != nil {
+				return nil, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)
+			}
+		}
 		if since >= cfg.Patience {
 			obs.Log(fmt.Sprintf("early stop at epoch %d: validation %s did not improve for %d evaluations (best %.4f at epoch %d)",
 				epoch, cfg.Eval.Select, since, best, bestEpoch))

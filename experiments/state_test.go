@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"gekc/train"
+
+	"gorgonia.org/tensor"
+)
+
+// cancelAfter is an Observer that cancels the sweep's context when an
+// epoch ends: what SIGINT does, at a known point of the run.
+type cancelAfter struct {
+	Observer
+	epoch  int
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) EpochEnd(rec EpochRecord) {
+	c.Observer.EpochEnd(rec)
+	if rec.Epoch == c.epoch {
+		c.cancel()
+	}
+}
+
+// Real training on Nations. A run interrupted after epoch 2 keeps only its
+// resume state; started again it continues from there and its metrics.json
+// (epochs, losses, validation and test metrics) equals that of the run
+// trained without interruption. The state goes once the run is final, and a
+// state that cannot be read costs its epochs, not the run.
+func TestInterruptedRunResumesFromItsState(t *testing.T) {
+	data, err := filepath.Abs(filepath.Join("..", "data"))
+	must(t, err)
+	if !fileExists(filepath.Join(data, "nations", "train.txt")) {
+		t.Fatal("no data/nations")
+	}
+	grid := `name = "resume"
+[defaults]
+dataset = "nations"
+rank = 5
+batch_size = 300
+learning_rate = 0.01
+epochs = 5
+eval = { metrics = ["mrr", "hits", "ll"] }
+
+[[sweep]]
+model = ["complex", "cp2"]
+objective = "pll"
+`
+	cli := func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(ctx, append([]string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "0"}, extra...),
+			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
+		return code, out.String() + errOut.String()
+	}
+	whole := newSweepFixture(t, grid)
+	if code, out := cli(whole, context.Background(), trainRun); code != exitOK {
+		t.Fatalf("uninterrupted sweep: exit %d: %s", code, out)
+	}
+	ids := whole.runIDs(t)
+
+	fx := newSweepFixture(t, grid)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopAfter2 := func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = cancelAfter{Observer: job.Observer, epoch: 2, cancel: cancel}
+		return trainRun(ctx, job)
+	}
+	if code, out := cli(fx, ctx, stopAfter2, "-only", "0"); code != exitInterrupted || !strings.Contains(out, "resume after epoch 2") {
+		t.Fatalf("interrupted sweep: exit %d, want %d and a word on resuming: %s", code, exitInterrupted, out)
+	}
+	dir := filepath.Join(fx.out, runsDirName, ids[0])
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != runLockName && e.Name() != stateName {
+			t.Errorf("interrupted run left %s", e.Name())
+		}
+	}
+	if got := runStatus(fx.out, ids[0]); got != "pending, resumes after epoch 2" {
+		t.Errorf("-dry-run status %q", got)
+	}
+
+	// The second run's state is garbage: it trains from scratch, with a note.
+	must(t, os.MkdirAll(filepath.Join(fx.out, runsDirName, ids[1]), 0o755))
+	must(t, os.WriteFile(filepath.Join(fx.out, runsDirName, ids[1], stateName), []byte("not a zip"), 0o644))
+
+	if code, out := cli(fx, context.Background(), trainRun); code != exitOK {
+		t.Fatalf("resumed sweep: exit %d: %s", code, out)
+	}
+	for i, id := range ids {
+		want, err := readRecord(filepath.Join(whole.out, runsDirName, id, metricsName))
+		must(t, err)
+		got, err := readRecord(filepath.Join(fx.out, runsDirName, id, metricsName))
+		must(t, err)
+		if got.Status != StatusFinished {
+			t.Fatalf("%s: %s %s", id, got.Status, got.Error)
+		}
+		if len(got.Epochs) != len(want.Epochs) {
+			t.Fatalf("%s: %d epochs, the uninterrupted run %d", id, len(got.Epochs), len(want.Epochs))
+		}
+		for e := range want.Epochs {
+			if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
+				t.Errorf("%s epoch %d: %v %v, uninterrupted %v %v", id, e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
+					want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
+			}
+		}
+		delete(got.Test, "step_ms")
+		delete(want.Test, "step_ms")
+		if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
+			t.Errorf("%s: test %v (best epoch %d), uninterrupted %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
+		}
+		note := []string{"resumed after epoch 2", "resume state ignored"}[i]
+		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
+			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
+		}
+		if fileExists(filepath.Join(fx.out, runsDirName, id, stateName)) {
+			t.Errorf("%s: finished run kept its resume state", id)
+		}
+	}
+	assertEachRowOnce(t, fx.out, ids)
+	assertNoTempFiles(t, fx.dir)
+}
+
+// BenchmarkWriteState writes the resume state of a FB15k-237 ComplEx run at
+// d=200 (four tables of 14,541 x 400 float32 and the relations): ~94 MB.
+func BenchmarkWriteState(b *testing.B) {
+	dir := b.TempDir()
+	table := func(rows, cols int) *tensor.Dense {
+		return tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(make([]float32, rows*cols)))
+	}
+	s := &train.State{Epoch: 3, Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{},
+		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
+	for _, m := range []map[string]*tensor.Dense{s.Params, s.BestParams, s.AdamM, s.AdamV} {
+		m["entity"], m["relation"] = table(14541, 400), table(237, 400)
+	}
+	b.SetBytes(4 * 4 * (14541 + 237) * 400)
+	for b.Loop() {
+		if err := writeState(filepath.Join(dir, stateName), "bench", s, time.Second); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

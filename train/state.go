@@ -1,0 +1,132 @@
+package train
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gekc/graph"
+	"gekc/kg"
+	"gekc/models"
+
+	"gorgonia.org/tensor"
+)
+
+// State is a run between two epochs: everything Run carries from one epoch
+// to the next. A run stopped after epoch k and resumed from the State it
+// saved then (Config.Resume) trains exactly as if it had never stopped: the
+// same shuffles, the same Adam moments, the same early stopping.
+type State struct {
+	Epoch       int     // epochs completed
+	Steps       int     // optimiser steps taken, also Adam's bias-correction count
+	StepSeconds float64 // seconds spent in those steps
+	Best        float64 // best validation score so far; −Inf when none
+	BestEpoch   int     // epoch of Best; -1 when none
+	Since       int     // validations without improvement since BestEpoch
+	Epochs      []EpochRecord
+	Initial     map[string]float64 // Result.Initial of a distilled run
+	Notes       []string           // notes of earlier resumptions
+	// Params and BestParams are the model's current and best validated
+	// parameters; AdamM and AdamV Adam's first and second moments of each
+	// (absent before the first step), all keyed by parameter name.
+	Params, BestParams map[string]*tensor.Dense
+	AdamM, AdamV       map[string]*tensor.Dense
+}
+
+// stateOf describes the loop's state. Its tensors alias the live ones.
+func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoch, steps int, stepSeconds, bestScore float64, bestEpoch, since int, notes []string) *State {
+	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: bestScore, BestEpoch: bestEpoch, Since: since,
+		Epochs: res.Epochs, Initial: res.Initial, Notes: notes,
+		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense(best),
+		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
+	for _, n := range m.ParamNames() {
+		p := m.Param(n)
+		s.Params[n] = p
+		if mm, vv := adam.Moments(p); mm != nil {
+			s.AdamM[n], s.AdamV[n] = mm, vv
+		}
+	}
+	return s
+}
+
+// restore loads s into the model, the best snapshot and the optimiser,
+// after checking that every tensor fits the model.
+func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error {
+	names := m.ParamNames()
+	for _, n := range names {
+		p := m.Param(n)
+		for _, t := range []struct {
+			what string
+			set  map[string]*tensor.Dense
+			must bool
+		}{{"parameter", s.Params, true}, {"best parameter", s.BestParams, true}, {"Adam first moment", s.AdamM, false}, {"Adam second moment", s.AdamV, false}} {
+			x, ok := t.set[n]
+			if !ok {
+				if t.must {
+					return fmt.Errorf("train: resume state has no %s %q", t.what, n)
+				}
+				continue
+			}
+			if !x.Shape().Eq(p.Shape()) || x.Dtype() != p.Dtype() {
+				return fmt.Errorf("train: resume state's %s %q is %v %v; the model needs %v %v", t.what, n, x.Shape(), x.Dtype(), p.Shape(), p.Dtype())
+			}
+		}
+		if (s.AdamM[n] == nil) != (s.AdamV[n] == nil) {
+			return fmt.Errorf("train: resume state has only one of the Adam moments of %q", n)
+		}
+	}
+	for n := range s.Params {
+		if !slices.Contains(names, n) {
+			return fmt.Errorf("train: resume state has parameter %q, which model %s does not", n, m.Name)
+		}
+	}
+	if s.Epoch < 0 || s.Steps < 0 || s.BestEpoch > s.Epoch {
+		return fmt.Errorf("train: resume state is inconsistent (epoch %d, steps %d, best epoch %d)", s.Epoch, s.Steps, s.BestEpoch)
+	}
+	if s.BestEpoch >= 0 && math.IsNaN(s.Best) {
+		return fmt.Errorf("train: resume state has a best epoch %d without a score", s.BestEpoch)
+	}
+	for _, n := range names {
+		copyDense(m.Param(n), s.Params[n])
+		copyDense(best[n], s.BestParams[n])
+		if s.AdamM[n] != nil {
+			if err := adam.SetMoments(m.Param(n), s.AdamM[n], s.AdamV[n]); err != nil {
+				return err
+			}
+		}
+	}
+	adam.SetSteps(s.Steps)
+	return nil
+}
+
+// shuffleEpoch permutes the training triples for an epoch. Each epoch
+// permutes the previous epoch's order with its own seeded stream, so a
+// resumed run replays the permutations of the epochs it skips.
+func shuffleEpoch(train []kg.Triple, seed uint64, epoch int) {
+	rng := rand.New(rand.NewPCG(seed, uint64(epoch)))
+	rng.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+}
+
+// Clone returns a deep copy of s, for a SaveState that keeps states in
+// memory.
+func (s *State) Clone() *State {
+	c := *s
+	c.Epochs = slices.Clone(s.Epochs)
+	c.Notes = slices.Clone(s.Notes)
+	if s.Initial != nil {
+		c.Initial = maps.Clone(s.Initial)
+	}
+	c.Params, c.BestParams = cloneTensors(s.Params), cloneTensors(s.BestParams)
+	c.AdamM, c.AdamV = cloneTensors(s.AdamM), cloneTensors(s.AdamV)
+	return &c
+}
+
+func cloneTensors(ts map[string]*tensor.Dense) map[string]*tensor.Dense {
+	out := make(map[string]*tensor.Dense, len(ts))
+	for n, t := range ts {
+		out[n] = t.Clone().(*tensor.Dense)
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"testing"
+
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// A run stopped after an epoch and resumed from the State it saved then
+// ends exactly like the run that was never stopped: same epochs, same
+// losses, same parameters, same test metrics. Covers an energy-based, a
+// squared and a non-negative model, PLL and MLE.
+func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
+	ds := repoData(t, "nations")
+	for _, c := range []struct {
+		model string
+		obj   objectives.Objective
+		stop  int // epoch after which the first attempt stops
+	}{
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2},
+		{"cp2", objectives.MLE{}, 1},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 3},
+	} {
+		t.Run(c.model, func(t *testing.T) {
+			cfg := Config{Model: c.model, Rank: 6, Objective: c.obj, LearningRate: 1e-2, BatchSize: 300, Epochs: 5, Seed: 3,
+				Dtype: tensor.Float64, Eval: EvalConfig{LogLikelihood: true}}
+			whole, err := Run(context.Background(), cfg, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var saved *State
+			first := cfg
+			first.SaveState = func(s *State) error {
+				if s.Epoch == c.stop {
+					saved = s.Clone()
+					cancel()
+				}
+				return nil
+			}
+			if _, err := Run(ctx, first, ds, nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("first attempt: err %v, want it cancelled", err)
+			}
+			if saved == nil {
+				t.Fatalf("no state saved after epoch %d", c.stop)
+			}
+			second := cfg
+			second.Resume = saved
+			resumed, err := Run(context.Background(), second, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			if len(resumed.Epochs) != len(whole.Epochs) {
+				t.Fatalf("resumed run has %d epochs, the whole run %d", len(resumed.Epochs), len(whole.Epochs))
+			}
+			for i := range whole.Epochs {
+				w, r := whole.Epochs[i], resumed.Epochs[i]
+				if w.Epoch != r.Epoch || w.TrainLoss != r.TrainLoss || !reflect.DeepEqual(w.Valid, r.Valid) {
+					t.Errorf("epoch %d: loss %v, valid %v; the whole run had %v, %v", w.Epoch, r.TrainLoss, r.Valid, w.TrainLoss, w.Valid)
+				}
+			}
+			if resumed.BestEpoch != whole.BestEpoch || !reflect.DeepEqual(resumed.Test, whole.Test) {
+				t.Errorf("best epoch %d, test %v; the whole run: %d, %v", resumed.BestEpoch, resumed.Test, whole.BestEpoch, whole.Test)
+			}
+			for _, n := range whole.Model.ParamNames() {
+				if !slices.Equal(whole.Model.Param(n).Data().([]float64), resumed.Model.Param(n).Data().([]float64)) {
+					t.Errorf("parameter %q differs from the whole run's", n)
+				}
+			}
+			if want := "resumed after epoch"; len(resumed.Notes) == 0 || !containsPrefix(resumed.Notes, want) {
+				t.Errorf("notes %q do not say the run was resumed", resumed.Notes)
+			}
+		})
+	}
+}
+
+func containsPrefix(ss []string, prefix string) bool {
+	return slices.ContainsFunc(ss, func(s string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix })
+}
+
+// A state that does not fit the model is refused with an error naming the
+// table, not copied half-way.
+func TestResumeRejectsMismatchedState(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "cp2", Rank: 4, Objective: objectives.MLE{}, LearningRate: 1e-2, BatchSize: 300, Epochs: 2, Seed: 1,
+		Dtype: tensor.Float64}
+	var saved *State
+	cfg.SaveState = func(s *State) error { saved = s.Clone(); return nil }
+	if _, err := Run(context.Background(), cfg, ds, nil); err != nil {
+		t.Fatal(err)
+	}
+	if saved == nil {
+		t.Fatal("no state saved")
+	}
+	bigger := cfg
+	bigger.Rank, bigger.SaveState, bigger.Resume = 5, nil, saved
+	if _, err := Run(context.Background(), bigger, ds, nil); err == nil {
+		t.Fatal("a rank-4 state resumed a rank-5 model")
+	}
+	missing := saved.Clone()
+	for n := range missing.Params {
+		delete(missing.Params, n)
+		break
+	}
+	again := cfg
+	again.SaveState, again.Resume = nil, missing
+	if _, err := Run(context.Background(), again, ds, nil); err == nil {
+		t.Fatal("a state without one of the parameters was accepted")
+	}
+}
