@@ -122,7 +122,7 @@ func (p *progressObserver) EpochEnd(rec EpochRecord) {
 	}
 	line := fmt.Sprintf("%s epoch %d/%d: loss %.4g, %.1fs", p.prefix, rec.Epoch, p.maxEpochs, rec.TrainLoss, rec.Seconds)
 	if len(valid) > 0 {
-		line += ", valid " + strings.Join(valid, ", ")
+		line += fmt.Sprintf(", valid (%.1fs) %s", rec.EvalSeconds, strings.Join(valid, ", "))
 	}
 	p.out.printf("%s\n", line)
 }

@@ -13,12 +13,12 @@ func TestPlainProgressLines(t *testing.T) {
 	p.interval = 0 // a line for every step
 	p.EpochStart(4, 10)
 	p.Step(5, 0.25)
-	p.EpochEnd(EpochRecord{Epoch: 4, TrainLoss: 0.2, Seconds: 1.5, Valid: map[string]float64{"mrr": 0.5, "hits@10": 0.75}})
+	p.EpochEnd(EpochRecord{Epoch: 4, TrainLoss: 0.2, Seconds: 1.5, EvalSeconds: 0.25, Valid: map[string]float64{"mrr": 0.5, "hits@10": 0.75}})
 	p.Log("checkpoint written")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
 		"[2/9] cp-pll-x epoch 4/30: step 5/10, loss 0.25, epoch ETA",
-		"[2/9] cp-pll-x epoch 4/30: loss 0.2, 1.5s, valid mrr 0.5, hits@10 0.75",
+		"[2/9] cp-pll-x epoch 4/30: loss 0.2, 1.5s, valid (0.2s) mrr 0.5, hits@10 0.75",
 		"[2/9] cp-pll-x checkpoint written",
 	}
 	if len(lines) != len(want) {

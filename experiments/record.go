@@ -42,10 +42,11 @@ type runRecord struct {
 }
 
 type epochJSON struct {
-	Epoch     int                  `json:"epoch"`
-	TrainLoss jsonFloat            `json:"train_loss"`
-	Seconds   jsonFloat            `json:"seconds"`
-	Valid     map[string]jsonFloat `json:"valid,omitempty"`
+	Epoch       int                  `json:"epoch"`
+	TrainLoss   jsonFloat            `json:"train_loss"`
+	Seconds     jsonFloat            `json:"seconds"`
+	EvalSeconds jsonFloat            `json:"eval_seconds,omitempty"`
+	Valid       map[string]jsonFloat `json:"valid,omitempty"`
 }
 
 // jsonFloat survives NaN and ±Inf, which encoding/json refuses: a diverged
@@ -108,7 +109,8 @@ func fromJSONMap(m map[string]jsonFloat) map[string]float64 {
 func toEpochJSON(recs []EpochRecord) []epochJSON {
 	out := make([]epochJSON, len(recs))
 	for i, r := range recs {
-		out[i] = epochJSON{Epoch: r.Epoch, TrainLoss: jsonFloat(r.TrainLoss), Seconds: jsonFloat(r.Seconds), Valid: toJSONMap(r.Valid)}
+		out[i] = epochJSON{Epoch: r.Epoch, TrainLoss: jsonFloat(r.TrainLoss), Seconds: jsonFloat(r.Seconds),
+			EvalSeconds: jsonFloat(r.EvalSeconds), Valid: toJSONMap(r.Valid)}
 	}
 	return out
 }

@@ -88,7 +88,7 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		out.Test["init_"+k] = v // the distilled model before fine-tuning
 	}
 	for _, e := range res.Epochs {
-		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, Valid: e.Valid})
+		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, EvalSeconds: e.EvalSeconds, Valid: e.Valid})
 	}
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics
@@ -220,5 +220,5 @@ func (a observerAdapter) EpochStart(epoch, steps int)        { a.o.EpochStart(ep
 func (a observerAdapter) Step(done int, runningLoss float64) { a.o.Step(done, runningLoss) }
 func (a observerAdapter) Log(msg string)                     { a.o.Log(msg) }
 func (a observerAdapter) EpochEnd(r train.EpochRecord) {
-	a.o.EpochEnd(EpochRecord{Epoch: r.Epoch, TrainLoss: r.TrainLoss, Seconds: r.Seconds, Valid: r.Valid})
+	a.o.EpochEnd(EpochRecord{Epoch: r.Epoch, TrainLoss: r.TrainLoss, Seconds: r.Seconds, EvalSeconds: r.EvalSeconds, Valid: r.Valid})
 }

@@ -68,10 +68,11 @@ type Outcome struct {
 
 // EpochRecord is one epoch of training.
 type EpochRecord struct {
-	Epoch     int                `json:"epoch"` // 1-based
-	TrainLoss float64            `json:"train_loss"`
-	Seconds   float64            `json:"seconds"`
-	Valid     map[string]float64 `json:"valid,omitempty"` // empty in epochs without validation
+	Epoch       int                `json:"epoch"` // 1-based
+	TrainLoss   float64            `json:"train_loss"`
+	Seconds     float64            `json:"seconds"`                // training time of the epoch
+	EvalSeconds float64            `json:"eval_seconds,omitempty"` // its validation
+	Valid       map[string]float64 `json:"valid,omitempty"`        // empty in epochs without validation
 }
 
 // Observer receives a run's progress. The driver gives each run its own;
