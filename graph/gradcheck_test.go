@@ -187,6 +187,9 @@ func TestGradients(t *testing.T) {
 			im := must(SliceCols(p[0], 3, 6))
 			return weightedSum(g, must(ConcatCols(must(Mul(re, im)), re, must(Sub(re, im)))))
 		}},
+		{name: "GatedLogHalves", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(GatedLogHalves(p[0])))
+		}},
 		{name: "BatchVecMat", shapes: [][]int{{3, 2}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(BatchVecMat(p[0], p[1], 2, 3, false)))
 		}},

@@ -124,16 +124,17 @@ func (c *Circuit) table(v Var) (*G.Node, error) {
 	if c.m.Semantics != NonNegative {
 		return c.tables[name], nil
 	}
-	return c.memo(fmt.Sprintf("feat:%v:%s", v, name), func() (*G.Node, error) {
-		return nonNegative(c.m.Score).LogFeatures(v, c.tables[name])
+	return c.memo("feat:"+name, func() (*G.Node, error) {
+		return nonNegative(c.m.Score).LogFeatures(c.tables[name])
 	})
 }
 
 // colLogSum returns the column log-sum-exp of slot v's (log-space) input
 // table: the slot summed out of a non-negative circuit (paper,
-// Proposition 1). It is built once per graph and shared by every query.
+// Proposition 1). It is built once per graph and table, and shared by every
+// query and every slot of the table.
 func (c *Circuit) colLogSum(v Var) (*G.Node, error) {
-	return c.memo(fmt.Sprintf("collse:%v", v), func() (*G.Node, error) {
+	return c.memo("collse:"+c.m.Layout.table(v), func() (*G.Node, error) {
 		t, err := c.table(v)
 		if err != nil {
 			return nil, err

@@ -189,20 +189,8 @@ func (e *exprs) sum(xs ...*G.Node) *G.Node {
 
 // LogFeatures maps parameter rows [log Re | θ] to log input values
 // [log Re | log Re + log σ(θ)], so Im = Re·σ(θ) never exceeds Re.
-func (ComplEx) LogFeatures(_ Var, rows *G.Node) (*G.Node, error) {
-	re, theta, err := halves(rows)
-	if err != nil {
-		return nil, err
-	}
-	ls, err := graph.LogSigmoid(theta)
-	if err != nil {
-		return nil, err
-	}
-	im, err := graph.Add(re, ls)
-	if err != nil {
-		return nil, err
-	}
-	return graph.ConcatCols(re, im)
+func (ComplEx) LogFeatures(rows *G.Node) (*G.Node, error) {
+	return graph.GatedLogHalves(rows)
 }
 
 // The four trilinear terms of ComplEx (paper, eq. 8), as (subject part,

@@ -218,7 +218,7 @@ func (c *Circuit) typedGram(v Var) (*G.Node, error) {
 // typedColSums returns, for a non-negative model, the log-candidates of
 // slot v summed over the entities of each type (a types×k' matrix).
 func (c *Circuit) typedColSums(v Var) (*G.Node, error) {
-	return c.memo(fmt.Sprintf("tcol:%v", v), func() (*G.Node, error) {
+	return c.memo("tcol:"+c.m.Layout.table(v), func() (*G.Node, error) {
 		t, err := c.table(v)
 		if err != nil {
 			return nil, err

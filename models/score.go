@@ -50,9 +50,12 @@ type ScoreFunction interface {
 // every q_k + c_k is a log-product of single input units, so summing a slot
 // out replaces its features by their column log-sum-exp.
 type NonNegativeScore interface {
-	// LogFeatures maps rows of a slot's parameter table to log-valued
-	// features (row-wise, so it applies to gathered rows and whole tables).
-	LogFeatures(slot Var, rows *G.Node) (*G.Node, error)
+	// LogFeatures maps rows of a parameter table to log-valued features
+	// (row-wise, so it applies to gathered rows and whole tables). It
+	// depends on the table only, not on the slot: a table that serves
+	// several slots (one entity table for subjects and objects) has its
+	// features, and their column sums, computed once per step.
+	LogFeatures(rows *G.Node) (*G.Node, error)
 	// LogQuery is the log-space query of target from the features of the
 	// other two slots.
 	LogQuery(target Var, x Inputs, t Tables) (*G.Node, error)
@@ -146,9 +149,9 @@ func (logAlg) BatchVecMat(x, m *G.Node, n, k int, trans bool) (*G.Node, error) {
 // log-values themselves.
 type monotoneRestriction struct{ sf ScoreFunction }
 
-func (m monotoneRestriction) LogFeatures(_ Var, rows *G.Node) (*G.Node, error) { return rows, nil }
-func (m monotoneRestriction) LogCandidates(_ Var, f *G.Node) (*G.Node, error)  { return f, nil }
-func (m monotoneRestriction) Negative(Var, int) int                            { return 0 }
+func (m monotoneRestriction) LogFeatures(rows *G.Node) (*G.Node, error)       { return rows, nil }
+func (m monotoneRestriction) LogCandidates(_ Var, f *G.Node) (*G.Node, error) { return f, nil }
+func (m monotoneRestriction) Negative(Var, int) int                           { return 0 }
 func (m monotoneRestriction) LogQuery(target Var, x Inputs, t Tables) (*G.Node, error) {
 	q, err := m.sf.Query(Log, target, x, t)
 	if err != nil {
