@@ -266,32 +266,39 @@ func (o *typedQuadGradOp) Do(in ...G.Value) (G.Value, error) {
 		})
 }
 
+// typedQuadGrad groups rows by class so each class is one gemm:
+// dQ_c = diag(g_c)(Q_c G_cᵀ + Q_c G_c) and dG_c = Q_cᵀ diag(g_c) Q_c.
 func typedQuadGrad[T Float](which int, q, grams []T, cls []int, g, qg []T, k int, out []T) {
 	clear(out)
+	byClass := map[int][]int{}
 	for i, c := range cls {
-		if c < 0 {
-			continue
+		if c >= 0 {
+			byClass[c] = append(byClass[c], i)
 		}
-		qi, gi := q[i*k:(i+1)*k], g[i]
+	}
+	for c, rows := range byClass {
+		n := len(rows)
+		in := make([]T, n*k)
+		res := make([]T, n*k)
+		gatherRows(q, rows, k, in)
 		if which == 0 {
 			// (G + Gᵀ) q = G q + Gᵀ q; the forward pass cached qᵀG = (Gᵀq)ᵀ.
-			gc := grams[c*k*k : (c+1)*k*k]
-			oi := out[i*k : (i+1)*k]
-			for a := 0; a < k; a++ {
-				var s T
-				for b := 0; b < k; b++ {
-					s += gc[a*k+b] * qi[b]
+			gemm(false, true, n, k, k, 1, in, k, grams[c*k*k:(c+1)*k*k], k, 0, res, k)
+			for a, r := range rows {
+				gi, qgr, oi := g[r], qg[r*k:(r+1)*k], out[r*k:(r+1)*k]
+				for j := range oi {
+					oi[j] = gi * (qgr[j] + res[a*k+j])
 				}
-				oi[a] = gi * (qg[i*k+a] + s)
 			}
 			continue
 		}
-		oc := out[c*k*k : (c+1)*k*k]
-		for a := 0; a < k; a++ {
-			for b := 0; b < k; b++ {
-				oc[a*k+b] += gi * qi[a] * qi[b]
+		for a, r := range rows {
+			gi := g[r]
+			for j := 0; j < k; j++ {
+				res[a*k+j] = gi * in[a*k+j]
 			}
 		}
+		gemm(true, false, k, k, n, 1, in, k, res, k, 0, out[c*k*k:(c+1)*k*k], k)
 	}
 }
 
