@@ -213,7 +213,9 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	if len(shape) == 0 || slices.ContainsFunc(shape, func(d int) bool { return d <= 0 }) || len(v) != tensor.Shape(shape).TotalSize() {
 		return nil, fmt.Errorf("entry %s has %d values for shape %v", name, len(v), shape)
 	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v)), nil
+	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+	flushSubnormals(t)
+	return t, nil
 }
 
 // readNpyEntry decodes one array of a zip archive into ptr. The entry is

@@ -86,6 +86,14 @@ func (a *Adam) SetMoments(p, m, v *tensor.Dense) error {
 	return nil
 }
 
+// adamStep updates p, m and v in place and flushes to zero any of them that
+// falls below the smallest normal number of T. Why: a parameter whose only
+// gradient is the partition function's pull towards zero (an entity never
+// seen in a role of a squared model) decays geometrically into subnormal
+// numbers, and every BLAS call reading its table then runs 10-100x slower
+// (measured: a FB15k-237 CP² epoch went from 21 s to 144 s, its validation
+// from 4 s to 104 s, with 8% of the object table subnormal). The values
+// flushed are below 1.2e-38 (float32); they change no result.
 func adamStep[T Float](a *Adam, p, g, m, v []T, bias1, bias2 float64) int {
 	var total atomic.Int64
 	parallelFor(len(p), len(p)*8, func(lo, hi int) {
@@ -105,10 +113,23 @@ func adamStep[T Float](a *Adam, p, g, m, v []T, bias1, bias2 float64) int {
 			}
 			mi := a.Beta1*float64(m[i]) + (1-a.Beta1)*gi
 			vi := a.Beta2*float64(v[i]) + (1-a.Beta2)*gi*gi
-			m[i], v[i] = T(mi), T(vi)
-			p[i] -= T(step * mi / (math.Sqrt(vi)*rsb2 + a.Eps))
+			m[i], v[i] = flushSubnormal(T(mi)), flushSubnormal(T(vi))
+			p[i] = flushSubnormal(p[i] - T(step*mi/(math.Sqrt(vi)*rsb2+a.Eps)))
 		}
 		total.Add(int64(bad))
 	})
 	return int(total.Load())
+}
+
+// flushSubnormal returns 0 for |x| below T's smallest normal number, else x
+// (NaN included).
+func flushSubnormal[T Float](x T) T {
+	limit := 0x1p-1022
+	if _, ok := any(x).(float32); ok {
+		limit = 0x1p-126
+	}
+	if math.Abs(float64(x)) < limit {
+		return 0
+	}
+	return x
 }

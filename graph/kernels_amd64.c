@@ -4,6 +4,7 @@
 #include "kernels_amd64.h"
 
 #include <immintrin.h>
+#include <float.h>
 #include <math.h>
 
 // exp for 8 floats: Cephes' polynomial after range reduction by ln 2,
@@ -126,7 +127,9 @@ void gekc_exp_shift_f32(const float *x, int64_t rows, int64_t cols, const float 
 int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, float lr,
                       float beta1, float beta2, float eps, float bias1, float bias2) {
 	// PyTorch's Adam: p -= lr/bias1 * m / (sqrt(v)/sqrt(bias2) + eps).
+	// p, m and v below FLT_MIN are flushed to zero (see adamStep).
 	const float step = lr / bias1, rsb2 = 1.0f / sqrtf(bias2);
+	const __m256 vmin = _mm256_set1_ps(FLT_MIN);
 	const __m256 vb1 = _mm256_set1_ps(beta1), vc1 = _mm256_set1_ps(1.0f - beta1);
 	const __m256 vb2 = _mm256_set1_ps(beta2), vc2 = _mm256_set1_ps(1.0f - beta2);
 	const __m256 vstep = _mm256_set1_ps(step), vrs = _mm256_set1_ps(rsb2), veps = _mm256_set1_ps(eps);
@@ -141,6 +144,10 @@ int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, f
 		__m256 vi = _mm256_fmadd_ps(vb2, _mm256_loadu_ps(v + i), _mm256_mul_ps(vc2, _mm256_mul_ps(gi, gi)));
 		__m256 den = _mm256_fmadd_ps(_mm256_sqrt_ps(vi), vrs, veps);
 		__m256 pi = _mm256_fnmadd_ps(vstep, _mm256_div_ps(mi, den), _mm256_loadu_ps(p + i));
+		// |x| < FLT_MIN is false for NaN, which is kept.
+		mi = _mm256_andnot_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, mi), vmin, _CMP_LT_OQ), mi);
+		vi = _mm256_andnot_ps(_mm256_cmp_ps(vi, vmin, _CMP_LT_OQ), vi);
+		pi = _mm256_andnot_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, pi), vmin, _CMP_LT_OQ), pi);
 		_mm256_storeu_ps(m + i, mi);
 		_mm256_storeu_ps(v + i, vi);
 		_mm256_storeu_ps(p + i, pi);
@@ -151,6 +158,9 @@ int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, f
 		m[i] = beta1 * m[i] + (1.0f - beta1) * gi;
 		v[i] = beta2 * v[i] + (1.0f - beta2) * gi * gi;
 		p[i] -= step * m[i] / (sqrtf(v[i]) * rsb2 + eps);
+		if (fabsf(m[i]) < FLT_MIN) m[i] = 0;
+		if (v[i] < FLT_MIN) v[i] = 0;
+		if (fabsf(p[i]) < FLT_MIN) p[i] = 0;
 	}
 	return bad;
 }
