@@ -87,13 +87,11 @@ func (a *Adam) SetMoments(p, m, v *tensor.Dense) error {
 }
 
 // adamStep updates p, m and v in place and flushes to zero any of them that
-// falls below the smallest normal number of T. Why: a parameter whose only
-// gradient is the partition function's pull towards zero (an entity never
-// seen in a role of a squared model) decays geometrically into subnormal
-// numbers, and every BLAS call reading its table then runs 10-100x slower
-// (measured: a FB15k-237 CP² epoch went from 21 s to 144 s, its validation
-// from 4 s to 104 s, with 8% of the object table subnormal). The values
-// flushed are below 1.2e-38 (float32); they change no result.
+// falls below the smallest normal number of T: parameters that training
+// pulls towards zero would otherwise decay into subnormals, which slow
+// every BLAS call on their table 10-100x. On amd64 the process's
+// floating-point mode does this everywhere (see SubnormalsFlushed); here it
+// also holds where that mode is not set.
 func adamStep[T Float](a *Adam, p, g, m, v []T, bias1, bias2 float64) int {
 	var total atomic.Int64
 	parallelFor(len(p), len(p)*8, func(lo, hi int) {

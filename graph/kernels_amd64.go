@@ -77,3 +77,5 @@ func colSumExpF32(x []float32, rows, cols int, shift, acc []float32) bool {
 	C.gekc_col_sumexp_f32(f32p(x), C.int64_t(rows), C.int64_t(cols), f32p(shift), f32p(acc))
 	return true
 }
+
+func subnormalsFlushed() bool { return C.gekc_mxcsr()&0x8040 == 0x8040 }

@@ -19,3 +19,5 @@ void gekc_unary_f32(int kind, float c, const float *x, float *out, int64_t n);
 void gekc_unary_grad_f32(int kind, float c, const float *g, const float *x, const float *y, float *out, int64_t n);
 // acc[j] += sum_i exp(x[i*cols+j] - shift[j]) over rows [0,rows).
 void gekc_col_sumexp_f32(const float *x, int64_t rows, int64_t cols, const float *shift, float *acc);
+// The calling thread's MXCSR (fpmode_amd64.c).
+uint32_t gekc_mxcsr(void);
