@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"time"
+	"unsafe"
 
 	"gekc/train"
 
@@ -139,7 +140,7 @@ func readStateMeta(path string) (*stateMeta, error) {
 
 func decodeStateMeta(path string, z *zip.Reader) (*stateMeta, error) {
 	var js []uint8
-	if err := readNpyEntry(z, "meta.npy", &js); err != nil {
+	if err := readNpyEntry(z, "meta.npy", &js, 1, maxMetaBytes); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var meta stateMeta
@@ -206,11 +207,16 @@ func readState(path, runID string) (*train.State, *stateMeta, error) {
 
 // readTensor reads one flattened array of a state as a tensor of shape.
 func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*tensor.Dense, error) {
+	size := int(unsafe.Sizeof(T(0)))
+	n, ok := elements(shape, maxStateBytes/size)
+	if !ok || len(shape) == 0 || n == 0 {
+		return nil, fmt.Errorf("entry %s: shape %v", name, shape)
+	}
 	var v []T
-	if err := readNpyEntry(z, name, &v); err != nil {
+	if err := readNpyEntry(z, name, &v, size, n*size+maxNpyHeader); err != nil {
 		return nil, err
 	}
-	if len(shape) == 0 || slices.ContainsFunc(shape, func(d int) bool { return d <= 0 }) || len(v) != tensor.Shape(shape).TotalSize() {
+	if len(v) != n {
 		return nil, fmt.Errorf("entry %s has %d values for shape %v", name, len(v), shape)
 	}
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
@@ -218,21 +224,50 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	return t, nil
 }
 
-// readNpyEntry decodes one array of a zip archive into ptr. The entry is
-// read whole first (see readArray for why).
-func readNpyEntry(z *zip.Reader, name string, ptr any) error {
+// Limits on what a state file may make the reader allocate: a corrupt or
+// hostile file is refused before memory is spent on it.
+const (
+	maxMetaBytes  = 64 << 20
+	maxNpyHeader  = 64 << 10
+	maxStateBytes = 1 << 40
+)
+
+// elements returns the product of shape's dimensions, false if one is
+// negative or the product exceeds limit.
+func elements(shape []int, limit int) (int, bool) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 || (d > 0 && n > limit/d) {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
+// readNpyEntry decodes one array of elemSize-byte values of a zip archive
+// into ptr, reading at most maxBytes. The entry is read whole first (see
+// readArray for why), and its header's shape is checked against the bytes
+// it holds before anything is allocated for it.
+func readNpyEntry(z *zip.Reader, name string, ptr any, elemSize, maxBytes int) error {
 	f, err := z.Open(name)
 	if err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)
 	}
-	raw, err := io.ReadAll(f)
+	raw, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)
 	}
+	if len(raw) > maxBytes {
+		return fmt.Errorf("entry %s: larger than %d bytes", name, maxBytes)
+	}
 	r, err := npy.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)
+	}
+	if n, ok := elements(r.Header.Descr.Shape, len(raw)/elemSize); !ok || n*elemSize > len(raw) {
+		return fmt.Errorf("entry %s: shape %v does not fit its %d bytes", name, r.Header.Descr.Shape, len(raw))
 	}
 	if err := r.Read(ptr); err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)

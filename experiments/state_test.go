@@ -149,3 +149,40 @@ func BenchmarkWriteState(b *testing.B) {
 		}
 	}
 }
+
+// A corrupt or hostile state file is an error, never a panic: the runner
+// then trains the run from scratch.
+func FuzzReadState(f *testing.F) {
+	dir := f.TempDir()
+	valid := filepath.Join(dir, "valid.npz")
+	table := func(vals ...float32) *tensor.Dense {
+		return tensor.New(tensor.WithShape(len(vals)/2, 2), tensor.WithBacking(vals))
+	}
+	s := &train.State{Epoch: 2, Steps: 7, Best: 0.5, BestEpoch: 1,
+		Epochs:     []train.EpochRecord{{Epoch: 1, TrainLoss: 3, Valid: map[string]float64{"mrr": 0.5}}, {Epoch: 2, TrainLoss: 2}},
+		Params:     map[string]*tensor.Dense{"entity": table(1, 2, 3, 4)},
+		BestParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 5)},
+		AdamM:      map[string]*tensor.Dense{"entity": table(0, 0, 1, 0)},
+		AdamV:      map[string]*tensor.Dense{"entity": table(1, 1, 1, 1)}}
+	if err := writeState(valid, "run", s, time.Second); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(valid)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte("PK\x03\x04"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), stateName)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, meta, err := readState(path, "run")
+		if err == nil && (st == nil || meta == nil) {
+			t.Fatal("no error and no state")
+		}
+		readStateMeta(path)
+	})
+}
