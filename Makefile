@@ -21,5 +21,12 @@ bench:
 umls:
 	$(GO) run ./experiments -grid grids/umls.toml
 
+FUZZTIME ?= 30s
+
+# One target at a time (go test -fuzz takes one); a short minimisation
+# keeps the fuzzer fuzzing rather than shrinking.
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseTriples -fuzztime 30s ./kg/
+	$(GO) test -run '^$$' -fuzz FuzzParseTriples -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
+	$(GO) test -run '^$$' -fuzz FuzzParseSchema -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
+	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
+	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
