@@ -71,6 +71,14 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	res, err := train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
+	if errors.Is(err, train.ErrStateMismatch) {
+		// A state saved by another version of the model (say, new tables).
+		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
+		job.Observer.Log(msg)
+		stateNotes = append(stateNotes, msg)
+		cfg.Resume, earlier = nil, 0
+		res, err = train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -51,7 +52,7 @@ epochs = 5
 eval = { metrics = ["mrr", "hits", "ll"] }
 
 [[sweep]]
-model = ["complex", "cp2"]
+model = ["complex", "cp2", "complex+"]
 objective = "pll"
 `
 	cli := func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
@@ -92,6 +93,14 @@ objective = "pll"
 	// The second run's state is garbage: it trains from scratch, with a note.
 	must(t, os.MkdirAll(filepath.Join(fx.out, runsDirName, ids[1]), 0o755))
 	must(t, os.WriteFile(filepath.Join(fx.out, runsDirName, ids[1], stateName), []byte("not a zip"), 0o644))
+	// So does a third run whose state is well formed but of other tables
+	// (a state saved by another version of the model).
+	tiny := func() map[string]*tensor.Dense {
+		return map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4}))}
+	}
+	must(t, os.MkdirAll(filepath.Join(fx.out, runsDirName, ids[2]), 0o755))
+	must(t, writeState(filepath.Join(fx.out, runsDirName, ids[2], stateName), ids[2],
+		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second))
 
 	if code, out := cli(fx, context.Background(), trainRun); code != exitOK {
 		t.Fatalf("resumed sweep: exit %d: %s", code, out)
@@ -118,7 +127,7 @@ objective = "pll"
 		if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
 			t.Errorf("%s: test %v (best epoch %d), uninterrupted %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
 		}
-		note := []string{"resumed after epoch 2", "resume state ignored"}[i]
+		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
 		}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -35,6 +36,10 @@ type State struct {
 	AdamM, AdamV       map[string]*tensor.Dense
 }
 
+// ErrStateMismatch reports a resume State that does not fit the model or
+// is inconsistent; a caller may then train from scratch instead.
+var ErrStateMismatch = errors.New("resume state does not fit the run")
+
 // stateOf describes the loop's state. Its tensors alias the live ones.
 func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoch, steps int, stepSeconds, bestScore float64, bestEpoch, since int, notes []string) *State {
 	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: bestScore, BestEpoch: bestEpoch, Since: since,
@@ -65,28 +70,28 @@ func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error 
 			x, ok := t.set[n]
 			if !ok {
 				if t.must {
-					return fmt.Errorf("train: resume state has no %s %q", t.what, n)
+					return fmt.Errorf("train: resume state has no %s %q: %w", t.what, n, ErrStateMismatch)
 				}
 				continue
 			}
 			if !x.Shape().Eq(p.Shape()) || x.Dtype() != p.Dtype() {
-				return fmt.Errorf("train: resume state's %s %q is %v %v; the model needs %v %v", t.what, n, x.Shape(), x.Dtype(), p.Shape(), p.Dtype())
+				return fmt.Errorf("train: resume state's %s %q is %v %v; the model needs %v %v: %w", t.what, n, x.Shape(), x.Dtype(), p.Shape(), p.Dtype(), ErrStateMismatch)
 			}
 		}
 		if (s.AdamM[n] == nil) != (s.AdamV[n] == nil) {
-			return fmt.Errorf("train: resume state has only one of the Adam moments of %q", n)
+			return fmt.Errorf("train: resume state has only one of the Adam moments of %q: %w", n, ErrStateMismatch)
 		}
 	}
 	for n := range s.Params {
 		if !slices.Contains(names, n) {
-			return fmt.Errorf("train: resume state has parameter %q, which model %s does not", n, m.Name)
+			return fmt.Errorf("train: resume state has parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)
 		}
 	}
 	if s.Epoch < 0 || s.Steps < 0 || s.BestEpoch > s.Epoch {
-		return fmt.Errorf("train: resume state is inconsistent (epoch %d, steps %d, best epoch %d)", s.Epoch, s.Steps, s.BestEpoch)
+		return fmt.Errorf("train: resume state is inconsistent (epoch %d, steps %d, best epoch %d): %w", s.Epoch, s.Steps, s.BestEpoch, ErrStateMismatch)
 	}
 	if s.BestEpoch >= 0 && math.IsNaN(s.Best) {
-		return fmt.Errorf("train: resume state has a best epoch %d without a score", s.BestEpoch)
+		return fmt.Errorf("train: resume state has a best epoch %d without a score: %w", s.BestEpoch, ErrStateMismatch)
 	}
 	for _, n := range names {
 		copyDense(m.Param(n), s.Params[n])

@@ -103,8 +103,8 @@ func TestResumeRejectsMismatchedState(t *testing.T) {
 	}
 	bigger := cfg
 	bigger.Rank, bigger.SaveState, bigger.Resume = 5, nil, saved
-	if _, err := Run(context.Background(), bigger, ds, nil); err == nil {
-		t.Fatal("a rank-4 state resumed a rank-5 model")
+	if _, err := Run(context.Background(), bigger, ds, nil); !errors.Is(err, ErrStateMismatch) {
+		t.Fatalf("a rank-4 state resuming a rank-5 model: err %v, want ErrStateMismatch", err)
 	}
 	missing := saved.Clone()
 	for n := range missing.Params {
@@ -113,7 +113,7 @@ func TestResumeRejectsMismatchedState(t *testing.T) {
 	}
 	again := cfg
 	again.SaveState, again.Resume = nil, missing
-	if _, err := Run(context.Background(), again, ds, nil); err == nil {
-		t.Fatal("a state without one of the parameters was accepted")
+	if _, err := Run(context.Background(), again, ds, nil); !errors.Is(err, ErrStateMismatch) {
+		t.Fatalf("a state without one of the parameters: err %v, want ErrStateMismatch", err)
 	}
 }
