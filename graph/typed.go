@@ -195,18 +195,26 @@ func (o *typedQuadFormOp) Do(in ...G.Value) (G.Value, error) {
 		})
 }
 
+// rowsByClass returns the rows of each class that occurs in cls (−1: none).
+func rowsByClass(cls []int) map[int][]int {
+	byClass := map[int][]int{}
+	for i, c := range cls {
+		if c >= 0 {
+			byClass[c] = append(byClass[c], i)
+		}
+	}
+	return byClass
+}
+
 // typedQuad groups rows by class so each class is one gemm.
 func typedQuad[T Float](q, grams []T, cls []int, k int, qg, out []T) {
-	byClass := map[int][]int{}
 	for i, c := range cls {
 		if c < 0 {
 			out[i] = 0
 			clear(qg[i*k : (i+1)*k])
-			continue
 		}
-		byClass[c] = append(byClass[c], i)
 	}
-	for c, rows := range byClass {
+	for c, rows := range rowsByClass(cls) {
 		n := len(rows)
 		in := make([]T, n*k)
 		res := make([]T, n*k)
@@ -270,13 +278,7 @@ func (o *typedQuadGradOp) Do(in ...G.Value) (G.Value, error) {
 // dQ_c = diag(g_c)(Q_c G_cᵀ + Q_c G_c) and dG_c = Q_cᵀ diag(g_c) Q_c.
 func typedQuadGrad[T Float](which int, q, grams []T, cls []int, g, qg []T, k int, out []T) {
 	clear(out)
-	byClass := map[int][]int{}
-	for i, c := range cls {
-		if c >= 0 {
-			byClass[c] = append(byClass[c], i)
-		}
-	}
-	for c, rows := range byClass {
+	for c, rows := range rowsByClass(cls) {
 		n := len(rows)
 		in := make([]T, n*k)
 		res := make([]T, n*k)

@@ -44,17 +44,7 @@ func BenchmarkStep(b *testing.B) {
 						triples[i] = kg.Triple{S: int32(rng.IntN(ne)), R: int32(rng.IntN(nr)), O: int32(rng.IntN(ne))}
 					}
 				}
-				draw()
-				if _, err := st.Step(triples); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					draw()
-					if _, err := st.Step(triples); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchmarkSteps(b, st, triples, draw)
 			})
 		}
 	}
@@ -105,18 +95,25 @@ func BenchmarkConstrainedStep(b *testing.B) {
 						triples[i] = kg.Triple{S: ss[rng.IntN(len(ss))], R: int32(r), O: os[rng.IntN(len(os))]}
 					}
 				}
-				draw()
-				if _, err := st.Step(triples); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					draw()
-					if _, err := st.Step(triples); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchmarkSteps(b, st, triples, draw)
 			})
+		}
+	}
+}
+
+// benchmarkSteps times st.Step on batches that draw refills, after one
+// untimed warm-up step.
+func benchmarkSteps(b *testing.B, st *Stepper, triples []kg.Triple, draw func()) {
+	b.Helper()
+	draw()
+	if _, err := st.Step(triples); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		draw()
+		if _, err := st.Step(triples); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
