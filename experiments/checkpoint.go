@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 
+	"gekc/graph"
 	"gekc/models"
 
 	"github.com/sbinet/npyio/npy"
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
-	"gorgonia.org/tensor"
 )
 
 // Checkpoints are NumPy .npz archives, one array per parameter table,
@@ -120,27 +120,9 @@ func loadCheckpoint(path string, m *models.Model) error {
 		case []float64:
 			copy(d, vals)
 		}
-		flushSubnormals(p)
+		// Checkpoints written before graph.Adam flushed subnormals may hold
+		// them; they slow every BLAS call on the table.
+		graph.FlushSubnormals(p)
 	}
 	return nil
-}
-
-// flushSubnormals zeroes the entries of t below its dtype's smallest
-// normal number, as training does (graph.Adam): checkpoints written before
-// it did may hold subnormal entries, which slow every BLAS call on them.
-func flushSubnormals(t *tensor.Dense) {
-	switch d := t.Data().(type) {
-	case []float32:
-		for i, v := range d {
-			if v > -0x1p-126 && v < 0x1p-126 {
-				d[i] = 0
-			}
-		}
-	case []float64:
-		for i, v := range d {
-			if v > -0x1p-1022 && v < 0x1p-1022 {
-				d[i] = 0
-			}
-		}
-	}
 }

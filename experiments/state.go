@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"gekc/graph"
 	"gekc/train"
 
 	"github.com/sbinet/npyio/npy"
@@ -220,7 +221,7 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 		return nil, fmt.Errorf("entry %s has %d values for shape %v", name, len(v), shape)
 	}
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
-	flushSubnormals(t)
+	graph.FlushSubnormals(t)
 	return t, nil
 }
 
