@@ -322,3 +322,15 @@ func containsAll(s string, subs ...string) error {
 	}
 	return nil
 }
+
+// shippedData returns the repository's data root, which must hold the named
+// dataset: it is shipped with the code, so its absence is a failure.
+func shippedData(t *testing.T, dataset string) string {
+	t.Helper()
+	data, err := filepath.Abs(filepath.Join("..", "data"))
+	must(t, err)
+	if !fileExists(filepath.Join(data, dataset, "train.txt")) {
+		t.Fatalf("no data/%s", dataset)
+	}
+	return data
+}

@@ -207,11 +207,7 @@ func TestAnalyzePlots(t *testing.T) {
 // seeded negatives), also for a run trained without "ece", and -analyze
 // plots draws the curves again.
 func TestCalibrationEndToEnd(t *testing.T) {
-	data, err := filepath.Abs(filepath.Join("..", "data"))
-	must(t, err)
-	if !fileExists(filepath.Join(data, "nations", "train.txt")) {
-		t.Skip("no data/nations")
-	}
+	data := shippedData(t, "nations")
 	grid := `name = "cal"
 [defaults]
 dataset = "nations"

@@ -37,11 +37,7 @@ func (c cancelAfter) EpochEnd(rec EpochRecord) {
 // trained without interruption. The state goes once the run is final, and a
 // state that cannot be read costs its epochs, not the run.
 func TestInterruptedRunResumesFromItsState(t *testing.T) {
-	data, err := filepath.Abs(filepath.Join("..", "data"))
-	must(t, err)
-	if !fileExists(filepath.Join(data, "nations", "train.txt")) {
-		t.Fatal("no data/nations")
-	}
+	data := shippedData(t, "nations")
 	grid := `name = "resume"
 [defaults]
 dataset = "nations"
