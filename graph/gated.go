@@ -48,28 +48,19 @@ func (o *gatedOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 }
 
 // gatedForward writes [a | a + log σ(b)] row by row; the log σ of each row's
-// b half goes through the vectorised unary kernel.
+// b half goes through the unary kernel (vectorised for float32).
 func gatedForward[T Float](x, out []T, rows, k int) {
 	parallelFor(rows, rows*k*16, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			a, b := x[2*k*r:2*k*r+k], x[2*k*r+k:2*k*(r+1)]
 			oa, ob := out[2*k*r:2*k*r+k], out[2*k*r+k:2*k*(r+1)]
 			copy(oa, a)
-			logSigmoidRow(b, ob)
+			unaryKernel(kindLogSigmoid, 0, b, ob)
 			for i, v := range a {
 				ob[i] += v
 			}
 		}
 	})
-}
-
-func logSigmoidRow[T Float](x, out []T) {
-	if xs, ok := any(x).([]float32); ok && unaryF32(kindLogSigmoid, 0, xs, any(out).([]float32)) {
-		return
-	}
-	for i, v := range x {
-		out[i] = T(unaryFn(kindLogSigmoid, 0, float64(v)))
-	}
 }
 
 // gatedGradOp is the gradient of GatedLogHalves: for an output gradient
@@ -109,17 +100,7 @@ func gatedBackward[T Float](g, x, out []T, rows, k int) {
 			for i, v := range gb {
 				oa[i] = ga[i] + v
 			}
-			logSigmoidGradRow(gb, b, ob)
+			unaryGradKernel(kindLogSigmoid, 0, gb, b, b, ob) // σ(−b) needs b only
 		}
 	})
-}
-
-// logSigmoidGradRow writes g·σ(−x), the gradient through log σ(x).
-func logSigmoidGradRow[T Float](g, x, out []T) {
-	if xs, ok := any(x).([]float32); ok && unaryGradF32(kindLogSigmoid, 0, any(g).([]float32), xs, xs, any(out).([]float32)) {
-		return
-	}
-	for i, v := range x {
-		out[i] = g[i] * T(unaryDeriv(kindLogSigmoid, 0, float64(v), 0))
-	}
 }
