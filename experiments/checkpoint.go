@@ -1,15 +1,13 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 
 	"gekc/graph"
 	"gekc/models"
 
-	"github.com/sbinet/npyio/npy"
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
 )
@@ -49,66 +47,20 @@ func writeCheckpoint(path string, m *models.Model) error {
 	return WriteFileAtomic(path, buf.Bytes(), 0o644)
 }
 
-// readArray reads one float array of an .npz archive. The entry is read
-// into memory first: npyio v0.6.0 decodes elements with single Read calls,
-// and a decompressing reader may return fewer bytes than asked, which
-// silently misaligns every later value.
-func readArray(r *npz.Reader, name string) ([]float64, error) {
-	rc, err := r.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		return nil, fmt.Errorf("reading %q: %w", name, err)
-	}
-	arr, err := npy.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, fmt.Errorf("reading %q: %w", name, err)
-	}
-	var vals []float64
-	if err := arr.Read(&vals); err != nil {
-		var v32 []float32
-		arr, _ = npy.NewReader(bytes.NewReader(raw))
-		if err2 := arr.Read(&v32); err2 != nil {
-			return nil, fmt.Errorf("reading %q: %w", name, err)
-		}
-		vals = make([]float64, len(v32))
-		for i, v := range v32 {
-			vals[i] = float64(v)
-		}
-	}
-	return vals, nil
-}
-
 // loadCheckpoint copies the arrays of a checkpoint into m's parameters of
 // the same names and shapes. Semantics may differ: distilling a trained
 // ComplEx into ComplEx² copies its embeddings as they are (paper, §4.2).
+// Besides this package's own checkpoints it reads what numpy.savez writes,
+// so embeddings trained elsewhere can be loaded.
 func loadCheckpoint(path string, m *models.Model) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	r, err := npz.NewReader(f, st.Size())
+	z, err := zip.OpenReader(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	defer z.Close()
 	for _, name := range m.ParamNames() {
 		p := m.Param(name)
-		h := r.Header(name)
-		if h == nil {
-			return fmt.Errorf("%s: no array %q (has %v)", path, name, r.Keys())
-		}
-		if len(h.Descr.Shape) != 2 || h.Descr.Shape[0] != p.Shape()[0] || h.Descr.Shape[1] != p.Shape()[1] {
-			return fmt.Errorf("%s: array %q has shape %v, the model needs %v", path, name, h.Descr.Shape, p.Shape())
-		}
-		vals, err := readArray(r, name)
+		vals, err := readMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

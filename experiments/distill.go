@@ -9,8 +9,10 @@ import (
 )
 
 // resolveDistill finds the checkpoint named by distill_from: the ID of a
-// run in this results directory, or the path of a run directory. A source
-// run that this process is training is waited for.
+// run in this results directory, the path of a run directory, or the path
+// of an .npz file (embeddings trained elsewhere, saved by numpy.savez with
+// one array per parameter table). A source run that this process is
+// training is waited for.
 func (s *sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 	from := r.Spec.DistillFrom
 	if from == "" {
@@ -22,6 +24,12 @@ func (s *sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
+	}
+	if strings.HasSuffix(from, ".npz") {
+		if st, err := os.Stat(from); err != nil || !st.Mode().IsRegular() {
+			return "", fmt.Errorf("distill_from %q: not a readable .npz file", from)
+		}
+		return filepath.Abs(from)
 	}
 	dir := from
 	if !strings.ContainsRune(from, filepath.Separator) {

@@ -31,7 +31,7 @@ type RunSpec struct {
 	DType        string     `toml:"dtype" json:"dtype"`           // "float32" or "float64"
 	Eval         EvalSpec   `toml:"eval" json:"eval"`
 	Samples      int        `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
-	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id or run directory whose checkpoint initialises this run
+	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
 }
 
 // PLLWeights weighs the three conditional log-likelihoods of the

@@ -3,7 +3,6 @@ package main
 import (
 	"archive/zip"
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"gekc/train"
 
 	"github.com/sbinet/npyio/npy"
+
 	"gorgonia.org/tensor"
 )
 
@@ -223,55 +223,4 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
 	graph.FlushSubnormals(t)
 	return t, nil
-}
-
-// Limits on what a state file may make the reader allocate: a corrupt or
-// hostile file is refused before memory is spent on it.
-const (
-	maxMetaBytes  = 64 << 20
-	maxNpyHeader  = 64 << 10
-	maxStateBytes = 1 << 40
-)
-
-// elements returns the product of shape's dimensions, false if one is
-// negative or the product exceeds limit.
-func elements(shape []int, limit int) (int, bool) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 || (d > 0 && n > limit/d) {
-			return 0, false
-		}
-		n *= d
-	}
-	return n, true
-}
-
-// readNpyEntry decodes one array of elemSize-byte values of a zip archive
-// into ptr, reading at most maxBytes. The entry is read whole first (see
-// readArray for why), and its header's shape is checked against the bytes
-// it holds before anything is allocated for it.
-func readNpyEntry(z *zip.Reader, name string, ptr any, elemSize, maxBytes int) error {
-	f, err := z.Open(name)
-	if err != nil {
-		return fmt.Errorf("entry %s: %w", name, err)
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
-	f.Close()
-	if err != nil {
-		return fmt.Errorf("entry %s: %w", name, err)
-	}
-	if len(raw) > maxBytes {
-		return fmt.Errorf("entry %s: larger than %d bytes", name, maxBytes)
-	}
-	r, err := npy.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return fmt.Errorf("entry %s: %w", name, err)
-	}
-	if n, ok := elements(r.Header.Descr.Shape, len(raw)/elemSize); !ok || n*elemSize > len(raw) {
-		return fmt.Errorf("entry %s: shape %v does not fit its %d bytes", name, r.Header.Descr.Shape, len(raw))
-	}
-	if err := r.Read(ptr); err != nil {
-		return fmt.Errorf("entry %s: %w", name, err)
-	}
-	return nil
 }
