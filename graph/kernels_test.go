@@ -210,3 +210,27 @@ func TestColLSEFloat32MatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// rowDot splits rows over goroutines and each sum over four accumulators;
+// every row must still be its dot product, for widths that do and do not
+// divide by four and sizes below and above the parallel threshold.
+func TestRowDotMatchesSerialSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []struct{ rows, k int }{{1, 1}, {5, 3}, {9, 4}, {3, 7}, {400, 401}, {1000, 200}} {
+		a, b := make([]float64, c.rows*c.k), make([]float64, c.rows*c.k)
+		for i := range a {
+			a[i], b[i] = rng.NormFloat64(), rng.NormFloat64()
+		}
+		out := make([]float64, c.rows)
+		rowDot(a, b, out, c.k)
+		for i := range out {
+			var want float64
+			for j := 0; j < c.k; j++ {
+				want += a[i*c.k+j] * b[i*c.k+j]
+			}
+			if relErr(out[i], want) > 1e-12*float64(c.k) && math.Abs(out[i]-want) > 1e-12 {
+				t.Fatalf("%d×%d: row %d = %v, want %v", c.rows, c.k, i, out[i], want)
+			}
+		}
+	}
+}

@@ -43,14 +43,29 @@ func (o *rowDotOp) Do(in ...G.Value) (G.Value, error) {
 }
 
 func rowDot[T Float](a, b, out []T, k int) {
-	for i := range out {
-		var s T
-		ar, br := a[i*k:(i+1)*k], b[i*k:(i+1)*k]
-		for j := range ar {
-			s += ar[j] * br[j]
+	parallelFor(len(out), len(out)*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = dot4(a[i*k:(i+1)*k], b[i*k:(i+1)*k])
 		}
-		out[i] = s
+	})
+}
+
+// dot4 is Σ a_j·b_j in T with four independent sums, which pipeline where
+// one chain of dependent additions would wait on each.
+func dot4[T Float](a, b []T) T {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 T
+	j := 0
+	for ; j+4 <= len(a); j += 4 {
+		s0 += a[j] * b[j]
+		s1 += a[j+1] * b[j+1]
+		s2 += a[j+2] * b[j+2]
+		s3 += a[j+3] * b[j+3]
 	}
+	for ; j < len(a); j++ {
+		s0 += a[j] * b[j]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func (o *rowDotOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {

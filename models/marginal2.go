@@ -120,3 +120,92 @@ func oneOfDtype(dt tensor.Dtype) any {
 	}
 	return []float32{1}
 }
+
+func oneOf(dt tensor.Dtype) any {
+	if dt == tensor.Float64 {
+		return 1.0
+	}
+	return float32(1)
+}
+
+// squaredSubjectMarginals returns, for the relation r that every entry of
+// the index vector rs names (its length must be the width k of the
+// subject table), the vector over all subjects s of
+// log(Σ_o φ(s,r,o)² + ε·|E|): the unnormalised log p(S | r) of a squared
+// model, as LogMarginal over the objects of the batch (s, r) would give it
+// for every s at once.
+//
+// The object query is linear in the subject row, q(s, r) = s·A_r, where
+// row i of A_r is the query of the i-th unit vector; hence
+// Σ_o (q·x_o)² = s·M_r·sᵀ with M_r = A_r G_O A_rᵀ (k×k). That is one
+// |E|×k×k product per relation, without building, storing and contracting
+// |E| queries, which costs several times more in memory traffic.
+//
+// gram is G_O, the Gram matrix of the object table, passed in so that a
+// sampler computes it once for all relations rather than in every run.
+func (c *Circuit) squaredSubjectMarginals(rs, gram *G.Node) (*G.Node, error) {
+	if c.m.Semantics != Squared || c.dom != nil {
+		return nil, fmt.Errorf("models: the subject marginals by relation need an unconstrained squared model")
+	}
+	k := c.m.Layout.spec(c.m.Layout.Subject).Cols
+	if rs.Shape()[0] != k {
+		return nil, fmt.Errorf("models: %d relation indices, want the subject width %d", rs.Shape()[0], k)
+	}
+	id := tensor.New(tensor.Of(c.m.Dtype), tensor.WithShape(k, k))
+	for i := 0; i < k; i++ {
+		if err := id.SetAt(oneOf(c.m.Dtype), i, i); err != nil {
+			return nil, err
+		}
+	}
+	units := G.NewMatrix(c.g, c.m.Dtype, G.WithShape(k, k), G.WithName("subject-units"), G.WithValue(id))
+	rel, err := graph.Gather(c.tables[c.m.Layout.Relation], rs)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.queryFrom(Object, Inputs{S: units, R: rel}) // A_r, k×k_o
+	if err != nil {
+		return nil, err
+	}
+	ag, err := graph.MatMul(a, gram, false, false)
+	if err != nil {
+		return nil, err
+	}
+	mr, err := graph.MatMul(ag, a, false, true) // M_r
+	if err != nil {
+		return nil, err
+	}
+	subjects := c.RoleTable(Subject)
+	sm, err := graph.MatMul(subjects, mr, false, false)
+	if err != nil {
+		return nil, err
+	}
+	quad, err := graph.RowDot(sm, subjects)
+	if err != nil {
+		return nil, err
+	}
+	return graph.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities))
+}
+
+// nonNegativeSubjectMarginals returns the |R|×|E| matrix of
+// log Σ_o φ(s,r,o) for every relation r (row) and subject s (column) of an
+// unconstrained non-negative model: the unnormalised log p(S | r). The
+// object is summed out by its column sums (paper, Proposition 1), and the
+// subject queries of all relations are scored against every subject at
+// once, as link prediction scores candidates: |R|·|E|·k work in all.
+func (c *Circuit) nonNegativeSubjectMarginals() (*G.Node, error) {
+	if c.m.Semantics != NonNegative || c.dom != nil {
+		return nil, fmt.Errorf("models: the subject marginals by relation need an unconstrained non-negative model")
+	}
+	x, err := c.summedOut(Object)
+	if err != nil {
+		return nil, err
+	}
+	if x.R, err = c.table(Relation); err != nil {
+		return nil, err
+	}
+	q, err := nonNegative(c.m.Score).LogQuery(Subject, x, c)
+	if err != nil {
+		return nil, err
+	}
+	return c.logCandidatesFrom(q, Subject)
+}

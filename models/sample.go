@@ -30,12 +30,21 @@ type Sampler struct {
 	relProg   *graph.Program
 	subjR     []int // relations of the all-subjects batch: relPerRun blocks of |E| rows
 	relPerRun int
+	subjAll   bool // subjMarg has a row for every relation (and subjR is unused)
 	subjMarg  *G.Node
 	subjProg  *graph.Program
 	objS      []int
 	objR      []int
 	objCand   *G.Node
 	objProg   *graph.Program
+	// gram, computed by gramProg, is copied into gramIn, the input of
+	// subjProg, in the fast path of squared models.
+	gram, gramIn *G.Node
+	gramProg     *graph.Program
+	// phiEps ≥ 0: objCand holds the scores φ of a squared model, drawn in
+	// proportion to φ² + phiEps without a round trip through logarithms;
+	// < 0: objCand holds log-weights.
+	phiEps float64
 }
 
 // NewSampler compiles the sampling programs of a non-negative or squared
@@ -57,11 +66,24 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		batch = 1000
 	}
 	ne := m.Sizes.Entities
-	// p(S | r) for several relations per run shares the relation-free work
-	// (Gram matrices, column slices of the entity table) among them; about
-	// 64k rows keeps the intermediates near 100 MB at d = 200.
+	// An unconstrained squared model has p(S | r) in closed form, one
+	// relation per run (Circuit.squaredSubjectMarginals), and draws objects
+	// straight from its scores; an unconstrained non-negative one has
+	// p(S | r) for all relations in one run.
+	fast := d == nil && m.Semantics == Squared
+	if d == nil && m.Semantics == NonNegative {
+		return newNonNegativeSampler(m, batch)
+	}
+	// Otherwise p(S | r) for several relations per run shares the
+	// relation-free work (Gram matrices, column slices of the entity table)
+	// among them; about 64k rows keeps the intermediates near 100 MB at
+	// d = 200.
 	per := max(1, min(m.Sizes.Relations, (1<<16)/ne))
-	s := &Sampler{m: m, batch: batch, relPerRun: per, subjR: make([]int, ne*per), objS: make([]int, batch), objR: make([]int, batch)}
+	subjR := ne * per
+	if fast {
+		per, subjR = 1, m.Layout.spec(m.Layout.Subject).Cols
+	}
+	s := &Sampler{m: m, batch: batch, relPerRun: per, subjR: make([]int, subjR), objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
 
 	g := G.NewGraph()
 	c := m.Bind(g)
@@ -76,6 +98,41 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	}
 	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
 		return nil, err
+	}
+	if fast {
+		// G_O is computed once per Sample call by its own program and
+		// read by the per-relation one as an input.
+		if s.gram, err = c.RoleGram(Object); err != nil {
+			return nil, err
+		}
+		if s.gramProg, err = graph.Compile(s.gram); err != nil {
+			return nil, err
+		}
+		k := s.gram.Shape()[0]
+		s.gramIn = G.NewMatrix(g, m.Dtype, G.WithShape(k, k), G.WithName("object-gram"),
+			G.WithValue(tensor.New(tensor.Of(m.Dtype), tensor.WithShape(k, k))))
+		if s.subjMarg, err = c.squaredSubjectMarginals(graph.IndexVector(g, "r", s.subjR), s.gramIn); err != nil {
+			return nil, err
+		}
+		if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
+			return nil, err
+		}
+		ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
+		if err != nil {
+			return nil, err
+		}
+		q, err := ob.query(Object)
+		if err != nil {
+			return nil, err
+		}
+		if s.objCand, err = graph.MatMul(q, c.RoleTable(Object), false, true); err != nil {
+			return nil, err
+		}
+		if s.objProg, err = graph.Compile(s.objCand); err != nil {
+			return nil, err
+		}
+		s.phiEps = c.eps()
+		return s, nil
 	}
 	all := make([]int, ne*per)
 	for i := range all {
@@ -117,6 +174,40 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	return s, nil
 }
 
+// newNonNegativeSampler is newSampler for an unconstrained non-negative
+// model: subjMarg is the |R|×|E| matrix of log p(S | r), all relations in
+// one run.
+func newNonNegativeSampler(m *Model, batch int) (*Sampler, error) {
+	s := &Sampler{m: m, batch: batch, relPerRun: m.Sizes.Relations, subjAll: true,
+		objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
+	g := G.NewGraph()
+	c := m.Bind(g)
+	var err error
+	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
+		return nil, err
+	}
+	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
+		return nil, err
+	}
+	if s.subjMarg, err = c.nonNegativeSubjectMarginals(); err != nil {
+		return nil, err
+	}
+	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
+		return nil, err
+	}
+	ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
+	if err != nil {
+		return nil, err
+	}
+	if s.objCand, err = c.Candidates(ob, Object); err != nil {
+		return nil, err
+	}
+	if s.objProg, err = graph.Compile(s.objCand); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Sample draws n triples.
 func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	out := make([]kg.Triple, n)
@@ -132,6 +223,14 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		r := relCat.draw(rng)
 		out[i].R = int32(r)
 		byRel[r] = append(byRel[r], i)
+	}
+	if s.gramProg != nil {
+		if err := s.gramProg.Run(); err != nil {
+			return nil, err
+		}
+		if err := G.Let(s.gramIn, s.gram.Value()); err != nil {
+			return nil, err
+		}
 	}
 	rels := make([]int, 0, len(byRel))
 	for r := range byRel {
@@ -149,7 +248,11 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		}
 		marg := graph.Float64s(s.subjMarg.Value())
 		for j, r := range chunk {
-			cat, err := newCategorical(marg[j*ne : (j+1)*ne])
+			row := j
+			if s.subjAll {
+				row = r
+			}
+			cat, err := newCategorical(marg[row*ne : (row+1)*ne])
 			if err != nil {
 				return nil, fmt.Errorf("p(S | r=%d): %w", r, err)
 			}
@@ -177,9 +280,9 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 		var err error
 		switch all := s.objCand.Value().Data().(type) {
 		case []float32:
-			err = drawRows(all, ne, us[:k], idx)
+			err = drawRows(all, ne, us[:k], idx, s.phiEps)
 		case []float64:
-			err = drawRows(all, ne, us[:k], idx)
+			err = drawRows(all, ne, us[:k], idx, s.phiEps)
 		default:
 			err = fmt.Errorf("candidate scores of type %T", all)
 		}
@@ -193,27 +296,34 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	return out, nil
 }
 
-// drawRows draws idx[i] from the categorical with unnormalised log-weights
-// logw[i*n:(i+1)*n] by inverse transform with the uniform us[i], rows in
-// parallel, reusing one cumulative buffer per goroutine.
-func drawRows[T float32 | float64](logw []T, n int, us []float64, idx []int) error {
+// drawRows draws idx[i] from row i of w (w[i*n:(i+1)*n]) by inverse
+// transform with the uniform us[i], rows in parallel, reusing one cumulative
+// buffer per goroutine. The row holds unnormalised log-weights if phiEps <
+// 0, else scores φ whose weights are φ² + phiEps.
+func drawRows[T float32 | float64](w []T, n int, us []float64, idx []int, phiEps float64) error {
 	workers := min(runtime.GOMAXPROCS(0), len(us))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	for worker := 0; worker < workers; worker++ {
 		wg.Add(1)
-		go func(w int) {
+		go func(worker int) {
 			defer wg.Done()
 			cdf := make([]float64, n)
-			for i := w; i < len(us); i += workers {
-				j, err := drawLog(logw[i*n:(i+1)*n], us[i], cdf)
+			for i := worker; i < len(us); i += workers {
+				var j int
+				var err error
+				if phiEps < 0 {
+					j, err = drawLog(w[i*n:(i+1)*n], us[i], cdf)
+				} else {
+					j, err = drawSquared(w[i*n:(i+1)*n], phiEps, us[i], cdf)
+				}
 				if err != nil {
-					errs[w] = err
+					errs[worker] = err
 					return
 				}
 				idx[i] = j
 			}
-		}(w)
+		}(worker)
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -238,6 +348,24 @@ func drawLog[T float32 | float64](logw []T, u float64, cdf []float64) (int, erro
 	for i, v := range logw {
 		acc += math.Exp(float64(v) - m)
 		cdf[i] = acc
+	}
+	return categorical{cdf: cdf}.pick(u), nil
+}
+
+// drawSquared is drawLog for the weights φ² + eps of a squared model's
+// scores φ: no logarithm or exponential per candidate.
+func drawSquared[T float32 | float64](phi []T, eps, u float64, cdf []float64) (int, error) {
+	var acc float64
+	for i, v := range phi {
+		x := float64(v)
+		acc += x*x + eps
+		cdf[i] = acc
+	}
+	if acc != acc || math.IsInf(acc, 0) {
+		return 0, fmt.Errorf("scores sum to %v", acc)
+	}
+	if acc <= 0 {
+		return 0, errNoMass
 	}
 	return categorical{cdf: cdf}.pick(u), nil
 }
