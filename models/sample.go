@@ -18,17 +18,19 @@ import (
 
 // Sampler draws triples exactly from a GeKC by inverse-transform sampling
 // along r ~ p(R), s ~ p(S | r), o ~ p(O | s, r) (paper, §4.4). Every step
-// uses the circuit's own marginals: p(R) from RelationLogMarginals, p(S | r)
-// from LogMarginal over the objects for a batch of all entities, and
-// p(O | s, r) from Candidates. Ordering R first lets all samples with the
-// same relation share one pass over the entities.
+// uses the circuit's own marginals: p(R) from RelationLogMarginals; p(S | r)
+// in closed form (squared: s·M_r·sᵀ; non-negative: the object summed out),
+// or under a constraint from LogMarginal over the objects for a batch of all
+// entities; and p(O | s, r) from the scores of every object. Ordering R
+// first lets all samples with the same relation share one pass over the
+// entities.
 type Sampler struct {
 	m     *Model
 	batch int
 
 	relMarg   *G.Node
 	relProg   *graph.Program
-	subjR     []int // relations of the all-subjects batch: relPerRun blocks of |E| rows
+	subjR     []int // relation indices read by subjProg (see newSampler)
 	relPerRun int
 	subjAll   bool // subjMarg has a row for every relation (and subjR is unused)
 	subjMarg  *G.Node
@@ -65,26 +67,7 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if batch <= 0 {
 		batch = 1000
 	}
-	ne := m.Sizes.Entities
-	// An unconstrained squared model has p(S | r) in closed form, one
-	// relation per run (Circuit.squaredSubjectMarginals), and draws objects
-	// straight from its scores; an unconstrained non-negative one has
-	// p(S | r) for all relations in one run.
-	fast := d == nil && m.Semantics == Squared
-	if d == nil && m.Semantics == NonNegative {
-		return newNonNegativeSampler(m, batch)
-	}
-	// Otherwise p(S | r) for several relations per run shares the
-	// relation-free work (Gram matrices, column slices of the entity table)
-	// among them; about 64k rows keeps the intermediates near 100 MB at
-	// d = 200.
-	per := max(1, min(m.Sizes.Relations, (1<<16)/ne))
-	subjR := ne * per
-	if fast {
-		per, subjR = 1, m.Layout.spec(m.Layout.Subject).Cols
-	}
-	s := &Sampler{m: m, batch: batch, relPerRun: per, subjR: make([]int, subjR), objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
-
+	s := &Sampler{m: m, batch: batch, objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
 	g := G.NewGraph()
 	c := m.Bind(g)
 	var err error
@@ -99,9 +82,16 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
 		return nil, err
 	}
-	if fast {
-		// G_O is computed once per Sample call by its own program and
-		// read by the per-relation one as an input.
+	// p(S | r), in one of three ways.
+	switch {
+	case d == nil && m.Semantics == NonNegative:
+		// All relations in one run.
+		s.relPerRun, s.subjAll = m.Sizes.Relations, true
+		s.subjMarg, err = c.nonNegativeSubjectMarginals()
+	case d == nil && m.Semantics == Squared:
+		// In closed form, one relation per run. G_O is computed once per
+		// Sample call by its own program and read by that run as an input.
+		s.relPerRun, s.subjR = 1, make([]int, m.Layout.spec(m.Layout.Subject).Cols)
 		if s.gram, err = c.RoleGram(Object); err != nil {
 			return nil, err
 		}
@@ -111,16 +101,23 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		k := s.gram.Shape()[0]
 		s.gramIn = G.NewMatrix(g, m.Dtype, G.WithShape(k, k), G.WithName("object-gram"),
 			G.WithValue(tensor.New(tensor.Of(m.Dtype), tensor.WithShape(k, k))))
-		if s.subjMarg, err = c.squaredSubjectMarginals(graph.IndexVector(g, "r", s.subjR), s.gramIn); err != nil {
-			return nil, err
-		}
-		if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
-			return nil, err
-		}
-		ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
-		if err != nil {
-			return nil, err
-		}
+		s.subjMarg, err = c.squaredSubjectMarginals(graph.IndexVector(g, "r", s.subjR), s.gramIn)
+	default:
+		s.subjMarg, err = s.constrainedSubjectMarginals(c, d)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
+		return nil, err
+	}
+	// p(O | s, r) from the candidates' log-weights, or straight from the
+	// scores φ of an unconstrained squared model (weights φ² + ε).
+	ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil && m.Semantics == Squared {
 		q, err := ob.query(Object)
 		if err != nil {
 			return nil, err
@@ -128,44 +125,8 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		if s.objCand, err = graph.MatMul(q, c.RoleTable(Object), false, true); err != nil {
 			return nil, err
 		}
-		if s.objProg, err = graph.Compile(s.objCand); err != nil {
-			return nil, err
-		}
 		s.phiEps = c.eps()
-		return s, nil
-	}
-	all := make([]int, ne*per)
-	for i := range all {
-		all[i] = i % ne
-	}
-	b, err := c.NewBatch(graph.IndexVector(g, "all", all), graph.IndexVector(g, "r", s.subjR), nil)
-	if err != nil {
-		return nil, err
-	}
-	if s.subjMarg, err = c.LogMarginal(b, Object); err != nil {
-		return nil, err
-	}
-	if d != nil { // p_K(s | r) is zero for subjects of the wrong type
-		have, err := b.typeOf(Subject)
-		if err != nil {
-			return nil, err
-		}
-		want, err := b.required(Subject)
-		if err != nil {
-			return nil, err
-		}
-		if s.subjMarg, err = graph.MaskEqual(s.subjMarg, have, want); err != nil {
-			return nil, err
-		}
-	}
-	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
-		return nil, err
-	}
-	ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
-	if err != nil {
-		return nil, err
-	}
-	if s.objCand, err = c.Candidates(ob, Object); err != nil {
+	} else if s.objCand, err = c.Candidates(ob, Object); err != nil {
 		return nil, err
 	}
 	if s.objProg, err = graph.Compile(s.objCand); err != nil {
@@ -174,38 +135,38 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	return s, nil
 }
 
-// newNonNegativeSampler is newSampler for an unconstrained non-negative
-// model: subjMarg is the |R|×|E| matrix of log p(S | r), all relations in
-// one run.
-func newNonNegativeSampler(m *Model, batch int) (*Sampler, error) {
-	s := &Sampler{m: m, batch: batch, relPerRun: m.Sizes.Relations, subjAll: true,
-		objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
-	g := G.NewGraph()
-	c := m.Bind(g)
-	var err error
-	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
-		return nil, err
+// constrainedSubjectMarginals is p_K(S | r) under the constraint d:
+// LogMarginal over the objects of a batch of every subject with relPerRun
+// relations, masked to the subjects of r's type. Several relations per run
+// share the
+// relation-free work (Gram matrices, column slices of the entity table);
+// about 64k rows keeps the intermediates near 100 MB at d = 200.
+func (s *Sampler) constrainedSubjectMarginals(c *Circuit, d *Domain) (*G.Node, error) {
+	ne := s.m.Sizes.Entities
+	s.relPerRun = max(1, min(s.m.Sizes.Relations, (1<<16)/ne))
+	s.subjR = make([]int, ne*s.relPerRun)
+	all := make([]int, ne*s.relPerRun)
+	for i := range all {
+		all[i] = i % ne
 	}
-	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
-		return nil, err
-	}
-	if s.subjMarg, err = c.nonNegativeSubjectMarginals(); err != nil {
-		return nil, err
-	}
-	if s.subjProg, err = graph.Compile(s.subjMarg); err != nil {
-		return nil, err
-	}
-	ob, err := c.NewBatch(graph.IndexVector(g, "s", s.objS), graph.IndexVector(g, "r2", s.objR), nil)
+	b, err := c.NewBatch(graph.IndexVector(c.g, "all", all), graph.IndexVector(c.g, "r", s.subjR), nil)
 	if err != nil {
 		return nil, err
 	}
-	if s.objCand, err = c.Candidates(ob, Object); err != nil {
+	marg, err := c.LogMarginal(b, Object)
+	if err != nil || d == nil {
+		return marg, err
+	}
+	// p_K(s | r) is zero for subjects of the wrong type.
+	have, err := b.typeOf(Subject)
+	if err != nil {
 		return nil, err
 	}
-	if s.objProg, err = graph.Compile(s.objCand); err != nil {
+	want, err := b.required(Subject)
+	if err != nil {
 		return nil, err
 	}
-	return s, nil
+	return graph.MaskEqual(marg, have, want)
 }
 
 // Sample draws n triples.
