@@ -214,6 +214,10 @@ func newMarkdownTable(w io.Writer) *tablewriter.Table {
 func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []string) error {
 	header := []string{"dataset", "model", "objective", "constraints", "config", "rank", "batch", "lr", "n", "valid (select)"}
 	for _, m := range metrics {
+		if m == "step_ms" { // a training figure, recorded with the test metrics
+			header = append(header, "step ms")
+			continue
+		}
 		header = append(header, "test "+metricTitle(m))
 	}
 	header = append(header, "wall s", "status")
@@ -267,7 +271,7 @@ func formatCell(metric string, xs []float64) string {
 	switch metric {
 	case "ll":
 		prec = 3
-	case "wall":
+	case "wall", "step_ms":
 		prec = 1
 	}
 	mean := stat.Mean(xs, nil)

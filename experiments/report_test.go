@@ -9,7 +9,7 @@ func TestRenderReport(t *testing.T) {
 	row := func(id, config, model, status, validMRR, testMRR, wall string) resultRow {
 		return resultRow{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
 			"constraints": "none", "rank": "50", "batch_size": "500", "learning_rate": "0.001", "select": "mrr",
-			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "test_ll": "-10", "wall_seconds": wall}
+			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "test_ll": "-10", "test_step_ms": "12.345", "wall_seconds": wall}
 	}
 	table := &resultsTable{rows: []resultRow{
 		// cp: config A (two seeds) beats config B on validation.
@@ -45,8 +45,11 @@ func TestRenderReport(t *testing.T) {
 		t.Errorf("all configurations: %v\n%s", err, all)
 	}
 	// Columns: the metrics present, titled.
-	if err := containsAll(s, "test MRR", "test LL", "wall s", "valid (select)"); err != nil {
+	if err := containsAll(s, "test MRR", "test LL", "step ms", "12.3", "wall s", "valid (select)"); err != nil {
 		t.Errorf("%v", err)
+	}
+	if strings.Contains(s, "test step_ms") {
+		t.Errorf("the step time is titled as a test metric")
 	}
 	if strings.Contains(s, "Hits@1") {
 		t.Errorf("a Hits@1 column without data")
@@ -73,6 +76,7 @@ func TestFormatCell(t *testing.T) {
 		{"mrr", []float64{0.3, 0.5}, "0.4000 ± 0.1414"},
 		{"ll", []float64{-10.5, -11.5}, "-11.000 ± 0.707"},
 		{"wall", []float64{60}, "60.0"},
+		{"step_ms", []float64{216.819}, "216.8"},
 	}
 	for _, tt := range tests {
 		if got := formatCell(tt.metric, tt.xs); got != tt.want {
