@@ -302,9 +302,8 @@ func TestSubjectMarginalsByRelationMatchBruteForce(t *testing.T) {
 			lm, err = c.nonNegativeSubjectMarginals()
 			setRelation = func(int) {}
 		case Squared:
-			k := m.Layout.spec(m.Layout.Subject).Cols
-			rs := make([]int, k)
-			idx := G.NewVector(g, tensor.Int, G.WithShape(k), G.WithName("r"), G.WithValue(tensor.New(tensor.WithShape(k), tensor.WithBacking(rs))))
+			rs := make([]int, 1)
+			idx := G.NewVector(g, tensor.Int, G.WithShape(1), G.WithName("r"), G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking(rs))))
 			gram, gerr := c.RoleGram(Object)
 			if gerr != nil {
 				t.Fatal(gerr)

@@ -109,28 +109,29 @@ func (t *restricted) Sizes() Sizes {
 
 // asRow turns a scalar node into a 1×1 matrix for concatenation.
 func (t *restricted) asRow(z *G.Node) (*G.Node, error) {
-	one := G.NewMatrix(t.g, t.m.Dtype, G.WithShape(1, 1), G.WithName(fmt.Sprintf("one#%d", t.r)),
-		G.WithValue(tensor.New(tensor.Of(t.m.Dtype), tensor.WithShape(1, 1), tensor.WithBacking(oneOfDtype(t.m.Dtype)))))
-	return graph.ScaleBy(one, z)
+	return graph.ScaleBy(identity(t.g, t.m.Dtype, 1, fmt.Sprintf("one#%d", t.r)), z)
 }
 
-func oneOfDtype(dt tensor.Dtype) any {
+// identity returns the k×k identity matrix as a constant node.
+func identity(g *G.ExprGraph, dt tensor.Dtype, k int, name string) *G.Node {
+	var backing any = unitDiagonal[float32](k)
 	if dt == tensor.Float64 {
-		return []float64{1}
+		backing = unitDiagonal[float64](k)
 	}
-	return []float32{1}
+	return G.NewMatrix(g, dt, G.WithShape(k, k), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithShape(k, k), tensor.WithBacking(backing))))
 }
 
-func oneOf(dt tensor.Dtype) any {
-	if dt == tensor.Float64 {
-		return 1.0
+func unitDiagonal[T float32 | float64](k int) []T {
+	x := make([]T, k*k)
+	for i := 0; i < k; i++ {
+		x[i*k+i] = 1
 	}
-	return float32(1)
+	return x
 }
 
-// squaredSubjectMarginals returns, for the relation r that every entry of
-// the index vector rs names (its length must be the width k of the
-// subject table), the vector over all subjects s of
+// squaredSubjectMarginals returns, for the relation r that the one-entry
+// index vector rs names, the vector over all subjects s of
 // log(Σ_o φ(s,r,o)² + ε·|E|): the unnormalised log p(S | r) of a squared
 // model, as LogMarginal over the objects of the batch (s, r) would give it
 // for every s at once.
@@ -148,16 +149,10 @@ func (c *Circuit) squaredSubjectMarginals(rs, gram *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("models: the subject marginals by relation need an unconstrained squared model")
 	}
 	k := c.m.Layout.spec(c.m.Layout.Subject).Cols
-	if rs.Shape()[0] != k {
-		return nil, fmt.Errorf("models: %d relation indices, want the subject width %d", rs.Shape()[0], k)
+	if rs.Shape()[0] != 1 {
+		return nil, fmt.Errorf("models: %d relation indices, want one", rs.Shape()[0])
 	}
-	id := tensor.New(tensor.Of(c.m.Dtype), tensor.WithShape(k, k))
-	for i := 0; i < k; i++ {
-		if err := id.SetAt(oneOf(c.m.Dtype), i, i); err != nil {
-			return nil, err
-		}
-	}
-	units := G.NewMatrix(c.g, c.m.Dtype, G.WithShape(k, k), G.WithName("subject-units"), G.WithValue(id))
+	units := identity(c.g, c.m.Dtype, k, "subject-units")
 	rel, err := graph.Gather(c.tables[c.m.Layout.Relation], rs)
 	if err != nil {
 		return nil, err

@@ -83,15 +83,16 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 		return nil, err
 	}
 	// p(S | r), in one of three ways.
+	closedSquared := d == nil && m.Semantics == Squared
 	switch {
 	case d == nil && m.Semantics == NonNegative:
 		// All relations in one run.
 		s.relPerRun, s.subjAll = m.Sizes.Relations, true
 		s.subjMarg, err = c.nonNegativeSubjectMarginals()
-	case d == nil && m.Semantics == Squared:
+	case closedSquared:
 		// In closed form, one relation per run. G_O is computed once per
 		// Sample call by its own program and read by that run as an input.
-		s.relPerRun, s.subjR = 1, make([]int, m.Layout.spec(m.Layout.Subject).Cols)
+		s.relPerRun, s.subjR = 1, make([]int, 1)
 		if s.gram, err = c.RoleGram(Object); err != nil {
 			return nil, err
 		}
@@ -117,7 +118,7 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d == nil && m.Semantics == Squared {
+	if closedSquared {
 		q, err := ob.query(Object)
 		if err != nil {
 			return nil, err
@@ -138,9 +139,8 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 // constrainedSubjectMarginals is p_K(S | r) under the constraint d:
 // LogMarginal over the objects of a batch of every subject with relPerRun
 // relations, masked to the subjects of r's type. Several relations per run
-// share the
-// relation-free work (Gram matrices, column slices of the entity table);
-// about 64k rows keeps the intermediates near 100 MB at d = 200.
+// share the relation-free work (Gram matrices, column slices of the entity
+// table); about 64k rows keeps the intermediates near 100 MB at d = 200.
 func (s *Sampler) constrainedSubjectMarginals(c *Circuit, d *Domain) (*G.Node, error) {
 	ne := s.m.Sizes.Entities
 	s.relPerRun = max(1, min(s.m.Sizes.Relations, (1<<16)/ne))
@@ -154,8 +154,8 @@ func (s *Sampler) constrainedSubjectMarginals(c *Circuit, d *Domain) (*G.Node, e
 		return nil, err
 	}
 	marg, err := c.LogMarginal(b, Object)
-	if err != nil || d == nil {
-		return marg, err
+	if err != nil {
+		return nil, err
 	}
 	// p_K(s | r) is zero for subjects of the wrong type.
 	have, err := b.typeOf(Subject)
