@@ -17,7 +17,6 @@ import (
 	"gekc/train"
 
 	"github.com/sbinet/npyio/npy"
-
 	"gorgonia.org/tensor"
 )
 
