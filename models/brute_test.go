@@ -55,6 +55,20 @@ func refScore(m *Model, s, r, o int) float64 {
 			phi += val(u[s*d+i]) * val(w[r*d+i]) * val(v[o*d+i])
 		}
 		return phi
+	case "wcp": // WeightedCP of the package example (example_test.go)
+		u, w, v, a := p("subject"), p("relation"), p("object"), p("weight")
+		var phi float64
+		for i := 0; i < d; i++ {
+			phi += val(a[i]) * val(u[s*d+i]) * val(w[r*d+i]) * val(v[o*d+i])
+		}
+		return phi
+	case "distmult":
+		e, w := p("entity"), p("relation")
+		var phi float64
+		for i := 0; i < d; i++ {
+			phi += val(e[s*d+i]) * val(w[r*d+i]) * val(e[o*d+i])
+		}
+		return phi
 	case "complex":
 		e, w := p("entity"), p("relation")
 		c := func(tab []float64, row int, i int) complex128 {

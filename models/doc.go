@@ -7,7 +7,8 @@
 //	cp+    non-negative   φ with φ ≥ 0             yes, via column sums
 //	cp2    squared        φ² (+ uniform ε mass)    yes, via Gram matrices
 //
-// for φ in CP, ComplEx, RESCAL and TuckER (Names lists the registry).
+// for φ in CP, DistMult, ComplEx, RESCAL and TuckER (Names lists the
+// registry).
 //
 // A score function is multilinear, so for each slot v of a triple there is a
 // query q_v built from the other two slots with φ = ⟨q_v, x_v⟩, x_v being
@@ -28,11 +29,15 @@
 // non-negative ones, so a monotone score gets its non-negative restriction
 // without further code), SquaredPartition gives Σ φ² in closed form from
 // Gram matrices, and Init initialises the tables (DefaultInit does the
-// paper's three schemes). The Example shows a complete one, DistMult. A
-// score with a subtraction (like ComplEx) also implements NonNegativeScore.
+// paper's three schemes). distmult.go is a complete one in about 60 lines,
+// and the Example defines another (CP with weighted components) outside the
+// package. A score with a subtraction (like ComplEx) also implements
+// NonNegativeScore.
 //
-// Then add the name to the brute-force tests' reference (brute_test.go):
-// TestQueriesMatchBruteForce and TestGradientsMatchFiniteDifferences check
-// every registered model against enumeration over all triples of a tiny
-// graph and against finite differences.
+// Then add a plain-Go evaluation of φ to the brute-force tests' reference
+// (refScore in brute_test.go): TestQueriesMatchBruteForce,
+// TestGradientsMatchFiniteDifferences, TestSamplersPassGoodnessOfFit and the
+// constrained tests check every registered name, in all three semantics,
+// against enumeration over all triples of a tiny graph, finite differences
+// and a χ² test.
 package models

@@ -11,70 +11,92 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// DistMult is φ(s,r,o) = Σ_i e_si·w_ri·e_oi: CP with one entity table for
-// both roles. This is everything a new score function needs.
-type DistMult struct{}
+// WeightedCP is CP whose output sum unit has learnt weights,
+// φ(s,r,o) = Σ_i a_i·u_si·w_ri·v_oi: a score function defined outside the
+// models package, with a parameter table ("weight", one row) that belongs
+// to no slot. models/distmult.go is the same recipe inside the package.
+type WeightedCP struct{}
 
-func (DistMult) Name() string { return "distmult" }
+// Registering in init makes "wcp", "wcp+" and "wcp2" valid model names (in
+// grids too) and puts them under the package's brute-force tests, which
+// check every registered name.
+func init() { models.Register("wcp", func() models.ScoreFunction { return WeightedCP{} }) }
 
-func (DistMult) Layout(sz models.Sizes) models.Layout {
+func (WeightedCP) Name() string { return "wcp" }
+
+func (WeightedCP) Layout(sz models.Sizes) models.Layout {
 	return models.Layout{
 		Tables: []models.TableSpec{
-			{Name: "entity", Rows: sz.Entities, Cols: sz.Rank},
+			{Name: "subject", Rows: sz.Entities, Cols: sz.Rank},
 			{Name: "relation", Rows: sz.Relations, Cols: sz.Rank},
+			{Name: "object", Rows: sz.Entities, Cols: sz.Rank},
+			{Name: "weight", Rows: 1, Cols: sz.Rank},
 		},
-		Subject: "entity", Relation: "relation", Object: "entity",
+		Subject: "subject", Relation: "relation", Object: "object",
 	}
 }
 
-// Query: each slot's query is the product of the other two embeddings. In
-// the log semiring alg.Mul adds, which gives DistMult+ for free.
-func (DistMult) Query(alg models.Algebra, target models.Var, x models.Inputs, _ models.Tables) (*G.Node, error) {
+// Query: the product of the other two embeddings and the weights (a one-row
+// table broadcasts over the batch). In the log semiring alg.Mul adds, which
+// gives wcp+ with no more code.
+func (WeightedCP) Query(alg models.Algebra, target models.Var, x models.Inputs, t models.Tables) (*G.Node, error) {
+	var q *G.Node
+	var err error
 	switch target {
 	case models.Subject:
-		return alg.Mul(x.R, x.O)
+		q, err = alg.Mul(x.R, x.O)
 	case models.Relation:
-		return alg.Mul(x.S, x.O)
+		q, err = alg.Mul(x.S, x.O)
+	default:
+		q, err = alg.Mul(x.S, x.R)
 	}
-	return alg.Mul(x.S, x.R)
+	if err != nil {
+		return nil, err
+	}
+	return alg.Mul(q, t.Node("weight"))
 }
 
-// SquaredPartition: Σ_{s,r,o} φ² = Σ_ij (G_S)_ij (G_R)_ij (G_O)_ij, with the
-// Gram matrices of the rows summed over for each slot (G_S = G_O = EᵀE
-// unless a constraint restricts the sums).
-func (DistMult) SquaredPartition(t models.Tables) (*G.Node, error) {
-	gs, err := t.RoleGram(models.Subject)
+// SquaredPartition: Σ_{s,r,o} φ² = aᵀ (G_S ∘ G_R ∘ G_O) a, with the Gram
+// matrices of the rows summed over for each slot.
+func (WeightedCP) SquaredPartition(t models.Tables) (*G.Node, error) {
+	var prod *G.Node
+	for _, v := range models.Vars {
+		g, err := t.RoleGram(v)
+		if err != nil {
+			return nil, err
+		}
+		if prod == nil {
+			prod = g
+		} else if prod, err = graph.Mul(prod, g); err != nil {
+			return nil, err
+		}
+	}
+	a := t.Node("weight")
+	aM, err := graph.MatMul(a, prod, false, false)
 	if err != nil {
 		return nil, err
 	}
-	gw, err := t.RoleGram(models.Relation)
-	if err != nil {
-		return nil, err
-	}
-	gobj, err := t.RoleGram(models.Object)
-	if err != nil {
-		return nil, err
-	}
-	gg, err := graph.Mul(gs, gobj)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Dot(gg, gw)
+	return graph.Dot(aM, a)
 }
 
-func (DistMult) Init(sem models.Semantics, sz models.Sizes, t models.TableSpec, x []float64, rng *rand.Rand, scale float64) error {
+// Init: the weights start at 1 (0 in the log space of wcp+); the embedding
+// tables as CP's.
+func (WeightedCP) Init(sem models.Semantics, sz models.Sizes, t models.TableSpec, x []float64, rng *rand.Rand, scale float64) error {
+	if t.Name == "weight" {
+		for i := range x {
+			x[i] = 1
+			if sem == models.NonNegative {
+				x[i] = 0
+			}
+		}
+		return nil
+	}
 	models.DefaultInit(sem, t, x, rng, scale, float64(sz.Rank), 3)
 	return nil
 }
 
 func Example_newScoreFunction() {
-	// A real score function registers in its file's init function; the
-	// example guards against registering twice when tests repeat.
-	if _, _, err := models.Lookup("distmult"); err != nil {
-		models.Register("distmult", func() models.ScoreFunction { return DistMult{} })
-	}
-
-	for _, name := range []string{"distmult", "distmult+", "distmult2"} {
+	for _, name := range []string{"wcp", "wcp+", "wcp2"} {
 		m, err := models.New(name, models.Sizes{Entities: 4, Relations: 2, Rank: 3}, models.Options{Dtype: tensor.Float64})
 		if err != nil {
 			fmt.Println(err)
@@ -84,7 +106,7 @@ func Example_newScoreFunction() {
 		c := m.Bind(g)
 		logZ, err := c.LogPartition()
 		if err != nil {
-			fmt.Printf("%-9s %v semantics: %v\n", name, m.Semantics, err)
+			fmt.Printf("%-5s %v semantics: %v\n", name, m.Semantics, err)
 			continue
 		}
 		prog, _ := graph.Compile(logZ)
@@ -92,14 +114,14 @@ func Example_newScoreFunction() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%-9s %v semantics: log Z = %.3f\n", name, m.Semantics, logZ.Value().Data())
+		fmt.Printf("%-5s %v semantics: log Z = %.3f\n", name, m.Semantics, logZ.Value().Data())
 	}
-	// At initialisation DistMult+'s columns are normalised Dirichlet draws, so
-	// Z = Σ_i 1·1·1 = d = 3; DistMult² is centred so that φ ≈ 1 for every
-	// triple, so Z ≈ |E|²|R| = 32 plus the ε mass 1.
+	// At initialisation wcp+'s columns are normalised Dirichlet draws and its
+	// weights are 1, so Z = Σ_i 1·1·1·1 = d = 3; wcp2 is centred so that
+	// φ ≈ 1 for every triple, so Z ≈ |E|²|R| = 32 plus the ε mass 1.
 
 	// Output:
-	// distmult  energy semantics: intractable for an energy-based model: the partition function sums exp φ over all |E|²|R| triples
-	// distmult+ non-negative semantics: log Z = 1.099
-	// distmult2 squared semantics: log Z = 3.495
+	// wcp   energy semantics: intractable for an energy-based model: the partition function sums exp φ over all |E|²|R| triples
+	// wcp+  non-negative semantics: log Z = 1.099
+	// wcp2  squared semantics: log Z = 3.495
 }

@@ -13,11 +13,14 @@ import (
 // BenchmarkStep times one training step (forward, backward, Adam) of the
 // real models at FB15k-237's sizes (|E| = 14,541, |R| = 237), B = 500, the
 // setting of ../shared/bench/torch_peer.py. PLL here uses the subject and
-// object terms only, as the peer does; "pll3" adds the relation term.
+// object terms only, as the peer does; "pll3" adds the relation term. The
+// peer's "cp" and "cp2" share one entity table between subjects and
+// objects: they are distmult and distmult2 here, while cp and cp2 have the
+// paper's two role tables (two Gram matrices for cp2).
 func BenchmarkStep(b *testing.B) {
 	const ne, nr, batch = 14541, 237, 500
 	for _, c := range []struct{ model, obj string }{
-		{"cp", "pll"}, {"complex", "pll"}, {"cp2", "pll"}, {"complex2", "pll"},
+		{"cp", "pll"}, {"distmult", "pll"}, {"complex", "pll"}, {"cp2", "pll"}, {"distmult2", "pll"}, {"complex2", "pll"},
 		{"cp2", "mle"}, {"complex2", "mle"}, {"cp+", "pll"}, {"complex+", "pll"}, {"complex2", "pll3"},
 	} {
 		for _, d := range []int{200, 1000} {
