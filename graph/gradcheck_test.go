@@ -223,8 +223,18 @@ func TestGradients(t *testing.T) {
 		{name: "TypedGram", shapes: [][]int{{6, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(TypedGram(p[0], []int32{1, 0, -1, 1, 2, 1}, 4))) // class 3 is empty
 		}},
+		{name: "QuadForm", shapes: [][]int{{4, 3}, {3, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(QuadForm(p[0], p[1]))) // G not symmetric: the general gradient
+		}},
+		{name: "QuadForm/Gram", shapes: [][]int{{4, 3}, {5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(QuadForm(p[0], must(Gram(p[1]))))) // symmetric: the forward's Q·G reused
+		}},
 		{name: "TypedQuadForm", shapes: [][]int{{4, 2}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(TypedQuadForm(p[0], p[1], intVec(g, "c", 2, 0, -1, 2))))
+		}},
+		{name: "TypedQuadForm/Gram", shapes: [][]int{{4, 2}, {6, 2}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			grams := must(TypedGram(p[1], []int32{1, 0, 2, 1, 2, 1}, 3)) // symmetric blocks
+			return weightedSum(g, must(TypedQuadForm(p[0], grams, intVec(g, "c", 2, 0, -1, 2))))
 		}},
 		{name: "TypedColLogSumExp", shapes: [][]int{{5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(SliceBlock(must(TypedColLogSumExp(p[0], []int32{0, 1, 0, 0, 1}, 3)), 0, 2, 0, 3)))

@@ -177,6 +177,155 @@ func gramGrad[T Float](n, k int, a, g, sym, out []T) {
 	gemm(false, false, n, k, k, 1, a, k, sym, k, 0, out, k)
 }
 
+// quadFormOp computes y_i = q_iᵀ G q_i: for a Gram matrix G = XᵀX, the
+// squared mass Σ_x (q_i·x)² of each query over the rows of X, which is how a
+// squared circuit sums a variable out without a batch×rows matrix.
+type quadFormOp struct {
+	base
+	qg  *tensor.Dense // Q·G, kept for the backward pass of the same run
+	sym bool          // G was symmetric in the forward pass
+}
+
+// QuadForm returns the vector of qᵢᵀ G qᵢ over the rows of the n×k matrix q,
+// for a k×k matrix G. A symmetric G (any Gram matrix) saves one n×k×k
+// product in the backward pass, so one op costs two products in all where
+// MatMul followed by RowDot costs three.
+func QuadForm(q, g *G.Node) (*G.Node, error) {
+	if q.Dims() != 2 || g.Dims() != 2 || g.Shape()[0] != q.Shape()[1] || g.Shape()[1] != q.Shape()[1] {
+		return nil, fmt.Errorf("graph.QuadForm: need n×k queries and a k×k matrix, got %v and %v", q.Shape(), g.Shape())
+	}
+	return apply(&quadFormOp{base: newBase("QuadForm")}, q, g)
+}
+
+func (o *quadFormOp) Arity() int         { return 2 }
+func (o *quadFormOp) Type() hm.Type      { return fnType(2, 2, 1) }
+func (o *quadFormOp) DiffWRT(int) []bool { return []bool{true, true} }
+func (o *quadFormOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{dims(in[0])[0]}, nil
+}
+
+func (o *quadFormOp) Do(in ...G.Value) (G.Value, error) {
+	s := shapeOf(in[0])
+	n, k := s[0], s[1]
+	out := o.buffer(in[0].Dtype(), n)
+	qg := ensure(&o.qg, in[0].Dtype(), n, k)
+	return dispatch(in[0],
+		func() (G.Value, error) {
+			o.sym = quadForm(n, k, data[float32](in[0]), data[float32](in[1]), data[float32](qg), data[float32](out))
+			return out, nil
+		},
+		func() (G.Value, error) {
+			o.sym = quadForm(n, k, data[float64](in[0]), data[float64](in[1]), data[float64](qg), data[float64](out))
+			return out, nil
+		})
+}
+
+// quadForm writes Q·G to qg and the row-wise dot products of qg and Q to
+// out, and reports whether G is symmetric.
+func quadForm[T Float](n, k int, q, g, qg, out []T) bool {
+	gemm(false, false, n, k, k, 1, q, k, g, k, 0, qg, k)
+	rowDot(qg, q, out, k)
+	return symmetric(g, k)
+}
+
+// symmetric reports whether the k×k matrix g equals its transpose exactly,
+// as Gram matrices built by syrkT and sums or products of them do.
+func symmetric[T Float](g []T, k int) bool {
+	for i := 0; i < k; i++ {
+		for j := i + 1; j < k; j++ {
+			if g[i*k+j] != g[j*k+i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (o *quadFormOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	gq, err := apply(&quadFormGradOp{base: newBase("QuadFormGradQ"), fwd: o}, in[0], in[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	gg, err := apply(&quadFormGradOp{base: newBase("QuadFormGradG"), fwd: o, wrtG: true}, in[0], in[1], grad)
+	return G.Nodes{gq, gg}, err
+}
+
+// quadFormGradOp: dq_i = g_i (G + Gᵀ) q_i, which is 2 g_i G q_i from the
+// forward pass's Q·G when G is symmetric; dG = Qᵀ diag(g) Q.
+type quadFormGradOp struct {
+	base
+	fwd     *quadFormOp
+	wrtG    bool
+	scratch *tensor.Dense
+}
+
+func (o *quadFormGradOp) Arity() int         { return 3 }
+func (o *quadFormGradOp) Type() hm.Type      { return fnType(2, 2, 1, 2) }
+func (o *quadFormGradOp) DiffWRT(int) []bool { return []bool{false, false, false} }
+func (o *quadFormGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, errNoSecondOrder(o)
+}
+func (o *quadFormGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if o.wrtG {
+		return dims(in[1]).Clone(), nil
+	}
+	return dims(in[0]).Clone(), nil
+}
+
+func (o *quadFormGradOp) Do(in ...G.Value) (G.Value, error) {
+	s := shapeOf(in[0])
+	n, k := s[0], s[1]
+	dt := in[0].Dtype()
+	if o.wrtG {
+		out := o.buffer(dt, k, k)
+		sq := ensure(&o.scratch, dt, n, k)
+		return dispatch(in[0],
+			func() (G.Value, error) {
+				quadFormGradG(n, k, data[float32](in[0]), data[float32](in[2]), data[float32](sq), data[float32](out))
+				return out, nil
+			},
+			func() (G.Value, error) {
+				quadFormGradG(n, k, data[float64](in[0]), data[float64](in[2]), data[float64](sq), data[float64](out))
+				return out, nil
+			})
+	}
+	out := o.buffer(dt, n, k)
+	return dispatch(in[0],
+		func() (G.Value, error) {
+			quadFormGradQ(n, k, o.fwd.sym, data[float32](in[0]), data[float32](in[1]), data[float32](in[2]), data[float32](o.fwd.qg), data[float32](out))
+			return out, nil
+		},
+		func() (G.Value, error) {
+			quadFormGradQ(n, k, o.fwd.sym, data[float64](in[0]), data[float64](in[1]), data[float64](in[2]), data[float64](o.fwd.qg), data[float64](out))
+			return out, nil
+		})
+}
+
+func quadFormGradQ[T Float](n, k int, sym bool, q, g, grad, qg, out []T) {
+	if !sym {
+		gemm(false, true, n, k, k, 1, q, k, g, k, 0, out, k) // Q·Gᵀ
+	}
+	parallelFor(n, n*k, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gi, qgr, or := grad[i], qg[i*k:(i+1)*k], out[i*k:(i+1)*k]
+			if sym {
+				for j := range or {
+					or[j] = 2 * gi * qgr[j]
+				}
+				continue
+			}
+			for j := range or {
+				or[j] = gi * (qgr[j] + or[j])
+			}
+		}
+	})
+}
+
+func quadFormGradG[T Float](n, k int, q, grad, scaled, out []T) {
+	scaleRows(q, grad, scaled, k)
+	gemm(true, false, k, k, n, 1, q, k, scaled, k, 0, out, k)
+}
+
 // logMatMulExpOp computes log(exp(op(A))·exp(op(B))): a matrix product in
 // the log semiring, where non-negative circuits keep their parameters.
 // Rows of op(A) and columns of op(B) are shifted by their maxima before

@@ -309,11 +309,7 @@ func (c *Circuit) squaredMarginal(q *G.Node, v Var, batch int) (*G.Node, error) 
 		if err != nil {
 			return nil, err
 		}
-		qg, err := graph.MatMul(q, gram, false, false)
-		if err != nil {
-			return nil, err
-		}
-		if quad, err = graph.RowDot(qg, q); err != nil {
+		if quad, err = graph.QuadForm(q, gram); err != nil {
 			return nil, err
 		}
 	} else {
