@@ -18,8 +18,6 @@ func TestDefaultValidator(t *testing.T) {
 		{"missing dataset", func(s *RunSpec) { s.Dataset = "" }, "dataset: not set"},
 		{"dataset with a path", func(s *RunSpec) { s.Dataset = "../etc" }, "directory name"},
 		{"missing model", func(s *RunSpec) { s.Model = "" }, "model: not set"},
-		{"unknown model", func(s *RunSpec) { s.Model = "transe" }, `model "transe"`},
-		{"unknown semantics", func(s *RunSpec) { s.Model = "cp3" }, `model "cp3"`},
 		{"zero rank", func(s *RunSpec) { s.Rank = 0 }, "rank 0"},
 		{"relation rank outside TuckER", func(s *RunSpec) { s.RelationRank = 10 }, "only TuckER"},
 		{"negative relation rank", func(s *RunSpec) { s.Model, s.RelationRank = "tucker", -1 }, "relation_rank -1"},
@@ -74,6 +72,9 @@ func TestValidateModels(t *testing.T) {
 		mutate func(*RunSpec)
 		want   string
 	}{
+		{"unknown model", func(s *RunSpec) { s.Model = "transe" }, `unknown model "transe" (known: complex, complex+`},
+		{"unknown semantics", func(s *RunSpec) { s.Model = "cp3" }, `unknown model "cp3"`},
+		{"a registered family beyond the paper's", func(s *RunSpec) { s.Model = "distmult+" }, ""},
 		{"constrained squared model", func(s *RunSpec) { s.Constraints = "domain" }, ""},
 		{"constrained non-negative model by MLE", func(s *RunSpec) { s.Model, s.Objective, s.Constraints = "cp+", "mle", "domain" }, ""},
 		{"constrained energy model", func(s *RunSpec) { s.Model, s.Constraints = "complex", "domain" }, "constraints"},
