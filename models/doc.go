@@ -29,10 +29,10 @@
 // non-negative ones, so a monotone score gets its non-negative restriction
 // without further code), SquaredPartition gives Σ φ² in closed form from
 // Gram matrices, and Init initialises the tables (DefaultInit does the
-// paper's three schemes). distmult.go is a complete one in about 60 lines,
-// and the Example defines another (CP with weighted components) outside the
-// package. A score with a subtraction (like ComplEx) also implements
-// NonNegativeScore.
+// paper's three schemes). cp.go is a complete one in about 60 lines;
+// distmult.go reuses it with another layout; the Example defines CP with
+// weighted components outside the package. A score with a subtraction (like
+// ComplEx) also implements NonNegativeScore.
 //
 // Then add a plain-Go evaluation of φ to the brute-force tests' reference
 // (refScore in brute_test.go): TestQueriesMatchBruteForce,

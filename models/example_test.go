@@ -14,7 +14,7 @@ import (
 // WeightedCP is CP whose output sum unit has learnt weights,
 // φ(s,r,o) = Σ_i a_i·u_si·w_ri·v_oi: a score function defined outside the
 // models package, with a parameter table ("weight", one row) that belongs
-// to no slot. models/distmult.go is the same recipe inside the package.
+// to no slot. models/cp.go is the same recipe inside the package.
 type WeightedCP struct{}
 
 // Registering in init makes "wcp", "wcp+" and "wcp2" valid model names (in
