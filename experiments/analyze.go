@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -338,9 +340,27 @@ type calibrationRow struct {
 // calibration computes the ECE of every selected finished run from its
 // checkpoint, with the negatives the run drew if it had "ece" in its
 // metrics (train.Calibrate seeded by the run), so that both agree.
+//
+// The tables are updated, not replaced: rows of runs outside the selection
+// (-only), and of selected runs whose checkpoint is absent (checkpoints are
+// not committed, so a fresh clone has only those it trained), are kept from
+// the existing calibration.tsv.
 func (a *analysis) calibration(ctx context.Context) error {
 	filters := map[string]*kg.Filter{} // by dataset: runs share few of them
-	var rows []calibrationRow
+	rows, err := readCalibrationTSV(filepath.Join(a.out, calTSVName), filepath.Join(a.out, runsDirName))
+	if err != nil {
+		return err
+	}
+	put := func(row calibrationRow) {
+		for i := range rows {
+			if rows[i].id == row.id {
+				rows[i] = row
+				return
+			}
+		}
+		rows = append(rows, row)
+	}
+	computed := 0
 	for _, r := range a.runs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -351,6 +371,10 @@ func (a *analysis) calibration(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		if rec == nil || rec.Status != StatusFinished {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) && hasCalibrationRow(rows, r.ID) {
+			fmt.Fprintf(a.stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
 			continue
 		}
 		fr, err := loadFinished(dir, a.dataRoot)
@@ -383,10 +407,11 @@ func (a *analysis) calibration(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		fmt.Fprintf(a.stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
-		rows = append(rows, calibrationRow{spec: fr.Spec, id: fr.ID, cal: c})
+		put(calibrationRow{spec: fr.Spec, id: fr.ID, cal: c})
+		computed++
 	}
-	if len(rows) == 0 {
-		return fmt.Errorf("no finished run in %s to calibrate", a.out)
+	if computed == 0 {
+		return fmt.Errorf("no finished run with a checkpoint in %s to calibrate", a.out)
 	}
 
 	var tsv, md bytes.Buffer
@@ -416,6 +441,65 @@ func (a *analysis) calibration(ctx context.Context) error {
 		return err
 	}
 	return a.writeTables(calTSVName, tsv.Bytes(), calMarkdownName, md.Bytes())
+}
+
+func hasCalibrationRow(rows []calibrationRow, id string) bool {
+	for _, r := range rows {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// readCalibrationTSV reads the rows an earlier calibration wrote, in their
+// order, each with its run's spec from runs/<id>/metrics.json; a row whose
+// run is gone is dropped. A missing file is no rows.
+func readCalibrationTSV(path, runsDir string) ([]calibrationRow, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows []calibrationRow
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	for i, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		bad := func(what string, err error) error {
+			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
+		}
+		if len(f) != 12 {
+			return nil, bad("fields", fmt.Errorf("%d, want 12", len(f)))
+		}
+		var c metrics.Calibration
+		floats := []struct {
+			col int
+			dst *float64
+		}{{6, &c.Logistic.ECE}, {7, &c.MinMax.ECE}, {10, &c.TrainMin}, {11, &c.TrainMax}}
+		for _, x := range floats {
+			if *x.dst, err = strconv.ParseFloat(f[x.col], 64); err != nil {
+				return nil, bad("column "+strconv.Itoa(x.col+1), err)
+			}
+		}
+		if c.Positives, err = strconv.Atoi(f[8]); err != nil {
+			return nil, bad("positives", err)
+		}
+		if c.Negatives, err = strconv.Atoi(f[9]); err != nil {
+			return nil, bad("negatives", err)
+		}
+		id := f[5]
+		rec, err := readRecord(filepath.Join(runsDir, id, metricsName))
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil {
+			continue
+		}
+		rows = append(rows, calibrationRow{spec: rec.Spec, id: id, cal: &c})
+	}
+	return rows, nil
 }
 
 // writeTables writes an analysis's TSV and markdown tables next to

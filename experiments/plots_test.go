@@ -5,6 +5,7 @@ import (
 	"context"
 	"image"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -333,6 +334,48 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	}
 	if stdout != string(md) {
 		t.Errorf("stdout is not %s:\n%s", calMarkdownName, stdout)
+	}
+
+	// The tables are updated, not replaced: a run outside -only, or one
+	// whose checkpoint is absent (as on a fresh clone), keeps its row.
+	readRows := func() []string {
+		data, err := os.ReadFile(filepath.Join(fx.out, calTSVName))
+		must(t, err)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[0], checkpointName)))
+	cli("-analyze", "calibration", "-only", "2")
+	if got := readRows(); !slices.Equal(got, lines) {
+		t.Errorf("-only 2 changed the table:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(lines, "\n"))
+	}
+	_, stderr := cli("-analyze", "calibration")
+	if got := readRows(); !slices.Equal(got, lines) {
+		t.Errorf("without %s's checkpoint the table became:\n%s\nwant\n%s", ids[0], strings.Join(got, "\n"), strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(stderr, ids[0]+": no checkpoint; its row is kept") {
+		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[0], stderr)
+	}
+	md2, err := os.ReadFile(filepath.Join(fx.out, calMarkdownName))
+	must(t, err)
+	if string(md2) != string(md) {
+		t.Errorf("%s changed:\n%s\nwant\n%s", calMarkdownName, md2, md)
+	}
+
+	// A run with neither a checkpoint nor a row cannot be kept; a broken
+	// table is an error naming its line.
+	must(t, os.WriteFile(filepath.Join(fx.out, calTSVName), []byte(lines[0]+"\n"+lines[2]+"\n"), 0o644))
+	var errOut bytes.Buffer
+	code := runCLI(context.Background(), append(args, "-analyze", "calibration"), cliEnv{stdout: io.Discard, stderr: &errOut,
+		getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+	if code == exitOK || !strings.Contains(errOut.String(), checkpointName) {
+		t.Errorf("a run with neither checkpoint nor row: exit %d: %s", code, errOut.String())
+	}
+	must(t, os.WriteFile(filepath.Join(fx.out, calTSVName), []byte(lines[0]+"\n"+lines[1]+"\nx\ty\n"), 0o644))
+	errOut.Reset()
+	code = runCLI(context.Background(), append(args, "-analyze", "calibration", "-only", "1"), cliEnv{stdout: io.Discard, stderr: &errOut,
+		getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+	if code == exitOK || !strings.Contains(errOut.String(), calTSVName+":3:") {
+		t.Errorf("a broken %s: exit %d: %s", calTSVName, code, errOut.String())
 	}
 	assertNoTempFiles(t, fx.out)
 }
