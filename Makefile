@@ -31,3 +31,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
+	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/

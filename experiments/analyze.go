@@ -490,6 +490,9 @@ func readCalibrationTSV(path, runsDir string) ([]calibrationRow, error) {
 			return nil, bad("negatives", err)
 		}
 		id := f[5]
+		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
+			return nil, bad("run", fmt.Errorf("%q is not a run ID", id))
+		}
 		rec, err := readRecord(filepath.Join(runsDir, id, metricsName))
 		if err != nil {
 			return nil, err

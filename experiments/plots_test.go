@@ -415,3 +415,22 @@ func TestSafeRender(t *testing.T) {
 		t.Errorf("%q, %v", got, err)
 	}
 }
+
+// FuzzReadCalibrationTSV: whatever calibration.tsv holds, reading it back
+// returns rows or an error, never a panic or a path outside runs/.
+func FuzzReadCalibrationTSV(f *testing.F) {
+	header := "dataset\tmodel\tobjective\tconstraints\tseed\trun\tece_logistic\tece_minmax\tpositives\tnegatives\ttrain_min\ttrain_max\n"
+	f.Add([]byte(header + "umls\tcp\tpll\tnone\t0\tcp-pll-x\t0.28\t0.11\t661\t517\t-3.5\t2\n"))
+	f.Add([]byte(header + "umls\tcp\tpll\tnone\t0\t../x\t0.28\t0.11\t661\t517\t-3.5\t2\n"))
+	f.Add([]byte(header + "a\tb\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, calTSVName)
+		must(t, os.WriteFile(path, b, 0o644))
+		rows, err := readCalibrationTSV(path, filepath.Join(dir, runsDirName))
+		if err == nil && len(rows) != 0 {
+			t.Fatalf("%d rows without any run's metrics.json", len(rows))
+		}
+	})
+}
