@@ -251,6 +251,9 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		if rec.Status != StatusFinished {
 			t.Fatalf("%s: %s %s", id, rec.Status, rec.Error)
 		}
+		if rec.CPU == "" && fileExists("/proc/cpuinfo") {
+			t.Errorf("%s: no cpu in %s", id, metricsName)
+		}
 		l, hasL := rec.Test["ece_logistic"]
 		m, hasM := rec.Test["ece_minmax"]
 		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, calibrationPlotName)) != ece {

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -33,6 +37,9 @@ type runRecord struct {
 	Host            string               `json:"host"`
 	GoVersion       string               `json:"go_version"`
 	GOMAXPROCS      int                  `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
+	// CPU is the processor's model name and logical CPU count: times of
+	// runs made on different machines are not comparable.
+	CPU string `json:"cpu,omitempty"`
 	// Env holds the environment variables that change speed or numerics,
 	// as set ("" when unset).
 	Env     map[string]string `json:"env"`
@@ -137,4 +144,26 @@ func readRecord(path string) (*runRecord, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	return &rec, nil
+}
+
+// cpuDescription names the machine's processor, e.g. "AMD EPYC × 2", from
+// /proc/cpuinfo where there is one.
+func cpuDescription() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return parseCPUInfo(f, runtime.NumCPU())
+}
+
+func parseCPUInfo(r io.Reader, cpus int) string {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return fmt.Sprintf("%s × %d", strings.TrimSpace(val), cpus)
+		}
+	}
+	return ""
 }

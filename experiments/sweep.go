@@ -357,10 +357,11 @@ func (s *sweep) newRecord(r Run, spec RunSpec) *runRecord {
 	host, _ := os.Hostname()
 	return &runRecord{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
-		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuDescription(),
 		Env: map[string]string{
-			"OPENBLAS_CORETYPE": os.Getenv("OPENBLAS_CORETYPE"),
-			"GOMAXPROCS":        os.Getenv("GOMAXPROCS"),
+			"OPENBLAS_CORETYPE":    os.Getenv("OPENBLAS_CORETYPE"),
+			"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"),
+			"GOMAXPROCS":           os.Getenv("GOMAXPROCS"),
 		},
 		PID: os.Getpid(), Command: s.command, Grid: s.grid.Path,
 	}

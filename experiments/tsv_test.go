@@ -126,3 +126,16 @@ func TestSortMetrics(t *testing.T) {
 		t.Errorf("sortMetrics = %v\nwant %v", got, want)
 	}
 }
+
+func TestParseCPUInfo(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC × 2"},
+		{"processor : 0\nmodel name : Intel(R) Xeon(R) CPU @ 2.20GHz\n", "Intel(R) Xeon(R) CPU @ 2.20GHz × 2"},
+		{"processor\t: 0\nCPU implementer\t: 0x41\n", ""}, // arm64 names no model
+		{"", ""},
+	} {
+		if got := parseCPUInfo(strings.NewReader(tt.in), 2); got != tt.want {
+			t.Errorf("parseCPUInfo(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
