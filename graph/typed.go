@@ -279,23 +279,24 @@ func (o *typedQuadGradOp) Do(in ...G.Value) (G.Value, error) {
 func typedQuadGrad[T Float](which int, q, grams []T, cls []int, g, qg []T, k int, out []T) {
 	clear(out)
 	for c, rows := range rowsByClass(cls) {
+		gc := grams[c*k*k : (c+1)*k*k]
+		if which == 0 && symmetric(gc, k) {
+			// (G + Gᵀ) q = 2 G q for a symmetric G (a Gram matrix), and the
+			// forward pass cached qᵀG = (Gq)ᵀ: no gather, no product.
+			for _, r := range rows {
+				gi, qgr, oi := g[r], qg[r*k:(r+1)*k], out[r*k:(r+1)*k]
+				for j := range oi {
+					oi[j] = 2 * gi * qgr[j]
+				}
+			}
+			continue
+		}
 		n := len(rows)
 		in := make([]T, n*k)
 		res := make([]T, n*k)
 		gatherRows(q, rows, k, in)
 		if which == 0 {
-			// (G + Gᵀ) q = G q + Gᵀ q; the forward pass cached qᵀG = (Gᵀq)ᵀ,
-			// which is all that is needed when G is symmetric (a Gram matrix).
-			gc := grams[c*k*k : (c+1)*k*k]
-			if symmetric(gc, k) {
-				for _, r := range rows {
-					gi, qgr, oi := g[r], qg[r*k:(r+1)*k], out[r*k:(r+1)*k]
-					for j := range oi {
-						oi[j] = 2 * gi * qgr[j]
-					}
-				}
-				continue
-			}
+			// (G + Gᵀ) q = G q + Gᵀ q; the forward pass cached qᵀG = (Gᵀq)ᵀ.
 			gemm(false, true, n, k, k, 1, in, k, gc, k, 0, res, k)
 			for a, r := range rows {
 				gi, qgr, oi := g[r], qg[r*k:(r+1)*k], out[r*k:(r+1)*k]
