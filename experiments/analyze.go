@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -351,14 +352,13 @@ func (a *analysis) calibration(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rowOf := func(id string) int { return slices.IndexFunc(rows, func(r calibrationRow) bool { return r.id == id }) }
 	put := func(row calibrationRow) {
-		for i := range rows {
-			if rows[i].id == row.id {
-				rows[i] = row
-				return
-			}
+		if i := rowOf(row.id); i >= 0 {
+			rows[i] = row
+		} else {
+			rows = append(rows, row)
 		}
-		rows = append(rows, row)
 	}
 	computed := 0
 	for _, r := range a.runs {
@@ -373,7 +373,7 @@ func (a *analysis) calibration(ctx context.Context) error {
 		if rec == nil || rec.Status != StatusFinished {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) && hasCalibrationRow(rows, r.ID) {
+		if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) && rowOf(r.ID) >= 0 {
 			fmt.Fprintf(a.stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
 			continue
 		}
@@ -441,15 +441,6 @@ func (a *analysis) calibration(ctx context.Context) error {
 		return err
 	}
 	return a.writeTables(calTSVName, tsv.Bytes(), calMarkdownName, md.Bytes())
-}
-
-func hasCalibrationRow(rows []calibrationRow, id string) bool {
-	for _, r := range rows {
-		if r.id == id {
-			return true
-		}
-	}
-	return false
 }
 
 // readCalibrationTSV reads the rows an earlier calibration wrote, in their
