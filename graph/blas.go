@@ -53,14 +53,32 @@ func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 // syrkUpperT computes the upper triangle of C = Aᵀ·A for a row-major n×k
 // matrix A (C is k×k), then mirrors it: half the flops of a general product.
 func syrkT[T Float](n, k int, a []T, c []T) {
+	syrkUpperT(n, k, 1, a, 0, c)
+	mirrorUpper(c, k)
+}
+
+// syrkUpperT updates the upper triangle of the k×k matrix C to
+// alpha·AᵀA + beta·C for a row-major n×k matrix A, leaving the strict lower
+// triangle alone.
+func syrkUpperT[T Float](n, k int, alpha T, a []T, beta T, c []T) {
+	if n == 0 { // BLAS requires lda ≥ 1 rows' worth; AᵀA is zero
+		for i := 0; i < k; i++ {
+			scaleInPlace(c[i*k+i:(i+1)*k], beta)
+		}
+		return
+	}
 	switch a := any(a).(type) {
 	case []float32:
 		// Row-major Aᵀ·A is column-major A·Aᵀ with A seen as k×n: in gonum's
 		// row-major convention that is Syrk(Upper, Trans) on the n×k matrix.
-		blasImpl.Ssyrk(blas.Upper, blas.Trans, k, n, 1, a, k, 0, any(c).([]float32), k)
+		blasImpl.Ssyrk(blas.Upper, blas.Trans, k, n, float32(alpha), a, k, float32(beta), any(c).([]float32), k)
 	case []float64:
-		blasImpl.Dsyrk(blas.Upper, blas.Trans, k, n, 1, a, k, 0, any(c).([]float64), k)
+		blasImpl.Dsyrk(blas.Upper, blas.Trans, k, n, float64(alpha), a, k, float64(beta), any(c).([]float64), k)
 	}
+}
+
+// mirrorUpper copies the upper triangle of the k×k matrix c to the lower.
+func mirrorUpper[T Float](c []T, k int) {
 	for i := 0; i < k; i++ {
 		for j := i + 1; j < k; j++ {
 			c[j*k+i] = c[i*k+j]

@@ -187,6 +187,18 @@ func TestGradients(t *testing.T) {
 			im := must(SliceCols(p[0], 3, 6))
 			return weightedSum(g, must(ConcatCols(must(Mul(re, im)), re, must(Sub(re, im)))))
 		}},
+		{name: "ComplexMul", shapes: [][]int{{3, 6}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ComplexMul(p[0], p[1], false)))
+		}},
+		{name: "ComplexMulConj", shapes: [][]int{{3, 6}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ComplexMul(p[0], p[1], true)))
+		}},
+		{name: "ComplexMulConjBroadcastA", shapes: [][]int{{1, 6}, {4, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ComplexMul(p[0], p[1], true)))
+		}},
+		{name: "ComplexMulBroadcastB", shapes: [][]int{{4, 6}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(ComplexMul(p[0], p[1], false)))
+		}},
 		{name: "GatedLogHalves", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(GatedLogHalves(p[0])))
 		}},

@@ -322,9 +322,35 @@ func quadFormGradQ[T Float](n, k int, sym bool, q, g, grad, qg, out []T) {
 	})
 }
 
+// quadFormGradG writes dG = Qᵀ diag(g) Q = Σ g_i q_i q_iᵀ as PᵀP − NᵀN,
+// where the rows of P (N) are the q_i scaled by √g_i (√−g_i) for the
+// positive (negative) g_i: two symmetric rank updates over n rows in all,
+// half the flops of the general product Qᵀ·(diag(g) Q), and exactly
+// symmetric, so the Gram's own backward pass may treat it as such. A NaN
+// g_i joins P, so it still poisons dG as it should.
 func quadFormGradG[T Float](n, k int, q, grad, scaled, out []T) {
-	scaleRows(q, grad, scaled, k)
-	gemm(true, false, k, k, n, 1, q, k, scaled, k, 0, out, k)
+	pos, neg := 0, n // P fills scaled from the top, N from the bottom
+	for i, g := range grad[:n] {
+		var row []T
+		switch {
+		case g > 0 || g != g:
+			row, g = scaled[pos*k:(pos+1)*k], T(math.Sqrt(float64(g)))
+			pos++
+		case g < 0:
+			neg--
+			row, g = scaled[neg*k:(neg+1)*k], T(math.Sqrt(float64(-g)))
+		default:
+			continue
+		}
+		for j, v := range q[i*k : (i+1)*k] {
+			row[j] = g * v
+		}
+	}
+	syrkUpperT(pos, k, 1, scaled[:pos*k], 0, out)
+	if neg < n {
+		syrkUpperT(n-neg, k, -1, scaled[neg*k:n*k], 1, out)
+	}
+	mirrorUpper(out, k)
 }
 
 // logMatMulExpOp computes log(exp(op(A))·exp(op(B))): a matrix product in

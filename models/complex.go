@@ -40,64 +40,24 @@ func halves(x *G.Node) (re, im *G.Node, err error) {
 	return re, im, err
 }
 
-// combine returns p1∘p2 − p3∘p4 (subtract) or p1∘p2 + p3∘p4.
-func combine(alg Algebra, p1, p2, p3, p4 *G.Node, subtract bool) (*G.Node, error) {
-	x, err := alg.Mul(p1, p2)
-	if err != nil {
-		return nil, err
-	}
-	y, err := alg.Mul(p3, p4)
-	if err != nil {
-		return nil, err
-	}
-	if subtract {
-		return alg.Sub(x, y)
-	}
-	return alg.Add(x, y)
-}
-
-// Query (linear algebra only; the restriction uses LogQuery):
+// Query (linear algebra only; the restriction uses LogQuery) is a complex
+// Hadamard product of the other two slots, [re | im]:
 //
-//	q_o = [rs∘rr − is∘ir, rs∘ir + is∘rr]
-//	q_s = [rr∘ro + ir∘io, rr∘io − ir∘ro]
-//	q_r = [rs∘ro + is∘io, rs∘io − is∘ro]
+//	q_o = s ⊙ r,   q_s = conj(r) ⊙ o,   q_r = conj(s) ⊙ o,
+//
+// so that φ = ⟨q, x⟩ over the 2d real columns of the target's row x.
 func (ComplEx) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, error) {
 	if alg.IsLog() {
 		return nil, ErrNotMonotone
 	}
-	var a, b *G.Node
 	switch target {
 	case Object:
-		a, b = x.S, x.R
+		return graph.ComplexMul(x.S, x.R, false)
 	case Subject:
-		a, b = x.R, x.O
+		return graph.ComplexMul(x.R, x.O, true)
 	default:
-		a, b = x.S, x.O
+		return graph.ComplexMul(x.S, x.O, true)
 	}
-	ar, ai, err := halves(a)
-	if err != nil {
-		return nil, err
-	}
-	br, bi, err := halves(b)
-	if err != nil {
-		return nil, err
-	}
-	var re, im *G.Node
-	if target == Object {
-		if re, err = combine(alg, ar, br, ai, bi, true); err != nil {
-			return nil, err
-		}
-		im, err = combine(alg, ar, bi, ai, br, false)
-	} else {
-		if re, err = combine(alg, ar, br, ai, bi, false); err != nil {
-			return nil, err
-		}
-		im, err = combine(alg, ar, bi, ai, br, true)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return graph.ConcatCols(re, im)
 }
 
 // SquaredPartition expands Σ_{s,r} q_oᵀ G_O q_o with q_o = [a, b] into the
