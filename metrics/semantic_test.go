@@ -85,7 +85,7 @@ func TestSemMatchesLogScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ev.Sem(test, schema, ks)
+		got, err := ev.Sem(test, schema, ks, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +138,7 @@ func TestSemMatchesLogScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sem, err := cev.Sem(test, schema, ks)
+		sem, err := cev.Sem(test, schema, ks, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,5 +219,52 @@ func TestRankAgainst(t *testing.T) {
 	}
 	if _, err := ev.RankAgainst(test, [][]int32{{9}, {0}, {0}}, tails, nil); err == nil {
 		t.Error("out-of-range negative accepted")
+	}
+}
+
+// Filtered Sem@k leaves the known answers other than the true one out of
+// the candidates before taking the k best, as the filtered MRR does; on
+// this hand-made case that changes Sem@1 and Sem@3.
+func TestSemFilteredDiffersFromUnfiltered(t *testing.T) {
+	// Rank-1 CP with unit subject and relation embeddings: an object
+	// candidate's score is its object embedding, and every subject
+	// candidate of (?, 0, o) scores the same (ties go in entity order).
+	m := mustModel(t, "cp", models.Sizes{Entities: 4, Relations: 1, Rank: 1})
+	copy(m.Param("subject").Data().([]float64), []float64{1, 1, 1, 1})
+	copy(m.Param("relation").Data().([]float64), []float64{1})
+	copy(m.Param("object").Data().([]float64), []float64{3, 4, 2, 1})
+	types, err := kg.NewVocab([]string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Relation 0 goes from type a to type b.
+	schema := &kg.Schema{Types: types, EntityType: []int32{0, 1, 1, 0}, SubjectType: []int32{0}, ObjectType: []int32{1}}
+	test := []kg.Triple{{S: 0, R: 0, O: 2}}
+	// Entity 1, the best-scored object, is a known answer of (0, 0, ?).
+	filter := kg.NewFilter([]kg.Triple{{S: 0, R: 0, O: 1}}, test)
+	ev, err := NewEvaluator(m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := []int{1, 2, 3}
+	// Subject query, order 0 1 2 3 (types a b b a), a wanted: 1, 1/2, 1/3
+	// both ways. Object query, b wanted: unfiltered order 1 0 2 3 gives
+	// 1, 1/2, 2/3; filtered order 0 2 3 gives 0, 1/2, 1/3.
+	for _, c := range []struct {
+		filter *kg.Filter
+		want   map[int]float64
+	}{
+		{nil, map[int]float64{1: 1, 2: 0.5, 3: (1.0/3 + 2.0/3) / 2}},
+		{filter, map[int]float64{1: 0.5, 2: 0.5, 3: (1.0/3 + 1.0/3) / 2}},
+	} {
+		got, err := ev.Sem(test, schema, ks, c.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			if math.Abs(got[k]-c.want[k]) > 1e-12 {
+				t.Errorf("filtered %v: Sem@%d = %v, want %v", c.filter != nil, k, got[k], c.want[k])
+			}
+		}
 	}
 }
