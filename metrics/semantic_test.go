@@ -65,8 +65,9 @@ func tinySchema(t *testing.T) *kg.Schema {
 	}
 }
 
-// Sem@k from the evaluator equals Sem@k recomputed from every candidate
-// triple's own log-score; under the domain constraint it is exactly 1.
+// Sem@k from the evaluator, filtered and unfiltered, equals Sem@k
+// recomputed from every candidate triple's own log-score; under the domain
+// constraint it is exactly 1.
 func TestSemMatchesLogScores(t *testing.T) {
 	sz := models.Sizes{Entities: 9, Relations: 3, Rank: 4}
 	schema := tinySchema(t)
@@ -85,50 +86,54 @@ func TestSemMatchesLogScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ev.Sem(test, schema, ks, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[int]float64{}
-		for _, tr := range test {
-			for _, side := range []models.Var{models.Subject, models.Object} {
-				scores := make([]float64, sz.Entities)
-				for e := range scores {
-					alt := tr
-					if side == models.Object {
-						alt.O = int32(e)
-					} else {
-						alt.S = int32(e)
-					}
-					if err := ev.LogScores([]kg.Triple{alt}, func(_ int, s float64) { scores[e] = s }); err != nil {
-						t.Fatal(err)
-					}
-				}
-				order := make([]int, len(scores))
-				for i := range order {
-					order[i] = i
-				}
-				sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
-				for _, k := range ks {
-					ok := 0
-					for _, e := range order[:k] {
-						alt := tr
+		// Other known answers: two consistent and one inconsistent object
+		// of (0, 0), one subject of (1, 5).
+		filter := kg.NewFilter(test, []kg.Triple{{S: 0, R: 0, O: 4}, {S: 0, R: 0, O: 7}, {S: 0, R: 0, O: 3}, {S: 1, R: 1, O: 5}})
+		for _, filt := range []*kg.Filter{nil, filter} {
+			got, err := ev.Sem(test, schema, ks, filt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]float64{}
+			for _, tr := range test {
+				for _, side := range []models.Var{models.Subject, models.Object} {
+					alt := func(e int) kg.Triple {
+						a := tr
 						if side == models.Object {
-							alt.O = int32(e)
+							a.O = int32(e)
 						} else {
-							alt.S = int32(e)
+							a.S = int32(e)
 						}
-						if schema.Consistent(alt) {
-							ok++
-						}
+						return a
 					}
-					want[k] += float64(ok) / float64(k) / float64(2*len(test))
+					scores := make([]float64, sz.Entities)
+					var order []int
+					for e := range scores {
+						if filt != nil && alt(e) != tr && filt.Contains(alt(e)) {
+							continue
+						}
+						if err := ev.LogScores([]kg.Triple{alt(e)}, func(_ int, s float64) { scores[e] = s }); err != nil {
+							t.Fatal(err)
+						}
+						order = append(order, e)
+					}
+					sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+					for _, k := range ks {
+						k = min(k, len(order))
+						ok := 0
+						for _, e := range order[:k] {
+							if schema.Consistent(alt(e)) {
+								ok++
+							}
+						}
+						want[k] += float64(ok) / float64(k) / float64(2*len(test))
+					}
 				}
 			}
-		}
-		for _, k := range ks {
-			if math.Abs(got[k]-want[k]) > 1e-12 {
-				t.Errorf("%s: Sem@%d = %v, want %v", name, k, got[k], want[k])
+			for _, k := range ks {
+				if math.Abs(got[k]-want[k]) > 1e-12 {
+					t.Errorf("%s (filtered %v): Sem@%d = %v, want %v", name, filt != nil, k, got[k], want[k])
+				}
 			}
 		}
 		if name == "complex" {
