@@ -4,6 +4,7 @@
 //	go run ./experiments -grid grids/umls.toml            # train, resume, tabulate
 //	go run ./experiments -grid grids/umls.toml -dry-run   # list runs and their state
 //	go run ./experiments -grid grids/fb15k237.toml -emit slurm
+//	go run ./experiments query -out results/umls -run complex2-mle -s alga -r isa   # ask a finished run (query.go)
 //
 // # Grids
 //

@@ -156,16 +156,20 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 	}
 	ll := slices.Contains(spec.Eval.Metrics, "ll")
 	ece := slices.Contains(spec.Eval.Metrics, "ece")
-	var semK []int
+	var semK, semUnfilteredK []int
 	if slices.Contains(spec.Eval.Metrics, "sem") {
 		semK = spec.Eval.SemK
+	}
+	if slices.Contains(spec.Eval.Metrics, "sem_unfiltered") {
+		semUnfilteredK = spec.Eval.SemK
 	}
 	return train.Config{
 		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
-			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece},
+			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece,
+			SemUnfilteredK: semUnfilteredK, Relations: slices.Contains(spec.Eval.Metrics, "relation")},
 	}, nil
 }
 

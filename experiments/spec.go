@@ -47,7 +47,7 @@ type EvalSpec struct {
 	TiePolicy string   `toml:"tie_policy" json:"tie_policy"` // "pessimistic", "realistic" or "optimistic"
 	Hits      []int    `toml:"hits" json:"hits"`             // k of Hits@k
 	BatchSize int      `toml:"batch_size" json:"batch_size"`
-	Metrics   []string `toml:"metrics" json:"metrics"`     // e.g. "mrr", "hits", "ll"
+	Metrics   []string `toml:"metrics" json:"metrics"`     // "mrr", "hits", "ll", "ece", "sem", "sem_unfiltered", "relation" (mrr_relation, hits@k_relation), "ktd"
 	Select    string   `toml:"select" json:"select"`       // validation metric for early stopping and model selection: "mrr" or "ll"
 	Every     int      `toml:"every" json:"every"`         // validate every n epochs
 	MaxValid  int      `toml:"max_valid" json:"max_valid"` // 0 = all validation triples; >0 = a fixed seeded subset

@@ -176,14 +176,21 @@ func tsvClean(s string) string {
 }
 
 // sortMetrics orders metric names as tables read best: mrr, hits@k by k,
-// ll, then the rest alphabetically, "name@k" families by k (sem@1, sem@20,
-// sem@100).
+// ll, then the rest alphabetically, "name@k" and "name@k_suffix" families
+// by k (sem@1, sem@20, sem@100; hits@1_relation, hits@3_relation).
 func sortMetrics(ms []string) {
 	key := func(m string) (class int, base string, k int) {
 		base, k = m, -1
 		if i := strings.LastIndexByte(m, '@'); i >= 0 {
-			if n, err := strconv.Atoi(m[i+1:]); err == nil {
+			digits, suffix := m[i+1:], ""
+			if j := strings.IndexByte(digits, '_'); j >= 0 {
+				digits, suffix = digits[:j], digits[j:]
+			}
+			if n, err := strconv.Atoi(digits); err == nil {
 				base, k = m[:i], n
+				if suffix != "" {
+					base = m[:i] + "@" + suffix
+				}
 			}
 		}
 		switch {

@@ -119,9 +119,11 @@ func TestJSONFloatKeepsNonFinite(t *testing.T) {
 }
 
 func TestSortMetrics(t *testing.T) {
-	got := []string{"sem@100", "ll", "ece_minmax", "hits@10", "sem@1", "mrr_object", "hits@3", "mrr", "sem@20", "hits@1", "ece_logistic"}
+	got := []string{"sem@100", "ll", "ece_minmax", "hits@10", "sem@1", "mrr_object", "hits@3", "mrr", "sem@20", "hits@1", "ece_logistic",
+		"hits@10_relation", "mrr_relation", "hits@1_relation", "sem_unfiltered@20", "sem_unfiltered@1"}
 	sortMetrics(got)
-	want := []string{"mrr", "hits@1", "hits@3", "hits@10", "ll", "ece_logistic", "ece_minmax", "mrr_object", "sem@1", "sem@20", "sem@100"}
+	want := []string{"mrr", "hits@1", "hits@3", "hits@10", "ll", "ece_logistic", "ece_minmax", "hits@1_relation", "hits@10_relation",
+		"mrr_object", "mrr_relation", "sem@1", "sem@20", "sem@100", "sem_unfiltered@1", "sem_unfiltered@20"}
 	if !slices.Equal(got, want) {
 		t.Errorf("sortMetrics = %v\nwant %v", got, want)
 	}

@@ -45,7 +45,7 @@ var (
 	optimizers      = []string{"adam", "adagrad", "sgd"}
 	dtypes          = []string{"float32", "float64"}
 	tiePolicies     = []string{"pessimistic", "realistic", "optimistic"}
-	evalMetrics     = []string{"mrr", "hits", "ll", "ece", "sem", "ktd"}
+	evalMetrics     = []string{"mrr", "hits", "ll", "ece", "sem", "sem_unfiltered", "relation", "ktd"}
 	selectMetrics   = []string{"mrr", "ll"}
 	datasetNameRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
 )
@@ -152,7 +152,7 @@ func validateEval(e EvalSpec) []error {
 			bad("eval.hits: k = %d; want k >= 1", k)
 		}
 	}
-	if slices.Contains(e.Metrics, "sem") && len(e.SemK) == 0 {
+	if (slices.Contains(e.Metrics, "sem") || slices.Contains(e.Metrics, "sem_unfiltered")) && len(e.SemK) == 0 {
 		bad("eval.sem_k: empty while eval.metrics asks for sem")
 	}
 	for _, k := range e.SemK {

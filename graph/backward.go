@@ -54,8 +54,10 @@ func Backward(cost *G.Node, wrt ...*G.Node) (G.Nodes, error) {
 		}
 		return c
 	}
-	seed := G.NewConstant(oneOf(cost.Dtype()), G.WithName("∂cost"))
-	g.AddNode(seed)
+	// AddNode stores a clone of a constant and returns it: the seed must be
+	// that clone, or ops applied to it alone (the cost c·x of a PLL with one
+	// weighted term) find no graph.
+	seed := g.AddNode(G.NewConstant(oneOf(cost.Dtype()), G.WithName("∂cost")))
 	add(cost).dense = append(add(cost).dense, seed)
 
 	grads := map[*G.Node]*G.Node{}

@@ -129,6 +129,11 @@ func TestGradients(t *testing.T) {
 		{name: "LogAddExp", shapes: [][]int{{3, 4}, {3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(LogAddExp(p[0], p[1])))
 		}},
+		// The cost's own op sees only the seed: its gradient must be built
+		// in the graph (a PLL with one weighted term is such a cost).
+		{name: "ScaledCost", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return Scale(must(weightedSum(g, p[0])), -0.5)
+		}},
 		{name: "ScaleExp", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(Exp(must(Scale(p[0], 0.5)))))
 		}},

@@ -124,58 +124,83 @@ func (e *Evaluator) Candidates(triples []kg.Triple, v models.Var, fn func(i int,
 // triple against all entities; known answers from filter (typically
 // train+valid+test) other than the true one are ignored.
 func (e *Evaluator) Rank(triples []kg.Triple, filter *kg.Filter, policy TiePolicy, hits []int) (Ranking, error) {
-	subj := make([]float64, len(triples))
-	obj := make([]float64, len(triples))
+	subj, badS, err := e.rankSide(triples, models.Subject, filter, policy)
+	if err != nil {
+		return Ranking{}, err
+	}
+	obj, badO, err := e.rankSide(triples, models.Object, filter, policy)
+	if err != nil {
+		return Ranking{}, err
+	}
+	return summarise(subj, obj, hits, badS+badO), nil
+}
+
+// RankRelations returns the filtered ranks of the true relation of every
+// triple's query (s, ?, o) against all relations, other known relations
+// of (s, o) in filter ignored. A constrained evaluator gives the relations
+// whose schema rules out the pair's types log-score −Inf, so the true
+// relation is ranked among the admissible ones only, exactly as the
+// constrained distribution p(r | s, o) orders them.
+func (e *Evaluator) RankRelations(triples []kg.Triple, filter *kg.Filter, policy TiePolicy, hits []int) (RelationRanking, error) {
+	ranks, bad, err := e.rankSide(triples, models.Relation, filter, policy)
+	if err != nil {
+		return RelationRanking{}, err
+	}
+	return summariseRelations(ranks, hits, bad), nil
+}
+
+// rankSide ranks slot v of every triple against all its candidates,
+// filtered; it also counts the true answers with a non-finite score.
+func (e *Evaluator) rankSide(triples []kg.Triple, side models.Var, filter *kg.Filter, policy TiePolicy) ([]float64, int, error) {
+	ranks := make([]float64, len(triples))
 	nonFinite := 0
 	var mu sync.Mutex
-	for _, side := range []models.Var{models.Subject, models.Object} {
-		for from := 0; from < len(triples); from += e.batch {
-			n := e.load(triples, from)
-			if err := e.candProg[side].Run(); err != nil {
-				return Ranking{}, err
-			}
-			dom := e.m.Sizes.Entities
-			bad := 0
-			parallelRows(n, func(lo, hi int) {
-				localBad := 0
-				for i := lo; i < hi; i++ {
-					t := triples[from+i]
-					var filt []int32
-					target := int(t.O)
-					if side == models.Object {
-						filt = filter.Objects(t.S, t.R)
-					} else {
-						filt, target = filter.Subjects(t.R, t.O), int(t.S)
+	dom := e.m.Sizes.Entities
+	if side == models.Relation {
+		dom = e.m.Sizes.Relations
+	}
+	for from := 0; from < len(triples); from += e.batch {
+		n := e.load(triples, from)
+		if err := e.candProg[side].Run(); err != nil {
+			return nil, 0, err
+		}
+		bad := 0
+		parallelRows(n, func(lo, hi int) {
+			localBad := 0
+			for i := lo; i < hi; i++ {
+				t := triples[from+i]
+				var filt []int32
+				var target int
+				switch side {
+				case models.Object:
+					filt, target = filter.Objects(t.S, t.R), int(t.O)
+				case models.Subject:
+					filt, target = filter.Subjects(t.R, t.O), int(t.S)
+				default:
+					filt, target = filter.Relations(t.S, t.O), int(t.R)
+				}
+				switch d := e.cand[side].Value().Data().(type) {
+				case []float32:
+					row := d[i*dom : (i+1)*dom]
+					ranks[from+i] = rankOf(row, target, filt, policy)
+					if f := float64(row[target]); math.IsNaN(f) || math.IsInf(f, 0) {
+						localBad++
 					}
-					var rank float64
-					switch d := e.cand[side].Value().Data().(type) {
-					case []float32:
-						row := d[i*dom : (i+1)*dom]
-						rank = rankOf(row, target, filt, policy)
-						if f := float64(row[target]); math.IsNaN(f) || math.IsInf(f, 0) {
-							localBad++
-						}
-					case []float64:
-						row := d[i*dom : (i+1)*dom]
-						rank = rankOf(row, target, filt, policy)
-						if math.IsNaN(row[target]) || math.IsInf(row[target], 0) {
-							localBad++
-						}
-					}
-					if side == models.Object {
-						obj[from+i] = rank
-					} else {
-						subj[from+i] = rank
+				case []float64:
+					row := d[i*dom : (i+1)*dom]
+					ranks[from+i] = rankOf(row, target, filt, policy)
+					if math.IsNaN(row[target]) || math.IsInf(row[target], 0) {
+						localBad++
 					}
 				}
-				mu.Lock()
-				bad += localBad
-				mu.Unlock()
-			})
-			nonFinite += bad
-		}
+			}
+			mu.Lock()
+			bad += localBad
+			mu.Unlock()
+		})
+		nonFinite += bad
 	}
-	return summarise(subj, obj, hits, nonFinite), nil
+	return ranks, nonFinite, nil
 }
 
 func parallelRows(n int, fn func(lo, hi int)) {

@@ -93,28 +93,48 @@ type Ranking struct {
 }
 
 func summarise(subj, obj []float64, hits []int, nonFinite int) Ranking {
-	r := Ranking{N: len(subj) + len(obj), Hits: map[int]float64{}, NonFinite: nonFinite, SubjectRanks: subj, ObjectRanks: obj}
-	mean := func(x []float64) float64 {
-		if len(x) == 0 {
-			return math.NaN()
-		}
-		var s float64
-		for _, v := range x {
-			s += 1 / v
-		}
-		return s / float64(len(x))
-	}
-	r.MRRSubject, r.MRRObject = mean(subj), mean(obj)
+	r := Ranking{N: len(subj) + len(obj), NonFinite: nonFinite, SubjectRanks: subj, ObjectRanks: obj}
+	r.MRRSubject, r.MRRObject = meanReciprocal(subj), meanReciprocal(obj)
 	all := append(append([]float64(nil), subj...), obj...)
-	r.MRR = mean(all)
-	for _, k := range hits {
+	r.MRR = meanReciprocal(all)
+	r.Hits = hitsAt(all, hits)
+	return r
+}
+
+// RelationRanking summarises filtered ranks of relation queries (s, ?, o).
+type RelationRanking struct {
+	N         int             // number of queries (1 per triple)
+	MRR       float64         // mean reciprocal rank
+	Hits      map[int]float64 // fraction of queries with rank ≤ k
+	NonFinite int             // queries whose true relation had a NaN or ±Inf score
+	Ranks     []float64
+}
+
+func summariseRelations(ranks []float64, hits []int, nonFinite int) RelationRanking {
+	return RelationRanking{N: len(ranks), MRR: meanReciprocal(ranks), Hits: hitsAt(ranks, hits), NonFinite: nonFinite, Ranks: ranks}
+}
+
+func meanReciprocal(ranks []float64) float64 {
+	if len(ranks) == 0 {
+		return math.NaN()
+	}
+	var s float64
+	for _, v := range ranks {
+		s += 1 / v
+	}
+	return s / float64(len(ranks))
+}
+
+func hitsAt(ranks []float64, ks []int) map[int]float64 {
+	out := make(map[int]float64, len(ks))
+	for _, k := range ks {
 		c := 0
-		for _, v := range all {
+		for _, v := range ranks {
 			if v <= float64(k) {
 				c++
 			}
 		}
-		r.Hits[k] = float64(c) / float64(len(all))
+		out[k] = float64(c) / float64(len(ranks))
 	}
-	return r
+	return out
 }

@@ -9,15 +9,20 @@ import (
 	"gekc/models"
 )
 
-// Sem returns Sem@k for each k (the paper's appendix on domain
-// constraints): for every subject and every object query of the triples,
-// the share of the k best-scored candidates, unfiltered, that the schema
-// allows in that slot, averaged over all queries of both sides. A model that
-// never predicts an inconsistent entity scores 1 at every k.
+// Sem returns Sem@k for each k, as the paper's appendix (Metrics) defines
+// it: for every subject and every object query of the triples, the share
+// of the k best candidates that the schema allows in that slot, averaged
+// over all queries of both sides. Candidates are ranked "in the same way as
+// for computing the MRR": filtered, every known answer in filter other than
+// the true one left out. A nil filter ranks all entities (the unfiltered
+// variant, which gekc reported as Sem@k before). A model that never
+// predicts an inconsistent entity scores 1 at every k that does not exceed
+// the consistent candidates.
 //
 // Candidates tied at the k-th score are taken in entity order; NaN scores
-// rank last.
-func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int) (map[int]float64, error) {
+// rank last. When filtering leaves fewer than k candidates, the share is of
+// those left.
+func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int, filter *kg.Filter) (map[int]float64, error) {
 	if schema == nil {
 		return nil, fmt.Errorf("metrics.Sem: the dataset has no schema (entity_types.tsv and relation_schema.tsv)")
 	}
@@ -32,12 +37,22 @@ func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int) (map[i
 	top := make([]int, 0, kmax)
 	for _, side := range []models.Var{models.Subject, models.Object} {
 		err := e.Candidates(triples, side, func(i int, scores []float64) {
-			want := schema.ObjectType[triples[i].R]
+			t := triples[i]
+			want, target := schema.ObjectType[t.R], int(t.O)
 			if side == models.Subject {
-				want = schema.SubjectType[triples[i].R]
+				want, target = schema.SubjectType[t.R], int(t.S)
 			}
-			top = topK(scores, kmax, top[:0])
+			var skip []int32
+			if filter != nil {
+				if side == models.Subject {
+					skip = filter.Subjects(t.R, t.O)
+				} else {
+					skip = filter.Objects(t.S, t.R)
+				}
+			}
+			top = topKExcept(scores, kmax, top[:0], skip, target)
 			for j, k := range ks {
+				k = min(k, len(top))
 				c := 0
 				for _, ent := range top[:k] {
 					if schema.EntityType[ent] == want {
@@ -59,9 +74,13 @@ func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int) (map[i
 }
 
 // topK appends to dst the indices of the k largest scores, best first, ties
-// in index order, NaN last. It keeps a sorted window of k candidates, which
-// for k ≪ len(scores) costs about one comparison per score.
-func topK(scores []float64, k int, dst []int) []int {
+// in index order, NaN last.
+func topK(scores []float64, k int, dst []int) []int { return topKExcept(scores, k, dst, nil, -1) }
+
+// topKExcept is topK over the candidates not in skip (sorted), keep
+// excepted. It keeps a sorted window of k candidates, which for
+// k ≪ len(scores) costs about one comparison per score.
+func topKExcept(scores []float64, k int, dst []int, skip []int32, keep int) []int {
 	better := func(a, b int) bool { // a ranks before b
 		x, y := scores[a], scores[b]
 		switch {
@@ -76,6 +95,12 @@ func topK(scores []float64, k int, dst []int) []int {
 	}
 	dst = dst[:0]
 	for i := range scores {
+		for len(skip) > 0 && int(skip[0]) < i {
+			skip = skip[1:]
+		}
+		if len(skip) > 0 && int(skip[0]) == i && i != keep {
+			continue
+		}
 		if len(dst) == k && !better(i, dst[k-1]) {
 			continue
 		}

@@ -65,8 +65,9 @@ func tinySchema(t *testing.T) *kg.Schema {
 	}
 }
 
-// Sem@k from the evaluator equals Sem@k recomputed from every candidate
-// triple's own log-score; under the domain constraint it is exactly 1.
+// Sem@k from the evaluator, filtered and unfiltered, equals Sem@k
+// recomputed from every candidate triple's own log-score; under the domain
+// constraint it is exactly 1.
 func TestSemMatchesLogScores(t *testing.T) {
 	sz := models.Sizes{Entities: 9, Relations: 3, Rank: 4}
 	schema := tinySchema(t)
@@ -85,50 +86,54 @@ func TestSemMatchesLogScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := ev.Sem(test, schema, ks)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := map[int]float64{}
-		for _, tr := range test {
-			for _, side := range []models.Var{models.Subject, models.Object} {
-				scores := make([]float64, sz.Entities)
-				for e := range scores {
-					alt := tr
-					if side == models.Object {
-						alt.O = int32(e)
-					} else {
-						alt.S = int32(e)
-					}
-					if err := ev.LogScores([]kg.Triple{alt}, func(_ int, s float64) { scores[e] = s }); err != nil {
-						t.Fatal(err)
-					}
-				}
-				order := make([]int, len(scores))
-				for i := range order {
-					order[i] = i
-				}
-				sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
-				for _, k := range ks {
-					ok := 0
-					for _, e := range order[:k] {
-						alt := tr
+		// Other known answers: two consistent and one inconsistent object
+		// of (0, 0), one subject of (1, 5).
+		filter := kg.NewFilter(test, []kg.Triple{{S: 0, R: 0, O: 4}, {S: 0, R: 0, O: 7}, {S: 0, R: 0, O: 3}, {S: 1, R: 1, O: 5}})
+		for _, filt := range []*kg.Filter{nil, filter} {
+			got, err := ev.Sem(test, schema, ks, filt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]float64{}
+			for _, tr := range test {
+				for _, side := range []models.Var{models.Subject, models.Object} {
+					alt := func(e int) kg.Triple {
+						a := tr
 						if side == models.Object {
-							alt.O = int32(e)
+							a.O = int32(e)
 						} else {
-							alt.S = int32(e)
+							a.S = int32(e)
 						}
-						if schema.Consistent(alt) {
-							ok++
-						}
+						return a
 					}
-					want[k] += float64(ok) / float64(k) / float64(2*len(test))
+					scores := make([]float64, sz.Entities)
+					var order []int
+					for e := range scores {
+						if filt != nil && alt(e) != tr && filt.Contains(alt(e)) {
+							continue
+						}
+						if err := ev.LogScores([]kg.Triple{alt(e)}, func(_ int, s float64) { scores[e] = s }); err != nil {
+							t.Fatal(err)
+						}
+						order = append(order, e)
+					}
+					sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+					for _, k := range ks {
+						k = min(k, len(order))
+						ok := 0
+						for _, e := range order[:k] {
+							if schema.Consistent(alt(e)) {
+								ok++
+							}
+						}
+						want[k] += float64(ok) / float64(k) / float64(2*len(test))
+					}
 				}
 			}
-		}
-		for _, k := range ks {
-			if math.Abs(got[k]-want[k]) > 1e-12 {
-				t.Errorf("%s: Sem@%d = %v, want %v", name, k, got[k], want[k])
+			for _, k := range ks {
+				if math.Abs(got[k]-want[k]) > 1e-12 {
+					t.Errorf("%s (filtered %v): Sem@%d = %v, want %v", name, filt != nil, k, got[k], want[k])
+				}
 			}
 		}
 		if name == "complex" {
@@ -138,7 +143,7 @@ func TestSemMatchesLogScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sem, err := cev.Sem(test, schema, ks)
+		sem, err := cev.Sem(test, schema, ks, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,5 +224,52 @@ func TestRankAgainst(t *testing.T) {
 	}
 	if _, err := ev.RankAgainst(test, [][]int32{{9}, {0}, {0}}, tails, nil); err == nil {
 		t.Error("out-of-range negative accepted")
+	}
+}
+
+// Filtered Sem@k leaves the known answers other than the true one out of
+// the candidates before taking the k best, as the filtered MRR does; on
+// this hand-made case that changes Sem@1 and Sem@3.
+func TestSemFilteredDiffersFromUnfiltered(t *testing.T) {
+	// Rank-1 CP with unit subject and relation embeddings: an object
+	// candidate's score is its object embedding, and every subject
+	// candidate of (?, 0, o) scores the same (ties go in entity order).
+	m := mustModel(t, "cp", models.Sizes{Entities: 4, Relations: 1, Rank: 1})
+	copy(m.Param("subject").Data().([]float64), []float64{1, 1, 1, 1})
+	copy(m.Param("relation").Data().([]float64), []float64{1})
+	copy(m.Param("object").Data().([]float64), []float64{3, 4, 2, 1})
+	types, err := kg.NewVocab([]string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Relation 0 goes from type a to type b.
+	schema := &kg.Schema{Types: types, EntityType: []int32{0, 1, 1, 0}, SubjectType: []int32{0}, ObjectType: []int32{1}}
+	test := []kg.Triple{{S: 0, R: 0, O: 2}}
+	// Entity 1, the best-scored object, is a known answer of (0, 0, ?).
+	filter := kg.NewFilter([]kg.Triple{{S: 0, R: 0, O: 1}}, test)
+	ev, err := NewEvaluator(m, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := []int{1, 2, 3}
+	// Subject query, order 0 1 2 3 (types a b b a), a wanted: 1, 1/2, 1/3
+	// both ways. Object query, b wanted: unfiltered order 1 0 2 3 gives
+	// 1, 1/2, 2/3; filtered order 0 2 3 gives 0, 1/2, 1/3.
+	for _, c := range []struct {
+		filter *kg.Filter
+		want   map[int]float64
+	}{
+		{nil, map[int]float64{1: 1, 2: 0.5, 3: (1.0/3 + 2.0/3) / 2}},
+		{filter, map[int]float64{1: 0.5, 2: 0.5, 3: (1.0/3 + 1.0/3) / 2}},
+	} {
+		got, err := ev.Sem(test, schema, ks, c.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			if math.Abs(got[k]-c.want[k]) > 1e-12 {
+				t.Errorf("filtered %v: Sem@%d = %v, want %v", c.filter != nil, k, got[k], c.want[k])
+			}
+		}
 	}
 }

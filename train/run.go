@@ -63,9 +63,17 @@ type EvalConfig struct {
 	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
 	// models that can compute it.
 	LogLikelihood bool
-	// SemK, when not empty, adds Sem@k ("sem@k") for these k; the dataset
-	// needs a Schema.
+	// SemK, when not empty, adds Sem@k ("sem@k") for these k, its
+	// candidates filtered as for the MRR (the paper's definition); the
+	// dataset needs a Schema.
 	SemK []int
+	// SemUnfilteredK adds the unfiltered variant ("sem_unfiltered@k"),
+	// which ranks every entity.
+	SemUnfilteredK []int
+	// Relations adds the filtered ranking of relation queries (s, ?, o):
+	// "mrr_relation" and "hits@k_relation". "mrr" and "hits@k" stay the
+	// subject and object queries' mean.
+	Relations bool
 	// ECE adds the empirical calibration error of the test triples against
 	// hard negatives to the test metrics, under the logistic and the min-max
 	// mapping of log-scores to probabilities ("ece_logistic",
@@ -144,7 +152,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 			return nil, err
 		}
 	}
-	if len(cfg.Eval.SemK) > 0 && ds.Schema == nil {
+	if len(cfg.Eval.SemK)+len(cfg.Eval.SemUnfilteredK) > 0 && ds.Schema == nil {
 		return nil, fmt.Errorf("train: Sem@k on %s: the dataset has no schema (entity_types.tsv and relation_schema.tsv)", ds.Name)
 	}
 	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, cfg.LearningRate)
@@ -410,6 +418,19 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 		if r.NonFinite > 0 {
 			out["nonfinite"] = float64(r.NonFinite)
 		}
+		if cfg.Relations {
+			rr, err := ev.RankRelations(triples, filter, cfg.TiePolicy, cfg.Hits)
+			if err != nil {
+				return nil, err
+			}
+			out["mrr_relation"] = rr.MRR
+			for k, v := range rr.Hits {
+				out[fmt.Sprintf("hits@%d_relation", k)] = v
+			}
+			if rr.NonFinite > 0 {
+				out["nonfinite_relation"] = float64(rr.NonFinite)
+			}
+		}
 	}
 	if cfg.LogLikelihood || cfg.Select == "ll" {
 		ll, err := ev.LogLikelihood(triples)
@@ -421,13 +442,20 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 			out["ll"] = ll
 		}
 	}
-	if len(cfg.SemK) > 0 && !validation {
-		sem, err := ev.Sem(triples, schema, cfg.SemK)
+	for _, sem := range []struct {
+		ks     []int
+		filter *kg.Filter
+		name   string
+	}{{cfg.SemK, filter, "sem@%d"}, {cfg.SemUnfilteredK, nil, "sem_unfiltered@%d"}} {
+		if len(sem.ks) == 0 || validation {
+			continue
+		}
+		at, err := ev.Sem(triples, schema, sem.ks, sem.filter)
 		if err != nil {
 			return nil, err
 		}
-		for k, v := range sem {
-			out[fmt.Sprintf("sem@%d", k)] = v
+		for k, v := range at {
+			out[fmt.Sprintf(sem.name, k)] = v
 		}
 	}
 	return out, nil

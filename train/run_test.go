@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -100,7 +101,7 @@ func TestConstrainedRunOnTypedData(t *testing.T) {
 	for _, model := range []string{"cp2", "complex+"} {
 		cfg := Config{Model: model, Rank: 3, Objective: objectives.MLE{}, LearningRate: 1e-2, BatchSize: 4, Epochs: 5, Seed: 1,
 			Constrained: true, Dtype: tensor.Float64,
-			Eval: EvalConfig{LogLikelihood: true, SemK: []int{1, 2}, Hits: []int{1}}}
+			Eval: EvalConfig{LogLikelihood: true, SemK: []int{1, 2}, SemUnfilteredK: []int{1, 2}, Hits: []int{1}}}
 		res, err := Run(context.Background(), cfg, ds, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -108,8 +109,34 @@ func TestConstrainedRunOnTypedData(t *testing.T) {
 		if res.Status != Finished {
 			t.Fatalf("%s: %s %v", model, res.Status, res.Notes)
 		}
-		if res.Test["sem@1"] != 1 || res.Test["sem@2"] != 1 {
-			t.Errorf("%s: constrained Sem@1, Sem@2 = %v, %v; want 1", model, res.Test["sem@1"], res.Test["sem@2"])
+		if res.Test["sem_unfiltered@1"] != 1 || res.Test["sem_unfiltered@2"] != 1 {
+			t.Errorf("%s: constrained unfiltered Sem@1, Sem@2 = %v, %v; want 1", model, res.Test["sem_unfiltered@1"], res.Test["sem_unfiltered@2"])
+		}
+		// Filtered, a query's consistent candidates are those of the
+		// wanted type that are not other known answers; a constrained
+		// model ranks all of them first, so Sem@k is their count (at most
+		// k) over k.
+		filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
+		for _, k := range []int{1, 2} {
+			var want float64
+			for _, tr := range ds.Test {
+				for _, side := range []int{0, 2} {
+					typ, known := ds.Schema.ObjectType[tr.R], filter.Objects(tr.S, tr.R)
+					if side == 0 {
+						typ, known = ds.Schema.SubjectType[tr.R], filter.Subjects(tr.R, tr.O)
+					}
+					c := -len(known) + 1 // the true answer stays
+					for _, et := range ds.Schema.EntityType {
+						if et == typ {
+							c++
+						}
+					}
+					want += float64(min(c, k)) / float64(k) / float64(2*len(ds.Test))
+				}
+			}
+			if got := res.Test[fmt.Sprintf("sem@%d", k)]; math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s: constrained filtered Sem@%d = %v, want %v", model, k, got, want)
+			}
 		}
 		if ogb := len(res.Notes) > 0 && strings.HasPrefix(res.Notes[0], "ranking: OGB"); !ogb {
 			t.Errorf("%s: notes %q do not say the OGB protocol was used", model, res.Notes)
@@ -177,5 +204,48 @@ func TestRunReportsInitialMetrics(t *testing.T) {
 	}
 	if res.Valid["mrr"] != best {
 		t.Errorf("selected validation MRR %v (epoch %d), best over epochs 0.. is %v", res.Valid["mrr"], res.BestEpoch, best)
+	}
+}
+
+// Relation ranking adds mrr_relation and hits@k_relation, on validation and
+// test, and leaves every other metric as it was: mrr stays the subject and
+// object queries' mean. The values are those of the evaluator's own
+// relation ranking of the trained model.
+func TestRunReportsRelationRanking(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "cp2", Rank: 5, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-2, BatchSize: 200,
+		Epochs: 2, Seed: 1, Dtype: tensor.Float64, Eval: EvalConfig{Hits: []int{1, 3}}}
+	plain, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Eval.Relations = true
+	withRel, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range plain.Test {
+		if withRel.Test[k] != v {
+			t.Errorf("test %s = %v with relation ranking, %v without", k, withRel.Test[k], v)
+		}
+	}
+	ev, err := metrics.NewEvaluator(withRel.Model, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ev.RankRelations(ds.Test, kg.NewFilter(ds.Train, ds.Valid, ds.Test), metrics.Pessimistic, []int{1, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, w := range map[string]float64{"mrr_relation": want.MRR, "hits@1_relation": want.Hits[1], "hits@3_relation": want.Hits[3]} {
+		if got, ok := withRel.Test[k]; !ok || got != w {
+			t.Errorf("test %s = %v (reported %v), want %v", k, got, ok, w)
+		}
+		if _, ok := withRel.Valid[k]; !ok {
+			t.Errorf("validation has no %s", k)
+		}
+	}
+	if len(withRel.Test) != len(plain.Test)+3 {
+		t.Errorf("test metrics %v, want those of %v and three relation ones", withRel.Test, plain.Test)
 	}
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gekc/models"
+)
+
+// fakeFinishedRun writes a finished run of model on UMLS with the random
+// parameters models.New gives it: metrics.json and checkpoint.npz, all
+// that the query command reads.
+func fakeFinishedRun(t *testing.T, dir, model string, rank int) string {
+	t.Helper()
+	spec := DefaultRunSpec()
+	spec.Dataset, spec.Model, spec.Rank, spec.Objective = "umls", model, rank, "mle"
+	spec.LearningRate, spec.BatchSize, spec.Epochs = 1e-2, 100, 1
+	id := spec.ID()
+	run := filepath.Join(dir, runsDirName, id)
+	must(t, os.MkdirAll(run, 0o755))
+	m, err := models.New(model, models.Sizes{Entities: 135, Relations: 46, Rank: rank}, models.Options{Seed: 7})
+	must(t, err)
+	must(t, writeCheckpoint(filepath.Join(run, checkpointName), m))
+	must(t, writeRecord(filepath.Join(run, metricsName), &runRecord{ID: id, Status: StatusFinished, Spec: spec}))
+	return run
+}
+
+func runQueryCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runCLI(context.Background(), append([]string{"query"}, args...),
+		cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }})
+	return code, stdout.String(), stderr.String()
+}
+
+func decodeQuery(t *testing.T, out string) queryResult {
+	t.Helper()
+	var r queryResult
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	return r
+}
+
+// For every registered GeKC on UMLS, loaded through the command's own path
+// (metrics.json, checkpoint, float32), the answer to (s, r, ?) over all
+// candidates, unfiltered, sums to 1 within 1e-5: the candidates' scores
+// and the circuit's marginal agree. So do (?, r, o) and (s, ?, o), and
+// the marginal p(o | s).
+func TestQueryProbabilitiesSumToOneOnUMLS(t *testing.T) {
+	data := shippedData(t, "umls")
+	dir := t.TempDir()
+	for _, name := range models.Names() {
+		if _, sem, _ := models.Lookup(name); sem == models.Energy {
+			continue
+		}
+		run := fakeFinishedRun(t, dir, name, 8)
+		for _, q := range [][]string{
+			{"-s", "alga", "-r", "isa"},
+			{"-r", "location_of", "-o", "cell"},
+			{"-s", "alga", "-o", "entity"},
+			{"-s", "alga", "-target", "object"},
+		} {
+			code, out, stderr := runQueryCLI(t, append([]string{"-run", run, "-data", data, "-k", "0", "-format", "json"}, q...)...)
+			if code != exitOK {
+				t.Fatalf("%s %v: exit %d: %s", name, q, code, stderr)
+			}
+			r := decodeQuery(t, out)
+			want := 135
+			if q[2] == "-o" && q[0] == "-s" {
+				want = 46
+			}
+			if len(r.Rows) != want {
+				t.Fatalf("%s %v: %d rows, want %d", name, q, len(r.Rows), want)
+			}
+			var sum float64
+			for _, row := range r.Rows {
+				sum += *row.Prob
+			}
+			if math.Abs(sum-1) > 1e-5 {
+				t.Errorf("%s %v: probabilities sum to %.9f", name, q, sum)
+			}
+		}
+	}
+}
+
+func TestQueryCommand(t *testing.T) {
+	data := shippedData(t, "umls")
+	dir := t.TempDir()
+	run := fakeFinishedRun(t, dir, "complex2", 8)
+	energy := fakeFinishedRun(t, dir, "complex", 8)
+	base := []string{"-run", run, "-data", data}
+
+	// A misspelt name: the error names it and suggests close ones.
+	code, _, stderr := runQueryCLI(t, append(base, "-s", "algae", "-r", "isa")...)
+	if code != exitUsage || !strings.Contains(stderr, `unknown entity "algae"`) || !strings.Contains(stderr, `"alga"`) {
+		t.Errorf("misspelt entity: exit %d, %q", code, stderr)
+	}
+	code, _, stderr = runQueryCLI(t, append(base, "-s", "alga", "-r", "is_a")...)
+	if code != exitUsage || !strings.Contains(stderr, `unknown relation "is_a"`) || !strings.Contains(stderr, `"isa"`) {
+		t.Errorf("misspelt relation: exit %d, %q", code, stderr)
+	}
+
+	// -filtered leaves out exactly the known completions, in the same order.
+	_, out, _ := runQueryCLI(t, append(base, "-s", "alga", "-r", "isa", "-k", "0", "-format", "json")...)
+	all := decodeQuery(t, out)
+	_, out, _ = runQueryCLI(t, append(base, "-s", "alga", "-r", "isa", "-k", "0", "-filtered", "-format", "json")...)
+	filtered := decodeQuery(t, out)
+	var unknown []string
+	knownSeen := 0
+	for _, row := range all.Rows {
+		if *row.Known {
+			knownSeen++
+		} else {
+			unknown = append(unknown, row.Object)
+		}
+	}
+	if knownSeen == 0 || len(filtered.Rows) != len(unknown) {
+		t.Fatalf("%d known of %d; filtered %d rows", knownSeen, len(all.Rows), len(filtered.Rows))
+	}
+	for i, row := range filtered.Rows {
+		if row.Object != unknown[i] || row.Rank != i+1 {
+			t.Errorf("filtered row %d: %s rank %d, want %s rank %d", i, row.Object, row.Rank, unknown[i], i+1)
+		}
+	}
+
+	// A full triple: log p(s, r, o) and its conditionals, consistent with
+	// the completions (same model): log p(o | s, r) is the completion's.
+	_, out, _ = runQueryCLI(t, append(base, "-s", "alga", "-r", "isa", "-o", all.Rows[0].Object, "-format", "json")...)
+	sc := decodeQuery(t, out)
+	if sc.Kind != kindJoint || len(sc.Rows) != 1 || math.Abs(*sc.Rows[0].LogPObject-*all.Rows[0].LogProb) > 1e-6 {
+		t.Errorf("scored triple %+v, completion log p %v", sc, *all.Rows[0].LogProb)
+	}
+
+	// Samples conditioned on the subject keep it.
+	code, out, stderr = runQueryCLI(t, append(base, "-s", "alga", "-sample", "20", "-format", "tsv")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != 21 || lines[0] != "subject\trelation\tobject" {
+		t.Fatalf("samples: exit %d, %q, %s", code, out, stderr)
+	}
+	for _, l := range lines[1:] {
+		if !strings.HasPrefix(l, "alga\t") {
+			t.Errorf("sample %q does not keep the subject", l)
+		}
+	}
+
+	// An energy-based model: completions are a softmax, said so; marginals
+	// and samples are refused.
+	code, out, _ = runQueryCLI(t, "-run", energy, "-data", data, "-s", "alga", "-r", "isa", "-k", "3")
+	if code != exitOK || !strings.Contains(out, "softmax") {
+		t.Errorf("energy completions: exit %d, %q", code, out)
+	}
+	for _, q := range [][]string{{"-target", "relation"}, {"-s", "alga", "-sample", "3"}} {
+		code, _, stderr = runQueryCLI(t, append([]string{"-run", energy, "-data", data}, q...)...)
+		if code != exitUsage || !strings.Contains(stderr, "energy-based") {
+			t.Errorf("energy %v: exit %d, %q", q, code, stderr)
+		}
+	}
+}
+
+// Samples conditioned on a subject follow p(r, o | s): the relation's
+// empirical frequencies over 20,000 draws are within 5 standard errors of
+// p(r | s), and a constrained model never draws an inconsistent triple.
+func TestSampleGivenFollowsConditional(t *testing.T) {
+	sz := models.Sizes{Entities: 5, Relations: 3, Rank: 3}
+	dom, err := models.NewDomain([]int32{0, 1, 0, 1, 1}, []int32{0, 1, 0}, []int32{1, 0, 1}, 2)
+	must(t, err)
+	for _, d := range []*models.Domain{nil, dom} {
+		m, err := models.New("cp2", sz, models.Options{Seed: 2, InitScale: 0.5})
+		must(t, err)
+		q, err := newQuerier(m, d, 8)
+		must(t, err)
+		pr, err := q.marginal([3]int{0, -1, -1}, models.Relation)
+		must(t, err)
+		const n = 20000
+		ts, err := sampleGiven(q, [3]int{0, -1, -1}, n, rand.New(rand.NewPCG(1, 2)))
+		must(t, err)
+		count := make([]float64, sz.Relations)
+		for _, tr := range ts {
+			if tr[0] != 0 {
+				t.Fatalf("sample %v does not keep subject 0", tr)
+			}
+			if d != nil && !d.Consistent(tr[0], tr[1], tr[2]) {
+				t.Fatalf("constrained sample %v is inconsistent", tr)
+			}
+			count[tr[1]]++
+		}
+		for r, c := range count {
+			p := math.Exp(pr[r])
+			if se := math.Sqrt(p * (1 - p) / n); math.Abs(c/n-p) > 5*se+1e-12 {
+				t.Errorf("constrained %v: relation %d drawn %.4f of the time, p(r | s) = %.4f", d != nil, r, c/n, p)
+			}
+		}
+	}
+}
