@@ -252,7 +252,7 @@ func (a *analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	psi, err := metrics.ComplExFeatures(ref.Model)
+	psi, err := metrics.ProductUnitFeatures(ref.Model)
 	if err != nil {
 		return err
 	}

@@ -17,33 +17,38 @@ import (
 // TripleFeatures maps triples to feature vectors ψ (one row per triple).
 type TripleFeatures func(triples []kg.Triple) *mat.Dense
 
-// ComplExFeatures returns the triple features of the kernel triple distance
-// (paper, §6.3): the L2-normalised outputs of the 4d product units of a
-// trained ComplEx, re_s·re_r·re_o, im_s·re_r·im_o, re_s·im_r·im_o and
-// im_s·im_r·re_o. The model's parameters are read when called.
-func ComplExFeatures(m *models.Model) (TripleFeatures, error) {
-	if _, ok := m.Score.(models.ComplEx); !ok || m.Semantics == models.NonNegative {
-		return nil, fmt.Errorf("metrics.ComplExFeatures: need a ComplEx or ComplEx² model, got %s", m.Name)
+// ProductUnitFeatures returns the triple features of the kernel triple
+// distance (paper, §6.3): the L2-normalised values of the product units of
+// a trained model in linear space, e.g. ComplEx's 4d units re_s·re_r·re_o,
+// im_s·re_r·im_o, re_s·im_r·im_o and im_s·im_r·re_o, as the paper uses. The
+// score function declares its units (models.ProductUnitScore); the model's
+// parameters are read when called.
+func ProductUnitFeatures(m *models.Model) (TripleFeatures, error) {
+	pu, ok := m.Score.(models.ProductUnitScore)
+	if !ok || m.Semantics == models.NonNegative {
+		return nil, fmt.Errorf("metrics.ProductUnitFeatures: need an energy-based or squared model whose score declares its product units (e.g. complex, complex2), got %s", m.Name)
 	}
-	d := m.Sizes.Rank
+	lay, sz := m.Layout, m.Sizes
+	n := pu.ProductUnits(sz)
 	return func(ts []kg.Triple) *mat.Dense {
-		e, w := graph.Float64s(m.Param("entity")), graph.Float64s(m.Param("relation"))
-		f := mat.NewDense(len(ts), 4*d, nil)
+		tables := [3][]float64{graph.Float64s(m.Param(lay.Subject)), graph.Float64s(m.Param(lay.Relation)), graph.Float64s(m.Param(lay.Object))}
+		var width [3]int
+		for v, name := range [3]string{lay.Subject, lay.Relation, lay.Object} {
+			width[v] = m.Param(name).Shape()[1]
+		}
+		row := func(v, i int) []float64 { return tables[v][i*width[v]:][:width[v]] }
+		f := mat.NewDense(len(ts), n, nil)
 		for i, t := range ts {
-			s, r, o := e[int(t.S)*2*d:][:2*d], w[int(t.R)*2*d:][:2*d], e[int(t.O)*2*d:][:2*d]
-			row := f.RawRowView(i)
+			out := f.RawRowView(i)
+			pu.ProductUnitValues(sz, row(0, int(t.S)), row(1, int(t.R)), row(2, int(t.O)), out)
 			var norm float64
-			for j := 0; j < d; j++ {
-				rs, is, rr, ir, ro, io := s[j], s[d+j], r[j], r[d+j], o[j], o[d+j]
-				row[j], row[d+j], row[2*d+j], row[3*d+j] = rs*rr*ro, is*rr*io, rs*ir*io, is*ir*ro
-				for _, v := range []float64{row[j], row[d+j], row[2*d+j], row[3*d+j]} {
-					norm += v * v
-				}
+			for _, v := range out {
+				norm += v * v
 			}
 			if norm > 0 {
 				inv := 1 / math.Sqrt(norm)
-				for j := range row {
-					row[j] *= inv
+				for j := range out {
+					out[j] *= inv
 				}
 			}
 		}

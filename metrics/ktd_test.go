@@ -46,7 +46,7 @@ func TestKTDOnTrainedComplEx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	psi, err := metrics.ComplExFeatures(res.Model)
+	psi, err := metrics.ProductUnitFeatures(res.Model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -221,3 +221,17 @@ func (ComplEx) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand
 	}
 	return nil
 }
+
+// ProductUnits: ComplEx's 4d product units (ProductUnitScore), the KTD
+// features of the paper.
+func (ComplEx) ProductUnits(sz Sizes) int { return 4 * sz.Rank }
+
+// ProductUnitValues writes re_s·re_r·re_o, im_s·re_r·im_o, re_s·im_r·im_o
+// and im_s·im_r·re_o for each of the d components.
+func (ComplEx) ProductUnitValues(sz Sizes, s, r, o, out []float64) {
+	d := sz.Rank
+	for j := 0; j < d; j++ {
+		rs, is, rr, ir, ro, io := s[j], s[d+j], r[j], r[d+j], o[j], o[d+j]
+		out[j], out[d+j], out[2*d+j], out[3*d+j] = rs*rr*ro, is*rr*io, rs*ir*io, is*ir*ro
+	}
+}

@@ -64,3 +64,19 @@ func (CP) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand
 	DefaultInit(sem, t, x, rng, scale, float64(sz.Rank), 3)
 	return nil
 }
+
+// Components and Component give CP's mixture structure (MixtureScore),
+// for ancestral sampling of CP+: product unit h reads column h of each table.
+func (CP) Components(sz Sizes) int { return sz.Rank }
+func (CP) Component(_ Sizes, h int) (int, int, int, string, int) {
+	return h, h, h, "", 0
+}
+
+// ProductUnits: CP's d product units u_si·w_ri·v_oi (ProductUnitScore).
+func (CP) ProductUnits(sz Sizes) int { return sz.Rank }
+
+func (CP) ProductUnitValues(_ Sizes, s, r, o, out []float64) {
+	for j := range out {
+		out[j] = s[j] * r[j] * o[j]
+	}
+}

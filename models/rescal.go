@@ -69,3 +69,11 @@ func (RESCAL) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.
 	DefaultInit(sem, t, x, rng, scale, float64(sz.Rank*sz.Rank), 3)
 	return nil
 }
+
+// Components and Component give RESCAL's mixture structure (MixtureScore),
+// for ancestral sampling of RESCAL+: one product unit per entry (i, j) of W_r.
+func (RESCAL) Components(sz Sizes) int { return sz.Rank * sz.Rank }
+func (RESCAL) Component(sz Sizes, h int) (int, int, int, string, int) {
+	i, j := h/sz.Rank, h%sz.Rank
+	return i, h, j, "", 0 // relation column i·d+j holds W_r[i,j]
+}

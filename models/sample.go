@@ -499,23 +499,3 @@ func (a *AncestralSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	}
 	return out, nil
 }
-
-// Mixture structure of the monotone score functions.
-
-func (CP) Components(sz Sizes) int { return sz.Rank }
-func (CP) Component(_ Sizes, h int) (int, int, int, string, int) {
-	return h, h, h, "", 0
-}
-
-func (RESCAL) Components(sz Sizes) int { return sz.Rank * sz.Rank }
-func (RESCAL) Component(sz Sizes, h int) (int, int, int, string, int) {
-	i, j := h/sz.Rank, h%sz.Rank
-	return i, h, j, "", 0 // relation column i·d+j holds W_r[i,j]
-}
-
-func (TuckER) Components(sz Sizes) int { return sz.Rank * sz.relRank() * sz.Rank }
-func (TuckER) Component(sz Sizes, h int) (int, int, int, string, int) {
-	de, dr := sz.Rank, sz.relRank()
-	i, j, k := h/(dr*de), (h/de)%dr, h%de
-	return i, j, k, "core", h // the core's flat index is i·d_r·d_e + j·d_e + k
-}

@@ -166,3 +166,14 @@ func nonNegative(sf ScoreFunction) NonNegativeScore {
 	}
 	return monotoneRestriction{sf}
 }
+
+// ProductUnitScore is implemented by score functions whose product units
+// make the triple features ψ of the kernel triple distance (paper, §6.3):
+// the values of the units under the circuit's sum, before summing.
+type ProductUnitScore interface {
+	// ProductUnits returns the number of product units.
+	ProductUnits(sz Sizes) int
+	// ProductUnitValues writes the unit values of φ(s, r, o) into out,
+	// given the rows of the subject, relation and object tables.
+	ProductUnitValues(sz Sizes, s, r, o, out []float64)
+}

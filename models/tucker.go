@@ -109,3 +109,12 @@ func (TuckER) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.
 	}
 	return nil
 }
+
+// Components and Component give TuckER's mixture structure (MixtureScore),
+// for ancestral sampling of TuckER+: one product unit per core entry, weighted by it.
+func (TuckER) Components(sz Sizes) int { return sz.Rank * sz.relRank() * sz.Rank }
+func (TuckER) Component(sz Sizes, h int) (int, int, int, string, int) {
+	de, dr := sz.Rank, sz.relRank()
+	i, j, k := h/(dr*de), (h/de)%dr, h%de
+	return i, j, k, "core", h // the core's flat index is i·d_r·d_e + j·d_e + k
+}
