@@ -3,7 +3,6 @@ package models
 import (
 	"errors"
 	"math"
-	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
@@ -36,76 +35,40 @@ func newTiny(t testing.TB, name string, seed uint64) *Model {
 }
 
 // refScore is an independent plain-Go evaluation of φ(s,r,o) in linear
-// space, from the parameter tensors and the paper's definitions.
+// space, from the parameter tensors and the paper's definitions: the
+// reference its score function's own _test.go file registers.
 func refScore(m *Model, s, r, o int) float64 {
-	p := func(name string) []float64 { return m.Param(name).Data().([]float64) }
-	d, dr := m.Sizes.Rank, m.Sizes.relRank()
-	val := func(x float64) float64 { // input-unit value
-		if m.Semantics == NonNegative {
-			return math.Exp(x)
-		}
-		return x
-	}
 	base, _, _ := Lookup(m.Name)
-	switch base.Name() {
-	case "cp":
-		u, w, v := p("subject"), p("relation"), p("object")
-		var phi float64
-		for i := 0; i < d; i++ {
-			phi += val(u[s*d+i]) * val(w[r*d+i]) * val(v[o*d+i])
-		}
-		return phi
-	case "wcp": // WeightedCP of the package example (example_test.go)
-		u, w, v, a := p("subject"), p("relation"), p("object"), p("weight")
-		var phi float64
-		for i := 0; i < d; i++ {
-			phi += val(a[i]) * val(u[s*d+i]) * val(w[r*d+i]) * val(v[o*d+i])
-		}
-		return phi
-	case "distmult":
-		e, w := p("entity"), p("relation")
-		var phi float64
-		for i := 0; i < d; i++ {
-			phi += val(e[s*d+i]) * val(w[r*d+i]) * val(e[o*d+i])
-		}
-		return phi
-	case "complex":
-		e, w := p("entity"), p("relation")
-		c := func(tab []float64, row int, i int) complex128 {
-			re, im := tab[row*2*d+i], tab[row*2*d+d+i]
-			if m.Semantics == NonNegative { // Im = Re·σ(θ)
-				return complex(math.Exp(re), math.Exp(re)/(1+math.Exp(-im)))
-			}
-			return complex(re, im)
-		}
-		var phi complex128
-		for i := 0; i < d; i++ {
-			phi += c(e, s, i) * c(w, r, i) * cmplx.Conj(c(e, o, i))
-		}
-		return real(phi)
-	case "rescal":
-		e, w := p("entity"), p("relation")
-		var phi float64
-		for i := 0; i < d; i++ {
-			for j := 0; j < d; j++ {
-				phi += val(e[s*d+i]) * val(w[r*d*d+i*d+j]) * val(e[o*d+j])
-			}
-		}
-		return phi
-	case "tucker":
-		e, w, core := p("entity"), p("relation"), p("core")
-		var phi float64
-		for i := 0; i < d; i++ {
-			for j := 0; j < dr; j++ {
-				for k := 0; k < d; k++ {
-					phi += val(core[i*dr*d+j*d+k]) * val(e[s*d+i]) * val(w[r*dr+j]) * val(e[o*d+k])
-				}
-			}
-		}
-		return phi
+	ref, ok := references[base.Name()]
+	if !ok {
+		panic("no brute-force reference for " + base.Name() + ": register one in its _test.go file")
 	}
-	panic("no reference for " + m.Name)
+	return ref(refParams{m}, s, r, o)
 }
+
+// references maps a score function's name to its plain-Go φ; each score's
+// _test.go file adds its own in init, so a new score function brings its
+// reference with it.
+var references = map[string]func(p refParams, s, r, o int) float64{}
+
+// refParams reads a tiny float64 model's parameters for a reference φ.
+type refParams struct{ m *Model }
+
+// table returns the named parameter table.
+func (p refParams) table(name string) []float64 { return p.m.Param(name).Data().([]float64) }
+
+// val maps a parameter to its input-unit value: exp of the stored log-value
+// for a non-negative model, the value itself otherwise.
+func (p refParams) val(x float64) float64 {
+	if p.m.Semantics == NonNegative {
+		return math.Exp(x)
+	}
+	return x
+}
+
+// rank and relRank are d and d_r.
+func (p refParams) rank() int    { return p.m.Sizes.Rank }
+func (p refParams) relRank() int { return p.m.Sizes.relRank() }
 
 // refUnnorm is the unnormalised probability of a triple under the model's
 // semantics (exp φ, φ² + ε, or φ ≥ 0).
