@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+
+	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
 )
 
 // Exit statuses.

@@ -1,26 +1,14 @@
 package graph
 
-// #cgo LDFLAGS: -lopenblas
-import "C"
-
 import (
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/netlib/blas/netlib"
 	G "gorgonia.org/gorgonia"
 )
 
-// blasImpl routes every matrix product of the package, of Gorgonia's stock
-// ops and of gonum's mat (used by metrics) through OpenBLAS: the pure-Go
-// BLAS is 25-50x slower here.
-var blasImpl netlib.Implementation
-
-func init() {
-	G.Use(blasImpl)
-	blas64.Use(blasImpl)
-	blas32.Use(blasImpl)
-}
+// Matrix products go through the BLAS that Gorgonia is set to use
+// (G.WhichBLAS): gonum's pure-Go implementation unless a program opts in to
+// OpenBLAS by importing gekc/graph/openblas, as the experiments command
+// does. Importing graph changes no process-wide state.
 
 func transFlag(t bool) blas.Transpose {
 	if t {
@@ -42,10 +30,10 @@ func gemm[T Float](transA, transB bool, m, n, k int, alpha T, a []T, lda int, b 
 	}
 	switch a := any(a).(type) {
 	case []float32:
-		blasImpl.Sgemm(transFlag(transA), transFlag(transB), m, n, k, float32(alpha), a, lda,
+		G.WhichBLAS().Sgemm(transFlag(transA), transFlag(transB), m, n, k, float32(alpha), a, lda,
 			any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 	case []float64:
-		blasImpl.Dgemm(transFlag(transA), transFlag(transB), m, n, k, float64(alpha), a, lda,
+		G.WhichBLAS().Dgemm(transFlag(transA), transFlag(transB), m, n, k, float64(alpha), a, lda,
 			any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
 }
@@ -71,9 +59,9 @@ func syrkUpperT[T Float](n, k int, alpha T, a []T, beta T, c []T) {
 	case []float32:
 		// Row-major Aᵀ·A is column-major A·Aᵀ with A seen as k×n: in gonum's
 		// row-major convention that is Syrk(Upper, Trans) on the n×k matrix.
-		blasImpl.Ssyrk(blas.Upper, blas.Trans, k, n, float32(alpha), a, k, float32(beta), any(c).([]float32), k)
+		G.WhichBLAS().Ssyrk(blas.Upper, blas.Trans, k, n, float32(alpha), a, k, float32(beta), any(c).([]float32), k)
 	case []float64:
-		blasImpl.Dsyrk(blas.Upper, blas.Trans, k, n, float64(alpha), a, k, float64(beta), any(c).([]float64), k)
+		G.WhichBLAS().Dsyrk(blas.Upper, blas.Trans, k, n, float64(alpha), a, k, float64(beta), any(c).([]float64), k)
 	}
 }
 

@@ -13,9 +13,11 @@
 //
 // Each op instance owns its output buffer and carries a unique id in its
 // hash, so Gorgonia never merges two nodes and a compiled Program writes the
-// same memory at every step. Matrix products go to OpenBLAS through cgo;
-// the exp-heavy float32 loops (row log-sum-exp, softmax, Adam) use AVX2
-// kernels when the CPU has them.
+// same memory at every step. Matrix products go to the BLAS Gorgonia uses
+// (G.WhichBLAS): OpenBLAS in a program that imports gekc/graph/openblas,
+// gonum's pure-Go BLAS otherwise, since importing graph changes no
+// process-wide state. The exp-heavy float32 loops (row log-sum-exp,
+// softmax, Adam) use AVX2 kernels when the CPU has them.
 //
 // # Building and running
 //

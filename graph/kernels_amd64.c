@@ -299,3 +299,10 @@ void gekc_col_sumexp_f32(const float *x, int64_t rows, int64_t cols, const float
 		for (; j < cols; j++) acc[j] += exp1(r[j] - shift[j]);
 	}
 }
+
+// gekc_mxcsr returns the calling thread's MXCSR, for SubnormalsFlushed.
+uint32_t gekc_mxcsr(void) {
+	uint32_t csr;
+	__asm__ __volatile__("stmxcsr %0" : "=m"(csr));
+	return csr;
+}

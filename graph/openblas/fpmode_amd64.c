@@ -28,4 +28,3 @@ __attribute__((constructor)) static void gekc_flush_subnormals(void) {
 	}
 }
 
-uint32_t gekc_mxcsr(void) { return get_mxcsr(); }

@@ -1,11 +1,26 @@
-package graph
+package openblas_test
 
 import (
 	"math"
 	"runtime"
 	"sync"
 	"testing"
+
+	"gekc/graph"
+	_ "gekc/graph/openblas"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
 )
+
+// Importing the package makes OpenBLAS Gorgonia's BLAS, which graph's own
+// products use too.
+func TestImportSelectsOpenBLAS(t *testing.T) {
+	if _, ok := G.WhichBLAS().(netlib.Implementation); !ok {
+		t.Fatalf("Gorgonia's BLAS is %T, want netlib.Implementation (OpenBLAS)", G.WhichBLAS())
+	}
+}
 
 // Every thread the program computes on flushes subnormals: the main one and
 // threads the Go runtime creates later (goroutines locked to their own OS
@@ -23,7 +38,7 @@ func TestSubnormalsFlushedOnEveryThread(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			runtime.LockOSThread() // a goroutine that exits locked takes its thread with it: the next ones get new threads
-			if !SubnormalsFlushed() {
+			if !graph.SubnormalsFlushed() {
 				errs <- "a thread does not flush subnormals"
 			}
 			if p := tiny[0] * tiny[1]; p != 0 {
@@ -43,7 +58,7 @@ func TestSubnormalsFlushedOnEveryThread(t *testing.T) {
 		a[i] = 1e-20
 	}
 	c := make([]float32, n*n)
-	gemm(false, false, n, n, n, 1, a, n, a, n, 0, c, n)
+	G.WhichBLAS().Sgemm(blas.NoTrans, blas.NoTrans, n, n, n, 1, a, n, a, n, 0, c, n)
 	for i, x := range c {
 		if x != 0 {
 			t.Fatalf("BLAS: entry %d of a product of 1e-20s is %v, not flushed", i, x)
