@@ -103,7 +103,7 @@ func TestPreflightBeforeTraining(t *testing.T) {
 		{"distill_from of another graph", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + wrong + "\"\n",
 			[]string{"distill_from", "does not fit complex2 with rank 4 on nations", "entry entity has shape [3 8], the model needs [14 8]"}},
 		{"distill_from nowhere", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"cp-pll-somewhere\"\n",
-			[]string{"distill_from \"cp-pll-somewhere\": neither a run of this grid"}},
+			[]string{"distill_from \"cp-pll-somewhere\": neither a selected run of this grid"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,5 +165,40 @@ objective = "mle"
 	note := "nations: 1 valid/test triples mention 1 entities and 0 relations absent from training"
 	if n := strings.Count(stderr, note); n != 1 {
 		t.Errorf("the note on unseen entities appears %d times, want once:\n%s", n, stderr)
+	}
+}
+
+// TestDemoReference checks that the committed run of the demo grid, kept
+// for comparison under results/umls-reference (the demo itself writes
+// results/umls, so that it trains on a fresh clone), is that grid's: the
+// same grid file and one finished row per run.
+func TestDemoReference(t *testing.T) {
+	grid, err := os.ReadFile(filepath.Join("..", "grids", "umls.toml"))
+	must(t, err)
+	ref := filepath.Join("..", "results", "umls-reference")
+	copied, err := os.ReadFile(filepath.Join(ref, gridCopyName))
+	must(t, err)
+	if !bytes.Equal(grid, copied) {
+		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, gridCopyName))
+	}
+	g, err := LoadGrid(filepath.Join("..", "grids", "umls.toml"), validateRun)
+	must(t, err)
+	if g.Name != "umls" {
+		t.Errorf("the demo grid is named %q: its default results directory would not be results/umls", g.Name)
+	}
+	rows := readRows(t, ref)
+	finished := map[string]bool{}
+	for _, r := range rows {
+		if Status(r["status"]) == StatusFinished {
+			finished[r["id"]] = true
+		}
+	}
+	for _, r := range g.Runs {
+		if !finished[r.ID] {
+			t.Errorf("run %s of grids/umls.toml has no finished row in %s", r.ID, ref)
+		}
+	}
+	if len(rows) != len(g.Runs) {
+		t.Errorf("%d rows in the reference, %d runs in the grid", len(rows), len(g.Runs))
 	}
 }

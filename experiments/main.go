@@ -210,7 +210,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *analyze == "" && env.preflight != nil {
-		notes, err := env.preflight(grid, dataRoot, out, selected)
+		notes, err := env.preflight(grid, dataRoot, out, unfinished(out, selected))
 		for _, n := range notes {
 			fmt.Fprintln(env.stderr, n)
 		}

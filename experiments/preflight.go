@@ -50,9 +50,9 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		}
 	}
 
-	inGrid := map[string]bool{}
-	for _, r := range g.Runs {
-		inGrid[r.ID] = true
+	selected := map[string]bool{}
+	for _, r := range runs {
+		selected[r.ID] = true
 	}
 	type problem struct {
 		first Run
@@ -77,7 +77,7 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		for _, msg := range checkRunAgainstData(r.Spec, ds) {
 			report(r, msg)
 		}
-		if msg := checkDistillSource(r.Spec, ds, out, inGrid); msg != "" {
+		if msg := checkDistillSource(r.Spec, ds, out, selected); msg != "" {
 			report(r, msg)
 		}
 	}
@@ -94,6 +94,19 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		return notes, joinCapped(errs, 20)
 	}
 	return notes, nil
+}
+
+// unfinished returns the runs without a final record in out: the ones a
+// sweep would train, and so the ones worth a preflight check.
+func unfinished(out string, runs []Run) []Run {
+	var todo []Run
+	for _, r := range runs {
+		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
+		if err != nil || rec == nil || !rec.Status.final() {
+			todo = append(todo, r)
+		}
+	}
+	return todo
 }
 
 // datasetNames lists the data sets of runs, sorted, each once.
@@ -144,8 +157,8 @@ func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
 
 // checkDistillSource resolves distill_from as resolveDistill will and
 // checks the checkpoint's arrays against the run's model on ds; "" when
-// all is well or the source is a run of this grid still to be trained.
-func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string]bool) string {
+// all is well or the source is a selected run, to be trained first.
+func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[string]bool) string {
 	from := s.DistillFrom
 	if from == "" {
 		return ""
@@ -165,10 +178,10 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 		switch {
 		case err != nil:
 			return fmt.Sprintf("distill_from %q: %v", from, err)
-		case (rec == nil || rec.Status != StatusFinished) && inGrid[from]:
+		case (rec == nil || rec.Status != StatusFinished) && selected[from]:
 			return "" // trained by this sweep first; checked when it has a checkpoint
 		case rec == nil:
-			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
+			return fmt.Sprintf("distill_from %q: neither a selected run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
 				from, filepath.Join(out, runsDirName))
 		case rec.Status != StatusFinished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
