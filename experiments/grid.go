@@ -212,6 +212,14 @@ func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignme
 		return false
 	}
 	var errs []error
+	listed := false // the required keys are listed in the first message only
+	requiredList := func() string {
+		if listed {
+			return ""
+		}
+		listed = true
+		return "; required keys are " + strings.Join(requiredKeys, ", ")
+	}
 	standIns := make([][]assignment, len(blocks))
 	for _, key := range requiredKeys {
 		if has(defaults, key) {
@@ -230,15 +238,15 @@ func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignme
 		case len(missing) == 0:
 		case guessed(key, defaults):
 		case len(missing) == len(blocks):
-			errs = append(errs, fmt.Errorf("%s:%d: missing required key %q: set it in [defaults] (or in every [[sweep]] block); required keys are %s",
-				p.path, max(defaults.line, 1), key, strings.Join(requiredKeys, ", ")))
+			errs = append(errs, fmt.Errorf("%s:%d: missing required key %q: set it in [defaults] (or in every [[sweep]] block)%s",
+				p.path, max(defaults.line, 1), key, requiredList()))
 		default:
 			for _, i := range missing {
 				if guessed(key, blocks[i]) {
 					continue
 				}
-				errs = append(errs, fmt.Errorf("%s:%d: %s: missing required key %q: set it in this block or in [defaults]",
-					p.path, max(blocks[i].line, 1), blocks[i].label, key))
+				errs = append(errs, fmt.Errorf("%s:%d: %s: missing required key %q: set it in this block or in [defaults]%s",
+					p.path, max(blocks[i].line, 1), blocks[i].label, key, requiredList()))
 			}
 		}
 	}

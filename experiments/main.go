@@ -206,7 +206,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// Plots are drawn from metrics.json alone: they need no dataset.
 	if *analyze != "plots" {
 		if err := checkDatasets(dataRoot, selected); err != nil {
-			return fail(exitUsage, "%v", err)
+			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, grid.Path)
 		}
 	}
 	if *analyze == "" && env.preflight != nil {
