@@ -202,3 +202,47 @@ func TestDemoReference(t *testing.T) {
 		t.Errorf("%d rows in the reference, %d runs in the grid", len(rows), len(g.Runs))
 	}
 }
+
+// TestVerbosityFlags checks -v and -q on a sweep whose stderr is not a
+// terminal: by default no line per epoch (12 runs of 3 epochs would give
+// 36), -v a line for each, -q none; a line per run in every case, and the
+// table on stdout.
+func TestVerbosityFlags(t *testing.T) {
+	for _, tt := range []struct {
+		flag        string
+		epochLines  int
+		code        int
+		stdoutTable bool
+	}{
+		{"", 0, exitOK, true},
+		{"-v", 36, exitOK, true},
+		{"-q", 0, exitOK, true},
+	} {
+		t.Run("flag "+tt.flag, func(t *testing.T) {
+			fx := newSweepFixture(t, toyGrid)
+			args := fx.args()
+			if tt.flag != "" {
+				args = append(args, tt.flag)
+			}
+			var out, errOut bytes.Buffer
+			code := runCLI(context.Background(), args, cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: newFake().run})
+			if code != tt.code {
+				t.Fatalf("exit %d\n%s", code, errOut.String())
+			}
+			if n := strings.Count(errOut.String(), ": loss "); n != tt.epochLines {
+				t.Errorf("%d epoch lines, want %d:\n%s", n, tt.epochLines, errOut.String())
+			}
+			if n := strings.Count(errOut.String(), " finished  valid MRR"); n != 12 {
+				t.Errorf("%d run lines, want 12:\n%s", n, errOut.String())
+			}
+			if !strings.Contains(out.String(), " MRR ") {
+				t.Errorf("no table on stdout:\n%s", out.String())
+			}
+		})
+	}
+	var errOut bytes.Buffer
+	fx := newSweepFixture(t, toyGrid)
+	if code := runCLI(context.Background(), fx.args("-v", "-q"), cliEnv{stdout: &bytes.Buffer{}, stderr: &errOut, getenv: func(string) string { return "" }, run: newFake().run}); code != exitUsage {
+		t.Errorf("-v -q: exit %d, want %d", code, exitUsage)
+	}
+}
