@@ -105,12 +105,29 @@ func TestPreflightBeforeTraining(t *testing.T) {
 		{"distill_from nowhere", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"cp-pll-somewhere\"\n",
 			[]string{"distill_from \"cp-pll-somewhere\": neither a selected run of this grid"}},
 	}
+	// nations without test triples
+	noTest := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(noTest, "nations"), 0o755))
+	for _, f := range []string{"train.txt", "valid.txt"} {
+		b, err := os.ReadFile(filepath.Join(data, "nations", f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(noTest, "nations", f), b, 0o644))
+	}
+	must(t, os.WriteFile(filepath.Join(noTest, "nations", "test.txt"), nil, 0o644))
+	tests = append(tests, struct {
+		name, block string
+		want        []string
+	}{"no test triples", "model = \"cp2\"\nobjective = \"pll\"\n", []string{"dataset nations: no test triples"}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			grid := filepath.Join(dir, "grid.toml")
 			must(t, os.WriteFile(grid, []byte(head+tt.block), 0o644))
-			code, stdout, stderr := realCLI(t, dir, noTraining(t), "-grid", grid, "-data", data, "-out", filepath.Join(dir, "out"))
+			root := data
+			if tt.name == "no test triples" {
+				root = noTest
+			}
+			code, stdout, stderr := realCLI(t, dir, noTraining(t), "-grid", grid, "-data", root, "-out", filepath.Join(dir, "out"))
 			if code != exitUsage {
 				t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr)
 			}

@@ -44,6 +44,14 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 			errs = append(errs, fmt.Errorf("dataset %s: %w", name, err))
 			continue
 		}
+		// An empty split trains without complaint and then has nothing to
+		// select on, or nothing to report.
+		if len(ds.Valid) == 0 {
+			errs = append(errs, fmt.Errorf("dataset %s: no validation triples: early stopping and model selection need them", name))
+		}
+		if len(ds.Test) == 0 {
+			errs = append(errs, fmt.Errorf("dataset %s: no test triples: a run would have no results to report", name))
+		}
 		loaded[name] = ds
 		if u := ds.Unseen().String(); u != "" {
 			notes = append(notes, fmt.Sprintf("note: %s: %s", ds.Name, u))

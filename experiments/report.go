@@ -236,7 +236,7 @@ func writeSummary(w io.Writer, t *resultsTable, ids map[string]bool) error {
 		if showConstraints {
 			row = append(row, c.constraints)
 		}
-		if c.eligible() {
+		if c.finished > 0 {
 			row = append(row, formatCell("mrr", c.test["mrr"]), formatCell("hits@10", c.test["hits@10"]),
 				formatCell("ll", c.test["ll"]), formatCell("wall", c.wall), strconv.Itoa(c.finished))
 		} else {
