@@ -1,18 +1,32 @@
 # gekc — build, test and benchmark.
 #
-#   make test    vet + all tests (what CI runs)
+#   make test    set-up check, vet + all tests (what CI runs)
+#   make deps    install what is missing besides Go (gcc, OpenBLAS), or say how
 #   make bench   the training-step benchmarks of the issue tracker
 #   make umls    the quick demo sweep shipped in the repository
 
 GO       ?= go
 BENCHTIME ?= 10x
 
-.PHONY: test vet bench umls fuzz
+# The test pipeline's status is go test's, not only the formatter's.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 
-test: vet
-	$(GO) test -count=1 ./...
+.PHONY: test deps vet bench umls fuzz
 
-vet:
+# go test -json feeds scripts/testprogress, which prints a line as each
+# package starts and ends and, every 30 s, what is still compiling or
+# running: a cold build cache compiles for minutes (README, Set-up). vet
+# comes after, when everything is compiled.
+test: deps
+	@echo "go test ./... (first compiles: minutes on a cold build cache, a line every 30 s)"
+	$(GO) test -count=1 -json ./... | $(GO) run ./scripts/testprogress
+	$(GO) vet ./...
+
+deps:
+	@scripts/deps
+
+vet: deps
 	$(GO) vet ./...
 
 bench:

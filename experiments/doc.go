@@ -16,8 +16,14 @@
 // eval) an array of tables; `seeds = N` means seed = [0, ..., N-1]. Runs are
 // numbered blocks-first in file order and, within a block, in RunSpec field
 // order with the seed varying fastest, so `-only 3` is the same run on every
-// machine. Unknown keys, wrong types and runs the Validator rejects are
-// errors naming file:line.
+// machine. Unknown keys, wrong types, missing required keys (see
+// requiredKeys) and runs the Validator rejects are errors naming file:line,
+// all reported at once; Preflight then checks the runs against their data
+// sets (preflight.go), so nothing trains that is bound to fail.
+//
+// On stdout a sweep prints only its final table, the best configuration
+// per model and objective; progress (bars on a terminal, -v and -q) goes to
+// stderr.
 //
 // # Output
 //

@@ -66,6 +66,9 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 	if err != nil {
 		return nil, tomlError(path, ix, err)
 	}
+	// Every problem found is reported, each with its line, so that a grid
+	// with three mistakes needs one correction, not three runs.
+	var errs []error
 	// Only the top level is typed, so Undecoded reports unknown top-level keys
 	// and tables (e.g. a misspelt [default]); keys inside blocks are checked
 	// against RunSpec below.
@@ -73,8 +76,8 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		if k[0] == "defaults" || k[0] == "sweep" {
 			continue
 		}
-		return nil, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has name, description, [defaults] and [[sweep]] blocks",
-			path, max(ix.top[k[0]], 1), k.String())
+		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has name, description, [defaults] and [[sweep]] blocks",
+			path, max(ix.top[k[0]], 1), k.String()))
 	}
 
 	g := &Grid{Name: raw.Name, named: raw.Name != "", Description: raw.Description, Path: path, Source: src}
@@ -82,29 +85,26 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		g.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}
 	if strings.ContainsAny(g.Name, `/\`) || g.Name == "." || g.Name == ".." {
-		return nil, fmt.Errorf("%s:%d: name %q must not contain a path separator: it names the results directory",
-			path, max(ix.top["name"], 1), g.Name)
+		errs = append(errs, fmt.Errorf("%s:%d: name %q must not contain a path separator: it names the results directory",
+			path, max(ix.top["name"], 1), g.Name))
 	}
 
 	p := gridParser{path: path, ix: ix}
-	defaults, err := p.parseBlock("defaults", "[defaults]", raw.Defaults)
-	if err != nil {
-		return nil, err
-	}
+	defaults, berrs := p.parseBlock("defaults", "[defaults]", raw.Defaults)
+	errs = append(errs, berrs...)
 	blocks := make([]block, 0, len(raw.Sweep))
 	for i, m := range raw.Sweep {
-		b, err := p.parseBlock(sweepBlockName(i), fmt.Sprintf("[[sweep]] block %d", i+1), m)
-		if err != nil {
-			return nil, err
-		}
+		b, berrs := p.parseBlock(sweepBlockName(i), fmt.Sprintf("[[sweep]] block %d", i+1), m)
+		errs = append(errs, berrs...)
 		blocks = append(blocks, b)
 	}
 	if len(blocks) == 0 {
 		// A grid without [[sweep]] blocks is its [defaults], possibly with axes.
 		blocks = append(blocks, defaults)
 	}
+	placeholders, missingErrs := p.checkRequired(defaults, blocks)
+	errs = append(errs, missingErrs...)
 
-	var errs []error
 	seen := map[string]int{} // ID -> index in g.Runs
 	total := 0
 	for _, b := range blocks {
@@ -113,11 +113,31 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 			return nil, fmt.Errorf("%s:%d: %s: the grid expands to more than %d runs; split it into several grids", path, b.line, b.label, maxRuns)
 		}
 	}
-	for _, b := range blocks {
+	for bi, b := range blocks {
+		// A block missing required keys is validated with stand-ins for
+		// them, so that its other mistakes (an unknown model, say) show now
+		// rather than after the missing keys are added; its runs are not
+		// named, since the stand-ins would be in their IDs.
+		b.assigns = append(b.assigns, placeholders[bi]...)
+		invalid := map[string]int{} // message -> index in errs, for runs failing alike
+		repeats := map[string]int{}
 		for _, spec := range expandBlock(defaults, b) {
 			id := spec.ID()
 			if err := validate(spec); err != nil {
-				errs = append(errs, fmt.Errorf("%s:%d: %s: run %s: %w", path, b.line, b.label, id, err))
+				msg := err.Error()
+				if _, dup := invalid[msg]; dup {
+					repeats[msg]++
+					continue
+				}
+				invalid[msg] = len(errs)
+				who := "run " + id
+				if len(placeholders[bi]) > 0 {
+					who = "its runs"
+				}
+				errs = append(errs, fmt.Errorf("%s:%d: %s: %s: %w", path, b.line, b.label, who, err))
+				continue
+			}
+			if len(placeholders[bi]) > 0 {
 				continue
 			}
 			if i, dup := seen[id]; dup {
@@ -132,14 +152,105 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 			seen[id] = len(g.Runs)
 			g.Runs = append(g.Runs, Run{Index: len(g.Runs), ID: id, Spec: spec, Block: b.label, Line: b.line})
 		}
+		for msg, n := range repeats {
+			i := invalid[msg]
+			errs[i] = fmt.Errorf("%w (and %d more runs of this block)", errs[i], n)
+		}
 	}
 	if len(errs) > 0 {
+		sortByLine(path, errs)
 		return nil, joinCapped(errs, 20)
 	}
 	if len(g.Runs) == 0 {
 		return nil, fmt.Errorf("%s: the grid expands to no runs", path)
 	}
 	return g, nil
+}
+
+// sortByLine orders errors that start with path:line: by line, stably, so
+// that a grid's problems read from top to bottom.
+func sortByLine(path string, errs []error) {
+	line := func(err error) int {
+		rest, _ := strings.CutPrefix(err.Error(), path+":")
+		n, _ := strconv.Atoi(rest[:max(strings.IndexByte(rest, ':'), 0)])
+		return n
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return line(errs[i]) < line(errs[j]) })
+}
+
+// requiredKeys have no default: every run must get them from [defaults] or
+// its [[sweep]] block (DefaultRunSpec leaves them zero).
+var requiredKeys = []string{"dataset", "model", "rank", "objective", "learning_rate", "batch_size", "epochs"}
+
+// stand-ins for missing required keys while the rest of a block is checked;
+// valid for any model and objective.
+var requiredStandIns = map[string]any{
+	"dataset": "dataset", "model": "cp2", "rank": int64(1), "objective": "pll",
+	"learning_rate": 1.0, "batch_size": int64(1), "epochs": int64(1),
+}
+
+// checkRequired reports required keys that some block gets neither from
+// itself nor from [defaults]: once, at [defaults], for a key no block has,
+// else per block. A key a misspelt one was taken for ("did you mean") is
+// not reported again. It returns, per block, stand-in assignments for its
+// missing keys.
+func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignment, []error) {
+	has := func(b block, key string) bool {
+		for _, a := range b.assigns {
+			if a.field.key == key {
+				return true
+			}
+		}
+		return false
+	}
+	guessed := func(key string, blocks ...block) bool {
+		for _, b := range blocks {
+			if p.guessed[b.name][key] {
+				return true
+			}
+		}
+		return false
+	}
+	var errs []error
+	listed := false // the required keys are listed in the first message only
+	requiredList := func() string {
+		if listed {
+			return ""
+		}
+		listed = true
+		return "; required keys are " + strings.Join(requiredKeys, ", ")
+	}
+	standIns := make([][]assignment, len(blocks))
+	for _, key := range requiredKeys {
+		if has(defaults, key) {
+			continue
+		}
+		var missing []int
+		for i, b := range blocks {
+			if !has(b, key) {
+				missing = append(missing, i)
+			}
+		}
+		for _, i := range missing {
+			standIns[i] = append(standIns[i], assignment{field: specFieldByKey[key], values: []any{requiredStandIns[key]}})
+		}
+		switch {
+		case len(missing) == 0:
+		case guessed(key, defaults):
+		case len(missing) == len(blocks):
+			errs = append(errs, fmt.Errorf("%s:%d: missing required key %q: set it in [defaults] (or in every [[sweep]] block)%s",
+				p.path, max(defaults.line, 1), key, requiredList()))
+		default:
+			for _, i := range missing {
+				if guessed(key, blocks[i]) {
+					continue
+				}
+				errs = append(errs, fmt.Errorf("%s:%d: %s: missing required key %q: set it in this block or in [defaults]%s",
+					p.path, max(blocks[i].line, 1), blocks[i].label, key, requiredList()))
+			}
+		}
+	}
+	return standIns, errs
 }
 
 // joinCapped joins errors, keeping the first n so a grid with a systematic
@@ -190,6 +301,9 @@ type block struct {
 type gridParser struct {
 	path string
 	ix   *lineIndex
+	// guessed[block][key]: an unknown key of the block was reported as a
+	// likely misspelling of key.
+	guessed map[string]map[string]bool
 }
 
 func (p *gridParser) errorf(b *block, key, format string, args ...any) error {
@@ -200,8 +314,11 @@ func (p *gridParser) errorf(b *block, key, format string, args ...any) error {
 	return fmt.Errorf("%s:%d: %s: %s", p.path, line, b.label, fmt.Sprintf(format, args...))
 }
 
-func (p *gridParser) parseBlock(name, label string, m map[string]any) (block, error) {
+// parseBlock parses one block, reporting every bad key of it; the block
+// holds the keys that were good.
+func (p *gridParser) parseBlock(name, label string, m map[string]any) (block, []error) {
 	b := block{name: name, label: label, line: p.ix.line(name, "")}
+	var errs []error
 	// Report problems in file order, so the first error is the first line.
 	keys := sortedKeys(m)
 	sort.SliceStable(keys, func(i, j int) bool { return p.ix.line(name, keys[i]) < p.ix.line(name, keys[j]) })
@@ -209,11 +326,13 @@ func (p *gridParser) parseBlock(name, label string, m map[string]any) (block, er
 		v := m[k]
 		if k == "seeds" {
 			if _, both := m["seed"]; both {
-				return b, p.errorf(&b, k, "seeds and seed both set; seeds = N means seed = [0, ..., N-1]")
+				errs = append(errs, p.errorf(&b, k, "seeds and seed both set; seeds = N means seed = [0, ..., N-1]"))
+				continue
 			}
 			n, ok := v.(int64)
 			if !ok || n < 1 || n > maxRuns {
-				return b, p.errorf(&b, k, "seeds: want a positive integer N (meaning seed = [0, ..., N-1]), got %s", describeTOML(v))
+				errs = append(errs, p.errorf(&b, k, "seeds: want a positive integer N (meaning seed = [0, ..., N-1]), got %s", describeTOML(v)))
+				continue
 			}
 			values := make([]any, n)
 			for i := range values {
@@ -224,13 +343,23 @@ func (p *gridParser) parseBlock(name, label string, m map[string]any) (block, er
 		}
 		f, ok := specFieldByKey[k]
 		if !ok {
-			return b, p.errorf(&b, k, "%v", unknownKeyError("", k))
+			if guess := closest(k, childKeys("")); guess != "" {
+				if p.guessed == nil {
+					p.guessed = map[string]map[string]bool{}
+				}
+				if p.guessed[name] == nil {
+					p.guessed[name] = map[string]bool{}
+				}
+				p.guessed[name][guess] = true
+			}
+			errs = append(errs, p.errorf(&b, k, "%v", unknownKeyError("", k)))
+			continue
 		}
 		if err := p.assign(&b, f, v); err != nil {
-			return b, err
+			errs = append(errs, err)
 		}
 	}
-	return b, nil
+	return b, errs
 }
 
 // assign records key f = v in block b, deciding whether v is a value or an
@@ -247,16 +376,18 @@ func (p *gridParser) assign(b *block, f specField, v any) error {
 	case f.isTable():
 		if m, ok := v.(map[string]any); ok {
 			// A table's members are keys in their own right, each possibly an axis.
+			var errs []error
 			for _, k := range sortedKeys(m) {
 				sub, ok := specFieldByKey[f.key+"."+k]
 				if !ok {
-					return p.errorf(b, f.key+"."+k, "%v", unknownKeyError(f.key+".", k))
+					errs = append(errs, p.errorf(b, f.key+"."+k, "%v", unknownKeyError(f.key+".", k)))
+					continue
 				}
 				if err := p.assign(b, sub, m[k]); err != nil {
-					return err
+					errs = append(errs, err)
 				}
 			}
-			return nil
+			return errors.Join(errs...)
 		}
 		elems, ok := asArray(v)
 		if !ok {

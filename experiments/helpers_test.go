@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
-		os.Exit(mainWith(f.run))
+		os.Exit(mainWith(f.run, nil))
 	}
 	os.Exit(m.Run())
 }

@@ -26,12 +26,13 @@ const (
 )
 
 func main() {
-	os.Exit(mainWith(runTraining))
+	os.Exit(mainWith(runTraining, preflightRuns))
 }
 
-// mainWith is main with the run function as a parameter, so that tests can
-// run the real command, signals included, in a child process with a fake.
-func mainWith(run RunFunc) int {
+// mainWith is main with the run function and its preflight check as
+// parameters, so that tests can run the real command, signals included, in
+// a child process with a fake.
+func mainWith(run RunFunc, check Preflight) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -41,7 +42,7 @@ func mainWith(run RunFunc) int {
 		stop()
 	}()
 	return runCLI(ctx, os.Args[1:], cliEnv{
-		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: validateRun,
+		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: validateRun, preflight: check,
 	})
 }
 
@@ -52,7 +53,10 @@ type cliEnv struct {
 	dir            string // working directory; "" = the process's
 	run            RunFunc
 	validate       Validator
-	quiet          bool // no per-epoch progress
+	// preflight checks the runs against their data before training; nil
+	// checks only that each data set's directory exists (fake runs).
+	preflight Preflight
+	quiet     bool // no per-epoch progress, as -q
 }
 
 const usageText = `usage: go run ./experiments -grid FILE [flags]
@@ -61,7 +65,12 @@ const usageText = `usage: go run ./experiments -grid FILE [flags]
 
 Expands a TOML grid of training runs and trains them into a results
 directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
-and results.md, updated as each run ends. Stop it at any time and start it
+and results.md, updated as each run ends. The sweep ends by printing the
+best configuration of each model and objective on stdout (test MRR,
+Hits@10, log-likelihood, time); progress goes to stderr. -grid NAME that is
+not a file means grids/NAME or grids/NAME.toml of the repository. Before
+any training, the grid and the data sets are checked and every problem
+found is reported at once. Stop it at any time and start it
 again: finished runs are kept and never repeated. Several processes may share
 one results directory (-j, SLURM arrays, two terminals). Each finished or
 diverged run also gets runs/<id>/curves.png (loss and validation metrics by
@@ -93,7 +102,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	var (
-		gridPath   = fs.String("grid", "", "grid `file` (required), e.g. grids/umls.toml")
+		gridPath   = fs.String("grid", "", "grid `file` (required), e.g. grids/umls.toml; a NAME that is no file means grids/NAME[.toml] of the repository")
 		dataFlag   = fs.String("data", "", "data root holding one directory per dataset (default $GEKC_DATA, else <repository>/data)")
 		outFlag    = fs.String("out", "", "results `directory` (default <repository>/results/<grid name>)")
 		dryRun     = fs.Bool("dry-run", false, "list the expanded runs and their state, and exit")
@@ -105,6 +114,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
+		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
+		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
 		scaling    = addScalingFlags(fs)
 	)
 	fs.Usage = func() {
@@ -132,13 +143,26 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "-j %d: want at least 1", *jobs)
 	case *emit != "" && *emit != "slurm":
 		return fail(exitUsage, "-emit %q: only \"slurm\" is supported", *emit)
+	case *verbose && *quiet:
+		return fail(exitUsage, "-v and -q: choose one")
 	}
 
+	wd := env.dir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+	}
+	repo := findRepoRoot(wd)
 	validate := env.validate
 	if validate == nil {
 		validate = DefaultValidator
 	}
-	grid, err := LoadGrid(*gridPath, validate)
+	grid, err := LoadGrid(resolveGridPath(*gridPath, wd, repo), validate)
+	if errors.Is(err, os.ErrNotExist) && repo != "" {
+		return fail(exitUsage, "%v (nor is there %s or %s.toml)", err, filepath.Join(repo, "grids", *gridPath), filepath.Join(repo, "grids", *gridPath))
+	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -147,13 +171,6 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "%v", err)
 	}
 
-	wd := env.dir
-	if wd == "" {
-		if wd, err = os.Getwd(); err != nil {
-			return fail(exitUsage, "%v", err)
-		}
-	}
-	repo := findRepoRoot(wd)
 	dataRoot := resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo)
 	out := *outFlag
 	if out == "" {
@@ -195,7 +212,16 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// Plots are drawn from metrics.json alone: they need no dataset.
 	if *analyze != "plots" {
 		if err := checkDatasets(dataRoot, selected); err != nil {
-			return fail(exitUsage, "%v", err)
+			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, grid.Path)
+		}
+	}
+	if *analyze == "" && env.preflight != nil {
+		notes, err := env.preflight(grid, dataRoot, out, unfinished(out, selected))
+		for _, n := range notes {
+			fmt.Fprintln(env.stderr, n)
+		}
+		if err != nil {
+			return fail(exitUsage, "%v\nnothing was trained: fix the grid (or the data) and start again", err)
 		}
 	}
 	if *analyze != "" {
@@ -211,7 +237,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		grid: grid, runs: orderForDistill(selected), out: out, dataRoot: dataRoot, jobs: *jobs,
 		samples: *samples, stateEvery: *stateEvery, run: env.run,
 		stdout: &lockedWriter{w: env.stdout}, stderr: &lockedWriter{w: env.stderr},
-		bars: *jobs == 1 && isTerminal(env.stderr), quiet: env.quiet,
+		bars: *jobs == 1 && isTerminal(env.stderr), quiet: env.quiet || *quiet, verbose: *verbose,
 		command: append([]string{"experiments"}, args...),
 	}
 	if s.run == nil {
@@ -230,6 +256,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted. Tables: %s\n",
 		grid.Name, r[resFinished], r[resDiverged], r[resFailed], r[resAlreadyDone], r[resBusy],
 		r[resInterrupted]+len(selected)-total(r), filepath.Join(out, resultsMDName))
+	if err := s.printSummary(); err != nil {
+		s.problem(fmt.Errorf("printing the results table: %w", err))
+	}
 	if *samples >= 0 && r[resAlreadyDone] > 0 {
 		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r[resAlreadyDone])
 	}

@@ -28,6 +28,30 @@ func findRepoRoot(dir string) string {
 	}
 }
 
+// resolveGridPath returns the grid file -grid names: name itself when it
+// is a file (relative to wd), else grids/name or grids/name.toml of the
+// repository, so that `-grid umls` and `-grid biokg.toml` work from
+// anywhere in it. When none exists, name is returned for LoadGrid to report.
+func resolveGridPath(name, wd, repo string) string {
+	path := name
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(wd, name)
+	}
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		return name
+	}
+	if repo == "" || filepath.IsAbs(name) {
+		return name
+	}
+	for _, c := range []string{name, name + ".toml"} {
+		p := filepath.Join(repo, "grids", c)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return name
+}
+
 // resolveDataRoot applies the precedence -data, then $GEKC_DATA, then
 // <repository>/data, then ./data.
 func resolveDataRoot(flagValue, env, repoRoot string) string {

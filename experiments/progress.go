@@ -15,15 +15,20 @@ import (
 )
 
 // progressObserver reports a run's progress on stderr: on a terminal, a
-// progress bar per epoch with ETA and the running loss; elsewhere (a log
-// file, a SLURM job, -j > 1 where bars would overwrite each other) a plain
-// line every interval. Every epoch ends with one line in both modes.
+// progress bar per epoch with ETA, the running loss and the last validation
+// metrics; elsewhere (a log file, a SLURM job, -j > 1 where bars would
+// overwrite each other) a plain line at most every interval, within an
+// epoch or at its end. Verbose (-v), every epoch also ends with one line.
 type progressObserver struct {
 	out       *lockedWriter
 	prefix    string // e.g. "[3/12] cp-pll-d50-..."
 	maxEpochs int
 	bars      bool
-	interval  time.Duration // plain mode: at most one step line per interval
+	verbose   bool          // a line at the end of every epoch
+	interval  time.Duration // plain mode: at most one line per interval
+
+	lastValid     string    // the last validation's metrics, for the bar
+	lastEpochLine time.Time // plain mode, not verbose: when the last epoch line was written
 
 	bar        *progressbar.ProgressBar
 	epoch      int
@@ -56,8 +61,9 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func newProgressObserver(out *lockedWriter, prefix string, maxEpochs int, bars bool) *progressObserver {
-	return &progressObserver{out: out, prefix: prefix, maxEpochs: maxEpochs, bars: bars, interval: 30 * time.Second}
+func newProgressObserver(out *lockedWriter, prefix string, maxEpochs int, bars, verbose bool) *progressObserver {
+	return &progressObserver{out: out, prefix: prefix, maxEpochs: maxEpochs, bars: bars, verbose: verbose,
+		interval: 30 * time.Second, lastEpochLine: time.Now()}
 }
 
 func (p *progressObserver) EpochStart(epoch, steps int) {
@@ -85,6 +91,9 @@ func (p *progressObserver) describe(loss float64) string {
 	if !math.IsNaN(loss) {
 		d += fmt.Sprintf(" loss %.4g", loss)
 	}
+	if p.lastValid != "" {
+		d += " | valid " + p.lastValid
+	}
 	return d
 }
 
@@ -99,10 +108,10 @@ func (p *progressObserver) Step(done int, runningLoss float64) {
 		p.bar.Set(done)
 		return
 	}
-	if now.Sub(p.lastLine) < p.interval {
+	if now.Sub(p.lastLine) < p.interval || now.Sub(p.lastEpochLine) < p.interval {
 		return
 	}
-	p.lastLine = now
+	p.lastLine, p.lastEpochLine = now, now
 	eta := "?"
 	if done > 0 && p.steps > done {
 		elapsed := now.Sub(p.epochStart)
@@ -120,11 +129,33 @@ func (p *progressObserver) EpochEnd(rec EpochRecord) {
 	for _, k := range sortedMetricKeys(rec.Valid) {
 		valid = append(valid, fmt.Sprintf("%s %.4g", k, rec.Valid[k]))
 	}
+	if len(rec.Valid) > 0 {
+		p.lastValid = shortValid(rec.Valid)
+	}
+	if !p.verbose && (p.bars || time.Since(p.lastEpochLine) < p.interval) {
+		return
+	}
+	p.lastEpochLine = time.Now()
 	line := fmt.Sprintf("%s epoch %d/%d: loss %.4g, %.1fs", p.prefix, rec.Epoch, p.maxEpochs, rec.TrainLoss, rec.Seconds)
-	if len(valid) > 0 {
+	switch {
+	case len(valid) > 0 && p.verbose:
 		line += fmt.Sprintf(", valid (%.1fs) %s", rec.EvalSeconds, strings.Join(valid, ", "))
+	case p.lastValid != "":
+		line += ", valid " + p.lastValid
 	}
 	p.out.printf("%s\n", line)
+}
+
+// shortValid is the few validation metrics a bar or a concise line has
+// room for.
+func shortValid(m map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"mrr", "hits@10", "ll"} {
+		if v, ok := m[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.4g", k, v))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (p *progressObserver) Log(msg string) {

@@ -9,7 +9,7 @@ import (
 
 func TestPlainProgressLines(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgressObserver(&lockedWriter{w: &buf}, "[2/9] cp-pll-x", 30, false)
+	p := newProgressObserver(&lockedWriter{w: &buf}, "[2/9] cp-pll-x", 30, false, true)
 	p.interval = 0 // a line for every step
 	p.EpochStart(4, 10)
 	p.Step(5, 0.25)
@@ -32,7 +32,7 @@ func TestPlainProgressLines(t *testing.T) {
 
 	// With the default interval, steps are quiet between lines.
 	buf.Reset()
-	p = newProgressObserver(&lockedWriter{w: &buf}, "x", 1, false)
+	p = newProgressObserver(&lockedWriter{w: &buf}, "x", 1, false, true)
 	p.EpochStart(1, 1000)
 	for i := 1; i <= 1000; i++ {
 		p.Step(i, 1)
@@ -44,14 +44,53 @@ func TestPlainProgressLines(t *testing.T) {
 
 func TestProgressBarMode(t *testing.T) {
 	var buf bytes.Buffer
-	p := newProgressObserver(&lockedWriter{w: &buf}, "run", 2, true)
+	p := newProgressObserver(&lockedWriter{w: &buf}, "run", 2, true, true)
 	p.EpochStart(1, 3)
 	for i := 1; i <= 3; i++ {
 		p.Step(i, 0.5)
 	}
 	p.EpochEnd(EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1})
 	if !strings.Contains(buf.String(), "run epoch 1/2: loss 0.5") {
-		t.Errorf("no epoch line after the bar:\n%q", buf.String())
+		t.Errorf("verbose: no epoch line after the bar:\n%q", buf.String())
+	}
+
+	// Not verbose, the bar is all: no epoch lines, and the bar of the next
+	// epoch shows the last validation.
+	buf.Reset()
+	p = newProgressObserver(&lockedWriter{w: &buf}, "run", 2, true, false)
+	p.EpochStart(1, 3)
+	p.Step(3, 0.5)
+	p.EpochEnd(EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1, Valid: map[string]float64{"mrr": 0.25, "hits@1": 0.125}})
+	if strings.Contains(buf.String(), "run epoch 1/2: loss") {
+		t.Errorf("epoch line in bar mode without -v:\n%q", buf.String())
+	}
+	buf.Reset()
+	p.EpochStart(2, 3)
+	if !strings.Contains(buf.String(), "valid mrr 0.25") {
+		t.Errorf("the bar does not show the last validation:\n%q", buf.String())
+	}
+}
+
+// TestConciseProgressLines checks the plain mode without -v: at most one
+// line per interval, whatever the number of epochs.
+func TestConciseProgressLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgressObserver(&lockedWriter{w: &buf}, "run", 500, false, false)
+	for e := 1; e <= 500; e++ {
+		p.EpochStart(e, 11)
+		for i := 1; i <= 11; i++ {
+			p.Step(i, 1)
+		}
+		p.EpochEnd(EpochRecord{Epoch: e, TrainLoss: 1, Valid: map[string]float64{"mrr": 0.5}})
+	}
+	if buf.Len() != 0 {
+		t.Errorf("lines within the interval:\n%s", buf.String())
+	}
+	p.interval = 0
+	p.EpochStart(501, 11)
+	p.EpochEnd(EpochRecord{Epoch: 501, TrainLoss: 1})
+	if got, want := strings.TrimSpace(buf.String()), "run epoch 501/500: loss 1, 0.0s, valid mrr 0.5"; got != want {
+		t.Errorf("line after the interval = %q, want %q", got, want)
 	}
 }
 

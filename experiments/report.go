@@ -144,24 +144,7 @@ func renderReport(title string, t *resultsTable) ([]byte, error) {
 
 	b.WriteString("## Best configuration per dataset, model, objective and constraints\n\n")
 	b.WriteString("Selected on the mean validation metric named by `eval.select` (higher is better).\n\n")
-	var best []*configSummary
-	var empty []*configSummary // groups with nothing selectable, shown so they are not missed
-	for i := 0; i < len(configs); {
-		j := i
-		var pick *configSummary
-		for ; j < len(configs) && configs[j].groupKey() == configs[i].groupKey(); j++ {
-			c := configs[j]
-			if c.eligible() && (pick == nil || c.score > pick.score) {
-				pick = c
-			}
-		}
-		if pick != nil {
-			best = append(best, pick)
-		} else {
-			empty = append(empty, configs[i:j]...)
-		}
-		i = j
-	}
+	best, empty := bestConfigs(configs)
 	if err := writeConfigTable(&b, append(best, empty...), metrics); err != nil {
 		return nil, err
 	}
@@ -182,6 +165,91 @@ func renderReport(title string, t *resultsTable) ([]byte, error) {
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// bestConfigs picks, in each group of configs (sorted by groupKey, as
+// summariseConfigs returns them), the eligible configuration with the best
+// validation score; empty lists the configurations of groups with none.
+func bestConfigs(configs []*configSummary) (best, empty []*configSummary) {
+	for i := 0; i < len(configs); {
+		j := i
+		var pick *configSummary
+		for ; j < len(configs) && configs[j].groupKey() == configs[i].groupKey(); j++ {
+			c := configs[j]
+			if c.eligible() && (pick == nil || c.score > pick.score) {
+				pick = c
+			}
+		}
+		if pick != nil {
+			best = append(best, pick)
+		} else {
+			empty = append(empty, configs[i:j]...)
+		}
+		i = j
+	}
+	return best, empty
+}
+
+// writeSummary writes the table a sweep ends with on stdout: the best
+// configuration of each group, as in results.md, in a few columns (model,
+// objective, test MRR, Hits@10, LL, wall time), plus dataset and
+// constraints when the rows differ in them. Groups without a finished run
+// get a row saying so. Only rows whose run ID is in ids count, so runs of
+// other grids sharing the results directory stay out.
+func writeSummary(w io.Writer, t *resultsTable, ids map[string]bool) error {
+	mine := &resultsTable{}
+	for _, r := range t.rows {
+		if ids[r["id"]] {
+			mine.rows = append(mine.rows, r)
+		}
+	}
+	best, empty := bestConfigs(summariseConfigs(mine))
+	rows := append(best, empty...)
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "no finished runs to show")
+		return err
+	}
+	datasets, constraints := map[string]bool{}, map[string]bool{}
+	for _, c := range rows {
+		datasets[c.dataset] = true
+		constraints[c.constraints] = true
+	}
+	showDataset := len(datasets) > 1
+	showConstraints := len(constraints) > 1 || !constraints["none"]
+	var header []string
+	if showDataset {
+		header = append(header, "dataset")
+	}
+	header = append(header, "model", "objective")
+	if showConstraints {
+		header = append(header, "constraints")
+	}
+	header = append(header, "MRR", "Hits@10", "LL", "time s", "n")
+	table := newMarkdownTable(w)
+	table.Header(header)
+	for _, c := range rows {
+		var row []string
+		if showDataset {
+			row = append(row, c.dataset)
+		}
+		row = append(row, c.model, c.objective)
+		if showConstraints {
+			row = append(row, c.constraints)
+		}
+		if c.finished > 0 {
+			row = append(row, formatCell("mrr", c.test["mrr"]), formatCell("hits@10", c.test["hits@10"]),
+				formatCell("ll", c.test["ll"]), formatCell("wall", c.wall), strconv.Itoa(c.finished))
+		} else {
+			row = append(row, strings.Trim(c.status(), "*"), "", "", "", "0")
+		}
+		if err := table.Append(row); err != nil {
+			return fmt.Errorf("rendering summary table: %w", err)
+		}
+	}
+	if err := table.Render(); err != nil {
+		return fmt.Errorf("rendering summary table: %w", err)
+	}
+	return nil
 }
 
 // testMetrics lists the test metrics any configuration has, in table order.

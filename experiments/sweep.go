@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -55,7 +57,8 @@ type sweep struct {
 	stdout     *lockedWriter
 	stderr     *lockedWriter
 	bars       bool // progress bars (terminal and -j 1) rather than plain lines
-	quiet      bool // no per-epoch progress (tests)
+	quiet      bool // no per-epoch progress (-q, tests)
+	verbose    bool // a line for every epoch (-v)
 	command    []string
 
 	mu       sync.Mutex
@@ -189,6 +192,34 @@ func (s *sweep) writeReport(table *resultsTable) error {
 		return err
 	}
 	return WriteFileAtomic(s.path(resultsMDName), md, 0o644)
+}
+
+// printSummary writes the best configuration of each model and objective
+// among the selected runs to stdout, from results.tsv (so runs finished
+// before this invocation count too).
+func (s *sweep) printSummary() error {
+	table, err := readResultsTSV(s.path(resultsTSVName))
+	if err != nil {
+		return err
+	}
+	ids := make(map[string]bool, len(s.runs))
+	for _, r := range s.runs {
+		ids[r.ID] = true
+	}
+	fmt.Fprintf(s.stdout, "%s: best configuration per model and objective (test split; selected on validation %s; all columns in %s)\n\n",
+		s.grid.Name, s.selectMetrics(), s.path(resultsMDName))
+	return writeSummary(s.stdout, table, ids)
+}
+
+// selectMetrics names the validation metrics the selected runs select on.
+func (s *sweep) selectMetrics() string {
+	var sel []string
+	for _, r := range s.runs {
+		if !slices.Contains(sel, r.Spec.Eval.Select) {
+			sel = append(sel, r.Spec.Eval.Select)
+		}
+	}
+	return strings.Join(sel, ", ")
 }
 
 // runAll trains the selection with s.jobs workers and returns when all are
@@ -325,7 +356,8 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 	if err := s.recordRow(rec); err != nil {
 		s.problem(fmt.Errorf("run %s: recording its row (metrics.json is safe; the next start adds the row): %w", r.ID, err))
 	}
-	s.stdout.printf("%s\n", summaryLine(s.label(r), rec))
+	// Progress, like the epochs: stdout is for the table the sweep ends with.
+	s.stderr.printf("%s\n", summaryLine(s.label(r), rec))
 	switch rec.Status {
 	case StatusFinished:
 		return resFinished
@@ -339,7 +371,7 @@ func (s *sweep) observer(r Run) Observer {
 	if s.quiet {
 		return nopObserver{}
 	}
-	return newProgressObserver(s.stderr, s.label(r), r.Spec.Epochs, s.bars)
+	return newProgressObserver(s.stderr, s.label(r), r.Spec.Epochs, s.bars, s.verbose)
 }
 
 // callRun calls the run function, turning a panic into a failed run: one

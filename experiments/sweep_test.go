@@ -112,8 +112,15 @@ func TestSweepDivergedAndFailedRuns(t *testing.T) {
 	if !strings.Contains(string(data), `"train_loss": "NaN"`) {
 		t.Errorf("diverged run's NaN loss is not recorded:\n%s", data)
 	}
-	if err := containsAll(stdout, diverged+" diverged", failed+" failed", "error: fake failure"); err != nil {
-		t.Errorf("summary lines: %v\n%s", err, stdout)
+	if err := containsAll(stderr, diverged+" diverged", failed+" failed", "error: fake failure"); err != nil {
+		t.Errorf("per-run lines on stderr: %v\n%s", err, stderr)
+	}
+	// stdout has the table of the best configurations, and nothing else.
+	if err := containsAll(stdout, "best configuration per model and objective", " model ", " MRR ", " Hits@10 ", " LL ", "| cp2      | pll       | 0.3080 ± 0.0071 |"); err != nil {
+		t.Errorf("stdout: %v\n%s", err, stdout)
+	}
+	if strings.Contains(stdout, failed) || strings.Contains(stdout, "epoch") {
+		t.Errorf("stdout has progress:\n%s", stdout)
 	}
 	md, _ := os.ReadFile(filepath.Join(fx.out, resultsMDName))
 	if err := containsAll(string(md), "1 diverged", "## Failed runs", failed); err != nil {

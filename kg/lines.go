@@ -137,25 +137,70 @@ func openInput(path string) (io.ReadCloser, error) {
 	if filepath.Ext(path) != ".gz" {
 		return f, nil
 	}
-	z, err := gzip.NewReader(bufio.NewReaderSize(f, 256<<10))
+	br := bufio.NewReaderSize(f, 256<<10)
+	magic, _ := br.Peek(2)
+	switch {
+	case len(magic) == 0:
+		f.Close()
+		return nil, fmt.Errorf("%s: empty file, not a gzip stream", path)
+	case len(magic) == 2 && (magic[0] != 0x1f || magic[1] != 0x8b):
+		f.Close()
+		return nil, fmt.Errorf("%s: not a gzip file (no gzip magic bytes at its start)", path)
+	}
+	z, err := gzip.NewReader(br)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated gzip file (it ends inside the gzip header)", path)
+		}
+		return nil, fmt.Errorf("%s: not a gzip file, or corrupt: %w", path, err)
 	}
-	return gzipFile{z, f}, nil
+	return &gzipFile{z: z, f: f}, nil
 }
 
+// A gzipFile decompresses a file, remembering the first error of the
+// stream and how many complete lines came before it. A truncated file
+// otherwise shows up as a parse error on its last, cut line (a triple with
+// no object), which hides what is wrong.
 type gzipFile struct {
-	*gzip.Reader
-	f *os.File
+	z     *gzip.Reader
+	f     *os.File
+	lines int   // '\n' bytes delivered so far
+	err   error // first decompression error other than io.EOF
 }
 
-func (g gzipFile) Close() error {
-	err := g.Reader.Close()
+func (g *gzipFile) Read(p []byte) (int, error) {
+	n, err := g.z.Read(p)
+	g.lines += bytes.Count(p[:n], []byte{'\n'})
+	if err != nil && err != io.EOF && g.err == nil {
+		g.err = err
+	}
+	return n, err
+}
+
+func (g *gzipFile) Close() error {
+	err := g.z.Close()
 	if cerr := g.f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// streamError returns the error to report for path when its gzip stream
+// failed: a parse error on a complete line before the failure stands, since
+// that line is as written; anything later is the failure's doing.
+func (g *gzipFile) streamError(path string, parseErr error) error {
+	if le, ok := errors.AsType[*LineError](parseErr); ok && le.Line <= g.lines && !errors.Is(le.Err, g.err) {
+		return parseErr
+	}
+	what := "truncated or corrupt gzip stream"
+	switch {
+	case errors.Is(g.err, io.ErrUnexpectedEOF):
+		what = "truncated gzip file"
+	case errors.Is(g.err, gzip.ErrChecksum):
+		what = "corrupt gzip file (checksum mismatch)"
+	}
+	return fmt.Errorf("%s: %s after line %d: %w", path, what, g.lines, g.err)
 }
 
 // readInput opens path and hands its content to parse, closing it after.
@@ -167,6 +212,9 @@ func readInput(path string, parse func(io.Reader) error) error {
 	err = parse(r)
 	if cerr := r.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("%s: %w", path, cerr)
+	}
+	if g, ok := r.(*gzipFile); ok && g.err != nil {
+		return g.streamError(path, err)
 	}
 	return err
 }

@@ -128,3 +128,61 @@ func (d *Dataset) String() string {
 	}
 	return s
 }
+
+// Unseen counts what the valid and test splits mention that the train split
+// does not. Such entities and relations still get ids (the splits share one
+// vocabulary), but no model trains their embeddings, so they are worth a
+// note when a data set is loaded.
+type Unseen struct {
+	Triples   int // valid and test triples with an unseen entity or relation
+	Entities  int // distinct entities of valid and test absent from train
+	Relations int // distinct relations of valid and test absent from train
+}
+
+// Unseen counts what Unseen documents, in one pass over the splits.
+func (d *Dataset) Unseen() Unseen {
+	entInTrain := make([]bool, d.Entities.Len())
+	relInTrain := make([]bool, d.Relations.Len())
+	for _, t := range d.Train {
+		entInTrain[t.S], entInTrain[t.O], relInTrain[t.R] = true, true, true
+	}
+	var u Unseen
+	entCounted := make([]bool, d.Entities.Len())
+	relCounted := make([]bool, d.Relations.Len())
+	for _, ts := range [2][]Triple{d.Valid, d.Test} {
+		for _, t := range ts {
+			unseen := false
+			for _, e := range [2]int32{t.S, t.O} {
+				if !entInTrain[e] {
+					unseen = true
+					if !entCounted[e] {
+						entCounted[e] = true
+						u.Entities++
+					}
+				}
+			}
+			if !relInTrain[t.R] {
+				unseen = true
+				if !relCounted[t.R] {
+					relCounted[t.R] = true
+					u.Relations++
+				}
+			}
+			if unseen {
+				u.Triples++
+			}
+		}
+	}
+	return u
+}
+
+// String is the one-line note, e.g. "2 valid/test triples mention 1
+// entities and 0 relations absent from training"; "" when nothing is
+// unseen.
+func (u Unseen) String() string {
+	if u.Triples == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d valid/test triples mention %d entities and %d relations absent from training (they are in the vocabulary but never trained)",
+		u.Triples, u.Entities, u.Relations)
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"gekc/kg"
+	"gekc/models"
+)
+
+// Preflight checks, before any run trains, what a grid's runs need beyond
+// the grid file itself: the data sets, and the settings that depend on
+// them. It returns notes worth a line on stderr (once per sweep) and every
+// problem found, so that a sweep never spends its epochs on a run that was
+// bound to fail at test time. runTraining's is preflightRuns; the tests'
+// fake run functions need none.
+type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, err error)
+
+// preflightRuns loads each data set once (the runs reuse it: see
+// loadDataset) and checks every run against it:
+//
+//   - eval.sem_k: each k at most the number of entities, and a schema;
+//   - constraints = "domain": a schema the domain circuit accepts;
+//   - distill_from: an .npz file, or the checkpoint of a finished run, with
+//     an array of the right shape for every table of the run's model; a run
+//     of this grid not trained yet is checked when it is.
+//
+// Problems are reported per block and problem, with the grid's file:line
+// of the block, as grid errors are.
+func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
+	var notes []string
+	var errs []error
+	loaded := map[string]*kg.Dataset{}
+	for _, name := range datasetNames(runs) {
+		ds, err := loadDataset(filepath.Join(dataRoot, name))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("dataset %s: %w", name, err))
+			continue
+		}
+		// An empty split trains without complaint and then has nothing to
+		// select on, or nothing to report.
+		if len(ds.Valid) == 0 {
+			errs = append(errs, fmt.Errorf("dataset %s: no validation triples: early stopping and model selection need them", name))
+		}
+		if len(ds.Test) == 0 {
+			errs = append(errs, fmt.Errorf("dataset %s: no test triples: a run would have no results to report", name))
+		}
+		loaded[name] = ds
+		if u := ds.Unseen().String(); u != "" {
+			notes = append(notes, fmt.Sprintf("note: %s: %s", ds.Name, u))
+		}
+	}
+
+	selected := map[string]bool{}
+	for _, r := range runs {
+		selected[r.ID] = true
+	}
+	type problem struct {
+		first Run
+		more  int
+	}
+	problems := map[string]*problem{} // "<block>\x00<message>"
+	var order []string
+	report := func(r Run, msg string) {
+		key := r.Block + "\x00" + msg
+		if p, ok := problems[key]; ok {
+			p.more++
+			return
+		}
+		problems[key] = &problem{first: r}
+		order = append(order, key)
+	}
+	for _, r := range runs {
+		ds := loaded[r.Spec.Dataset]
+		if ds == nil {
+			continue
+		}
+		for _, msg := range checkRunAgainstData(r.Spec, ds) {
+			report(r, msg)
+		}
+		if msg := checkDistillSource(r.Spec, ds, out, selected); msg != "" {
+			report(r, msg)
+		}
+	}
+	for _, key := range order {
+		p := problems[key]
+		msg := strings.SplitN(key, "\x00", 2)[1]
+		err := fmt.Errorf("%s:%d: %s: run %s: %s", g.Path, p.first.Line, p.first.Block, p.first.ID, msg)
+		if p.more > 0 {
+			err = fmt.Errorf("%w (and %d more runs of this block)", err, p.more)
+		}
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return notes, joinCapped(errs, 20)
+	}
+	return notes, nil
+}
+
+// unfinished returns the runs without a final record in out: the ones a
+// sweep would train, and so the ones worth a preflight check.
+func unfinished(out string, runs []Run) []Run {
+	var todo []Run
+	for _, r := range runs {
+		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
+		if err != nil || rec == nil || !rec.Status.final() {
+			todo = append(todo, r)
+		}
+	}
+	return todo
+}
+
+// datasetNames lists the data sets of runs, sorted, each once.
+func datasetNames(runs []Run) []string {
+	var names []string
+	for _, r := range runs {
+		if !slices.Contains(names, r.Spec.Dataset) {
+			names = append(names, r.Spec.Dataset)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkRunAgainstData returns what would fail in the run because of its
+// data set, each a message naming the grid key.
+func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
+	var msgs []string
+	// sem_k is checked when Sem@k is asked for, and when it was set at all
+	// (it differs from the default): a k beyond the entities is a mistake
+	// either way.
+	sem := slices.Contains(s.Eval.Metrics, "sem")
+	if sem && ds.Schema == nil {
+		msgs = append(msgs, fmt.Sprintf(`eval.metrics has "sem", but data set %s has no schema (entity_types.tsv and relation_schema.tsv) to judge candidates by`, ds.Name))
+	}
+	if sem || !slices.Equal(s.Eval.SemK, DefaultRunSpec().Eval.SemK) {
+		n := ds.Entities.Len()
+		var tooBig []string
+		for _, k := range s.Eval.SemK {
+			if k > n {
+				tooBig = append(tooBig, fmt.Sprint(k))
+			}
+		}
+		if len(tooBig) > 0 {
+			msgs = append(msgs, fmt.Sprintf("eval.sem_k %v: %s more than the %d entities of %s (the default is [1, 20, 100]; set eval.sem_k)",
+				s.Eval.SemK, strings.Join(tooBig, ", "), n, ds.Name))
+		}
+	}
+	if s.Constraints == "domain" {
+		if ds.Schema == nil {
+			msgs = append(msgs, fmt.Sprintf(`constraints = "domain", but data set %s has no schema (entity_types.tsv and relation_schema.tsv)`, ds.Name))
+		} else if _, err := models.DomainFromSchema(ds.Schema); err != nil {
+			msgs = append(msgs, fmt.Sprintf(`constraints = "domain": the schema of %s: %v`, ds.Name, err))
+		}
+	}
+	return msgs
+}
+
+// checkDistillSource resolves distill_from as resolveDistill will and
+// checks the checkpoint's arrays against the run's model on ds; "" when
+// all is well or the source is a selected run, to be trained first.
+func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[string]bool) string {
+	from := s.DistillFrom
+	if from == "" {
+		return ""
+	}
+	var ckpt string
+	switch {
+	case strings.HasSuffix(from, ".npz"):
+		ckpt = from
+	default:
+		dir := from
+		if !strings.ContainsRune(from, filepath.Separator) {
+			if st, err := os.Stat(filepath.Join(out, runsDirName, from)); err == nil && st.IsDir() {
+				dir = filepath.Join(out, runsDirName, from)
+			}
+		}
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		switch {
+		case err != nil:
+			return fmt.Sprintf("distill_from %q: %v", from, err)
+		case (rec == nil || rec.Status != StatusFinished) && selected[from]:
+			return "" // trained by this sweep first; checked when it has a checkpoint
+		case rec == nil:
+			return fmt.Sprintf("distill_from %q: neither a selected run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
+				from, filepath.Join(out, runsDirName))
+		case rec.Status != StatusFinished:
+			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
+		}
+		ckpt = filepath.Join(dir, "checkpoint.npz")
+	}
+	if err := checkCheckpointLayout(ckpt, s, ds); err != nil {
+		return fmt.Sprintf("distill_from %q: %v", from, err)
+	}
+	return ""
+}
+
+// checkCheckpointLayout checks that path holds an array of the right shape
+// for every table of s's model on ds, as loadCheckpoint will need.
+func checkCheckpointLayout(path string, s RunSpec, ds *kg.Dataset) error {
+	sf, _, err := models.Lookup(s.Model)
+	if err != nil {
+		return err
+	}
+	z, err := zip.OpenReader(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s does not exist", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: not a readable .npz (zip) file: %w", path, err)
+	}
+	defer z.Close()
+	layout := sf.Layout(models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: s.Rank, RelationRank: s.RelationRank})
+	var errs []string
+	for _, t := range layout.Tables {
+		if _, err := readMatrix(&z.Reader, t.Name, t.Rows, t.Cols); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s does not fit %s with rank %d on %s: %s", path, s.Model, s.Rank, ds.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package kg
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTruncatedGzip cuts a gzipped train split at every byte and checks
+// that each cut is reported as a damaged gzip file, never as a bad triple
+// on the cut line, and never loads.
+func TestTruncatedGzip(t *testing.T) {
+	var text strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&text, "entity%d\trelation%d\tentity%d\n", i, i%7, i+1)
+	}
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	z.Write([]byte(text.String()))
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	full := gz.Bytes()
+	dir := writeDataset(t, map[string]string{"valid.txt": "", "test.txt": ""})
+	path := filepath.Join(dir, "train.txt.gz")
+	for cut := 1; cut < len(full); cut++ {
+		if err := os.WriteFile(path, full[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil {
+			t.Fatalf("cut at byte %d of %d: loaded", cut, len(full))
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, path+": truncated") && !strings.HasPrefix(msg, path+": corrupt") {
+			t.Fatalf("cut at byte %d of %d: %v; want %s: truncated ... or corrupt ...", cut, len(full), err, path)
+		}
+	}
+	// The last line number is that of the last complete line.
+	if err := os.WriteFile(path, full[:len(full)-8], 0o644); err != nil { // without the size trailer
+		t.Fatal(err)
+	}
+	_, err := Load(dir)
+	if want := path + ": truncated gzip file after line 400"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %s...", err, want)
+	}
+}
+
+// TestCorruptGzip flips a byte of the checksum and one of the data.
+func TestCorruptGzip(t *testing.T) {
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	z.Write([]byte("a\tr\tb\nb\tr\tc\n"))
+	z.Close()
+	dir := writeDataset(t, map[string]string{"valid.txt": "", "test.txt": ""})
+	path := filepath.Join(dir, "train.txt.gz")
+
+	bad := bytes.Clone(gz.Bytes())
+	bad[len(bad)-8] ^= 0xff // CRC-32
+	os.WriteFile(path, bad, 0o644)
+	_, err := Load(dir)
+	if want := path + ": corrupt gzip file (checksum mismatch) after line 2"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("checksum: got %v, want %s...", err, want)
+	}
+
+	os.WriteFile(path, []byte("a\tr\tb\n"), 0o644) // not gzipped at all
+	_, err = Load(dir)
+	if want := path + ": not a gzip file"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("plain text: got %v, want %s...", err, want)
+	}
+}
+
+// TestGzipParseErrorStands checks that a genuine error on a complete line
+// before the damage is reported as it is.
+func TestGzipParseErrorStands(t *testing.T) {
+	var gz bytes.Buffer
+	z := gzip.NewWriter(&gz)
+	z.Write([]byte("a\tr\tb\na\t\tc\nb\tr\tc\n"))
+	z.Close()
+	dir := writeDataset(t, map[string]string{"valid.txt": "", "test.txt": ""})
+	path := filepath.Join(dir, "train.txt.gz")
+	os.WriteFile(path, gz.Bytes()[:gz.Len()-8], 0o644)
+	_, err := Load(dir)
+	if want := path + ":2: empty relation (field 2)"; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+func TestUnseen(t *testing.T) {
+	d, err := Load(writeDataset(t, map[string]string{
+		"train.txt": "a\tr\tb\nb\tr\tc\n",
+		"valid.txt": "a\tr\tc\na\tq\td\n",
+		"test.txt":  "d\tr\te\nc\tr\ta\n",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := d.Unseen()
+	if want := (Unseen{Triples: 2, Entities: 2, Relations: 1}); got != want {
+		t.Errorf("Unseen() = %+v, want %+v", got, want)
+	}
+	if s := got.String(); !strings.HasPrefix(s, "2 valid/test triples mention 2 entities and 1 relations absent from training") {
+		t.Errorf("String() = %q", s)
+	}
+	if s := (Unseen{}).String(); s != "" {
+		t.Errorf("nothing unseen: String() = %q, want \"\"", s)
+	}
+}
