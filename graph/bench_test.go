@@ -107,3 +107,24 @@ func BenchmarkRawCPStep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSgemm measures the machine's float32 matrix-product rate through
+// graph's BLAS path (OpenBLAS here, see openblas_test.go), the yardstick for
+// how close a training step runs to the hardware: GFLOP/s is reported.
+func BenchmarkSgemm(b *testing.B) {
+	for _, n := range []int{1000, 2000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x := make([]float32, n*n)
+			for i := range x {
+				x[i] = float32(i%7) * 0.1
+			}
+			c := make([]float32, n*n)
+			gemm(false, false, n, n, n, 1, x, n, x, n, 0, c, n)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				gemm(false, false, n, n, n, 1, x, n, x, n, 0, c, n)
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
