@@ -1,71 +1,31 @@
 package main
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"syscall"
-)
+import "gekc/internal/filelock"
 
-// fileLock is an exclusive flock(2) on a file. The kernel releases it when
-// the process dies, even by SIGKILL, so a crashed sweep never leaves a run
-// claimed. flock locks belong to the open file description, so two
-// goroutines of one process (-j) exclude each other like two processes do.
-//
-// Lock files are never deleted: deleting one while another process has it
-// open would let a third process lock a new file of the same name, and two
-// processes would both think they hold the lock.
-type fileLock struct{ f *os.File }
+// fileLock is an exclusive flock(2) on a file, released by the kernel when
+// the process dies (see package filelock). Lock files are never deleted.
+type fileLock struct{ l *filelock.Lock }
 
 // errLocked is returned by tryLock when another holder has the lock.
-var errLocked = errors.New("locked by another process")
+var errLocked = filelock.ErrLocked
 
 // tryLock takes the lock without waiting, or returns errLocked.
-func tryLock(path string) (*fileLock, error) {
-	return lockFile(path, syscall.LOCK_EX|syscall.LOCK_NB)
-}
+func tryLock(path string) (*fileLock, error) { return wrapLock(filelock.TryLock(path)) }
 
 // waitLock takes the lock, waiting for the holder to release it. It is used
 // only for short critical sections (updating results.tsv).
-func waitLock(path string) (*fileLock, error) {
-	return lockFile(path, syscall.LOCK_EX)
-}
+func waitLock(path string) (*fileLock, error) { return wrapLock(filelock.Wait(path)) }
 
-func lockFile(path string, how int) (*fileLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+func wrapLock(l *filelock.Lock, err error) (*fileLock, error) {
 	if err != nil {
-		return nil, fmt.Errorf("opening lock %s: %w", path, err)
+		return nil, err
 	}
-	for {
-		err = syscall.Flock(int(f.Fd()), how)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errLocked
-		}
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return &fileLock{f: f}, nil
+	return &fileLock{l: l}, nil
 }
 
 // isLocked reports whether someone holds the lock at path, without creating
 // it (for -dry-run, which writes nothing).
-func isLocked(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		return errors.Is(err, syscall.EWOULDBLOCK)
-	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	return false
-}
+func isLocked(path string) bool { return filelock.IsLocked(path) }
 
-// unlock releases the lock; closing the file is what releases it.
-func (l *fileLock) unlock() error { return l.f.Close() }
+// unlock releases the lock.
+func (l *fileLock) unlock() error { return l.l.Unlock() }

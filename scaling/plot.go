@@ -1,4 +1,4 @@
-package main
+package scaling
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 // out of memory is a cross at the top of its panels in its model's colour,
 // one that failed otherwise a plus.
 
-var scalingPalette = []color.Color{
+var palette = []color.Color{
 	color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
 	color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
@@ -33,33 +33,34 @@ var scalingPalette = []color.Color{
 	color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
-var scalingGlyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}}
+var glyphs = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.SquareGlyph{}}
 
-// scalingPanel is one study's rows and how to draw its x axis.
-type scalingPanel struct {
+// panel is one study's rows and how to draw its x axis.
+type panel struct {
 	study         string
 	title, xlabel string
 	log           bool // log-scale x
-	x             func(scalingRow) float64
-	rows          []scalingRow
+	x             func(Row) float64
+	rows          []Row
 }
 
-// scalingStyle is what the panels share: the models' order (their colours
+// style is what the panels share: the models' order (their colours
 // and glyphs), the memory unit and the cap.
-type scalingStyle struct {
+type style struct {
 	models  []string
 	unit    string  // "MiB" or "GiB"
 	perUnit float64 // MiB per unit
-	maxMem  byteSize
+	maxMem  ByteSize
 	showCap bool // draw the cap in the memory panels
 }
 
-func (st scalingStyle) color(i int) color.Color      { return scalingPalette[i%len(scalingPalette)] }
-func (st scalingStyle) glyph(i int) draw.GlyphDrawer { return scalingGlyphs[i%len(scalingGlyphs)] }
+func (st style) color(i int) color.Color      { return palette[i%len(palette)] }
+func (st style) glyph(i int) draw.GlyphDrawer { return glyphs[i%len(glyphs)] }
 
-// renderScalingPlot draws rows as a PNG.
-func renderScalingPlot(o *scalingOptions, rows []scalingRow) ([]byte, error) {
-	st := scalingStyle{unit: "GiB", perUnit: 1024, maxMem: o.maxMem}
+// RenderPlot draws rows as scaling.png; o gives the settings the titles
+// state and the memory cap.
+func RenderPlot(o Options, rows []Row) ([]byte, error) {
+	st := style{unit: "GiB", perUnit: 1024, maxMem: o.MaxMem}
 	peak := 0.0
 	for _, r := range rows {
 		if !slices.Contains(st.models, r.Model) {
@@ -69,21 +70,21 @@ func renderScalingPlot(o *scalingOptions, rows []scalingRow) ([]byte, error) {
 			peak = max(peak, r.PeakRSSMB)
 		}
 	}
-	if peak < 1024 && float64(o.maxMem) < 1<<30 {
+	if peak < 1024 && float64(o.MaxMem) < 1<<30 {
 		st.unit, st.perUnit = "MiB", 1
 	}
-	oom := slices.ContainsFunc(rows, func(r scalingRow) bool { return r.Status == scalingStatusOOM })
-	failed := slices.ContainsFunc(rows, func(r scalingRow) bool { return !r.ok() && r.Status != scalingStatusOOM })
+	oom := slices.ContainsFunc(rows, func(r Row) bool { return r.Status == StatusOOM })
+	failed := slices.ContainsFunc(rows, func(r Row) bool { return !r.OK() && r.Status != StatusOOM })
 	// The cap is drawn when it explains something: points out of memory,
 	// or peaks near it.
-	capMiB := float64(o.maxMem) / (1 << 20)
-	st.showCap = o.maxMem > 0 && (oom || capMiB < 1.5*peak)
-	var panels []scalingPanel
-	for _, p := range []scalingPanel{
-		{study: scalingStudyBatch, title: fmt.Sprintf("by batch size, |E| = %s", groupDigits(o.allEntities)), xlabel: "batch size", log: true,
-			x: func(r scalingRow) float64 { return float64(r.Batch) }},
-		{study: scalingStudyEntities, title: fmt.Sprintf("by number of entities, batch %d", o.batch), xlabel: "entities",
-			x: func(r scalingRow) float64 { return float64(r.Entities) }},
+	capMiB := float64(o.MaxMem) / (1 << 20)
+	st.showCap = o.MaxMem > 0 && (oom || capMiB < 1.5*peak)
+	var panels []panel
+	for _, p := range []panel{
+		{study: StudyBatch, title: fmt.Sprintf("by batch size, |E| = %s", groupDigits(o.AllEntities)), xlabel: "batch size", log: true,
+			x: func(r Row) float64 { return float64(r.Batch) }},
+		{study: StudyEntities, title: fmt.Sprintf("by number of entities, batch %d", o.Batch), xlabel: "entities",
+			x: func(r Row) float64 { return float64(r.Entities) }},
 	} {
 		for _, r := range rows {
 			if r.Study == p.study {
@@ -94,12 +95,12 @@ func renderScalingPlot(o *scalingOptions, rows []scalingRow) ([]byte, error) {
 			panels = append(panels, p)
 		}
 	}
-	header := fmt.Sprintf("One PLL training step (forward, backward, Adam), |R| = %d, d = %d, float32", o.relations, o.rank)
+	header := fmt.Sprintf("One PLL training step (forward, backward, Adam), |R| = %d, d = %d, float32", o.Relations, o.Rank)
 	if len(panels) == 0 {
 		p := plot.New()
 		p.Title.Text = "no point measured yet"
 		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, 1, 0, 1
-		return drawScalingFigure([][]*plot.Plot{{p}}, plot.NewLegend(), header, 8*vg.Inch, 4*vg.Inch)
+		return drawFigure([][]*plot.Plot{{p}}, plot.NewLegend(), header, 8*vg.Inch, 4*vg.Inch)
 	}
 
 	legend := plot.NewLegend()
@@ -139,34 +140,34 @@ func renderScalingPlot(o *scalingOptions, rows []scalingRow) ([]byte, error) {
 			return nil, err
 		}
 		l.Color, l.Dashes = color.Gray{Y: 0x80}, []vg.Length{vg.Points(4), vg.Points(3)}
-		legend.Add("memory cap "+o.maxMem.String(), l)
+		legend.Add("memory cap "+o.MaxMem.String(), l)
 	}
 
 	grid := [][]*plot.Plot{make([]*plot.Plot, len(panels)), make([]*plot.Plot, len(panels))}
 	for j, pn := range panels {
 		var err error
-		if grid[0][j], err = scalingPanelPlot(pn, st, false); err != nil {
+		if grid[0][j], err = panelPlot(pn, st, false); err != nil {
 			return nil, err
 		}
-		if grid[1][j], err = scalingPanelPlot(pn, st, true); err != nil {
+		if grid[1][j], err = panelPlot(pn, st, true); err != nil {
 			return nil, err
 		}
 		grid[0][j].Title.Text = "step time, " + pn.title
 		grid[1][j].Title.Text = "peak RSS, " + pn.title
 	}
-	return drawScalingFigure(grid, legend, header, vg.Length(len(panels))*5.5*vg.Inch+2.2*vg.Inch, 9*vg.Inch)
+	return drawFigure(grid, legend, header, vg.Length(len(panels))*5.5*vg.Inch+2.2*vg.Inch, 9*vg.Inch)
 }
 
-// scalingPanelPlot draws step time (log scale, seconds) or, if memory,
+// panelPlot draws step time (log scale, seconds) or, if memory,
 // peak RSS against the panel's x.
-func scalingPanelPlot(pn scalingPanel, st scalingStyle, memory bool) (*plot.Plot, error) {
+func panelPlot(pn panel, st style, memory bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.X.Label.Text = pn.xlabel
 	p.Add(plotter.NewGrid())
-	y := func(r scalingRow) float64 { return r.StepMS / 1000 }
+	y := func(r Row) float64 { return r.StepMS / 1000 }
 	p.Y.Label.Text = "seconds per step"
 	if memory {
-		y = func(r scalingRow) float64 { return r.PeakRSSMB / st.perUnit }
+		y = func(r Row) float64 { return r.PeakRSSMB / st.perUnit }
 		p.Y.Label.Text = "peak RSS (" + st.unit + ")"
 	}
 
@@ -179,7 +180,7 @@ func scalingPanelPlot(pn scalingPanel, st scalingStyle, memory bool) (*plot.Plot
 		if x := pn.x(r); !slices.Contains(xs, x) {
 			xs = append(xs, x)
 		}
-		if !r.ok() {
+		if !r.OK() {
 			failures = true
 			continue
 		}
@@ -237,11 +238,11 @@ func scalingPanelPlot(pn scalingPanel, st scalingStyle, memory bool) (*plot.Plot
 		for _, r := range pn.rows {
 			switch {
 			case r.Model != m:
-			case r.ok() && y(r) > 0:
+			case r.OK() && y(r) > 0:
 				line = append(line, plotter.XY{X: pn.x(r), Y: y(r)})
-			case r.Status == scalingStatusOOM:
+			case r.Status == StatusOOM:
 				oom = append(oom, plotter.XY{X: pn.x(r), Y: failedY(i)})
-			case !r.ok():
+			case !r.OK():
 				failed = append(failed, plotter.XY{X: pn.x(r), Y: failedY(i)})
 			}
 		}
@@ -273,10 +274,10 @@ func scalingPanelPlot(pn scalingPanel, st scalingStyle, memory bool) (*plot.Plot
 	return p, nil
 }
 
-// drawScalingFigure draws the header across the top, the plots on a grid
+// drawFigure draws the header across the top, the plots on a grid
 // of aligned panels below it and the legend to their right, and encodes
 // the result as PNG.
-func drawScalingFigure(rows [][]*plot.Plot, legend plot.Legend, header string, w, h vg.Length) ([]byte, error) {
+func drawFigure(rows [][]*plot.Plot, legend plot.Legend, header string, w, h vg.Length) ([]byte, error) {
 	c, err := draw.NewFormattedCanvas(w, h, "png")
 	if err != nil {
 		return nil, err

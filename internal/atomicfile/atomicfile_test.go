@@ -1,4 +1,4 @@
-package main
+package atomicfile
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func TestWriteFileAtomic(t *testing.T) {
+func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
 	tests := []struct {
@@ -23,7 +23,7 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			must(t, WriteFileAtomic(path, []byte(tt.data), tt.perm))
+			must(t, WriteFile(path, []byte(tt.data), tt.perm))
 			got, err := os.ReadFile(path)
 			must(t, err)
 			if string(got) != tt.data {
@@ -39,31 +39,31 @@ func TestWriteFileAtomic(t *testing.T) {
 	}
 }
 
-func TestWriteFileAtomicFailureLeavesNothing(t *testing.T) {
+func TestWriteFileFailureLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	// Renaming a file over a directory fails after the temporary is written.
 	target := filepath.Join(dir, "target")
 	must(t, os.MkdirAll(filepath.Join(target, "child"), 0o755))
-	if err := WriteFileAtomic(target, []byte("x"), 0o644); err == nil {
+	if err := WriteFile(target, []byte("x"), 0o644); err == nil {
 		t.Fatal("no error writing over a non-empty directory")
 	}
 	assertNoTempFiles(t, dir)
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
 		t.Fatal("no error writing into a missing directory")
 	}
 }
 
 // Readers racing a writer see one complete version or the other, never a
 // mixture or a truncated file.
-func TestWriteFileAtomicReadersSeeWholeFiles(t *testing.T) {
+func TestWriteFileReadersSeeWholeFiles(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.tsv")
 	versions := [][]byte{bytes.Repeat([]byte("a"), 1<<20), bytes.Repeat([]byte("b"), 1<<19)}
-	must(t, WriteFileAtomic(path, versions[0], 0o644))
+	must(t, WriteFile(path, versions[0], 0o644))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
 		for i := 0; i < 50; i++ {
-			if err := WriteFileAtomic(path, versions[i%2], 0o644); err != nil {
+			if err := WriteFile(path, versions[i%2], 0o644); err != nil {
 				t.Error(err)
 				break
 			}
@@ -91,4 +91,21 @@ func TestWriteFileAtomicReadersSeeWholeFiles(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertNoTempFiles(t *testing.T, root string) {
+	t.Helper()
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && IsTemp(d.Name()) {
+			t.Errorf("temporary file left behind: %s", path)
+		}
+		return nil
+	})
 }

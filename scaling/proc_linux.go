@@ -1,4 +1,4 @@
-package main
+package scaling
 
 import (
 	"math"
@@ -6,9 +6,9 @@ import (
 	"syscall"
 )
 
-// scalingChildAttr makes the kernel kill a point's child process when the
-// study dies, even by SIGKILL: an orphan would go on loading the machine.
-func scalingChildAttr() *syscall.SysProcAttr {
+// childAttr makes the kernel kill a point's child process when the study
+// dies, even by SIGKILL: an orphan would go on loading the machine.
+func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
@@ -21,6 +21,6 @@ func childMaxRSSMB(ps *os.ProcessState) float64 {
 	return math.NaN()
 }
 
-// scalingCapEnforced reports whether the -scaling-max-mem watchdog can read
-// a child's memory (from /proc).
-const scalingCapEnforced = true
+// CapEnforced reports whether the watchdog that stops a point at
+// Options.MaxMem can read a child's memory (from /proc, Linux's).
+const CapEnforced = true
