@@ -280,7 +280,8 @@ func (c *Circuit) constrainedMarginal(b *Batch, v Var, q *G.Node) (*G.Node, erro
 	if err != nil {
 		return nil, err
 	}
-	return signedRowLSE(sum, nn.Negative(v, sum.Shape()[1]))
+	e := c.expr()
+	return e.Result(e.signedRowLSE(sum, v))
 }
 
 // typeRow returns row t of a types×w matrix as a 1×w matrix.
@@ -426,7 +427,8 @@ func (c *Circuit) nonNegativePart(a, b int32, rels []int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return signedRowLSE(sum, nn.Negative(Object, sum.Shape()[1]))
+	e := c.expr()
+	return e.Result(e.signedRowLSE(sum, Object))
 }
 
 // constrainedRelationMarginals is RelationLogMarginals under the constraint:

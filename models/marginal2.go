@@ -27,16 +27,9 @@ func (c *Circuit) RelationLogMarginals() (*G.Node, error) {
 		case Energy:
 			return nil, ErrIntractable
 		case NonNegative:
-			nn := nonNegative(c.m.Score)
-			x, err := c.summedOut(Subject, Object)
-			if err != nil {
-				return nil, err
-			}
-			q, err := nn.LogQuery(Relation, x, c)
-			if err != nil {
-				return nil, err
-			}
-			return c.logCandidatesFrom(q, Relation)
+			e := c.expr()
+			q := e.logQuery(Relation, c.summedOut(e, Subject, Object), c)
+			return e.Result(c.logCandidatesFrom(e, q, Relation))
 		}
 		nr := c.m.Sizes.Relations
 		parts := make(G.Nodes, nr)
@@ -191,16 +184,8 @@ func (c *Circuit) nonNegativeSubjectMarginals() (*G.Node, error) {
 	if c.m.Semantics != NonNegative || c.dom != nil {
 		return nil, fmt.Errorf("models: the subject marginals by relation need an unconstrained non-negative model")
 	}
-	x, err := c.summedOut(Object)
-	if err != nil {
-		return nil, err
-	}
-	if x.R, err = c.table(Relation); err != nil {
-		return nil, err
-	}
-	q, err := nonNegative(c.m.Score).LogQuery(Subject, x, c)
-	if err != nil {
-		return nil, err
-	}
-	return c.logCandidatesFrom(q, Subject)
+	e := c.expr()
+	x := c.summedOut(e, Object)
+	x.R = e.Use(c.table(Relation))
+	return e.Result(c.logCandidatesFrom(e, e.logQuery(Subject, x, c), Subject))
 }
