@@ -31,25 +31,15 @@ func (c *Circuit) RelationLogMarginals() (*G.Node, error) {
 			q := e.logQuery(Relation, c.summedOut(e, Subject, Object), c)
 			return e.Result(c.logCandidatesFrom(e, q, Relation))
 		}
-		nr := c.m.Sizes.Relations
-		parts := make(G.Nodes, nr)
-		for r := 0; r < nr; r++ {
+		var e graph.Builder
+		parts := make(G.Nodes, c.m.Sizes.Relations)
+		for r := range parts {
 			rt := &restricted{Circuit: c, r: r}
-			z, err := c.m.Score.SquaredPartition(rt)
-			if err != nil {
-				return nil, err
-			}
-			if parts[r], err = rt.asRow(z); err != nil {
-				return nil, err
-			}
-		}
-		zs, err := graph.ConcatCols(parts...)
-		if err != nil {
-			return nil, err
+			parts[r] = rt.asRow(&e, e.Use(c.m.Score.SquaredPartition(rt)))
 		}
 		// Each relation carries ε·|E|² of the uniform mass.
 		n := float64(c.m.Sizes.Entities)
-		return graph.LogPos(zs, c.eps()*n*n)
+		return e.Result(e.LogPos(e.ConcatCols(parts...), c.eps()*n*n))
 	})
 }
 
@@ -101,8 +91,11 @@ func (t *restricted) Sizes() Sizes {
 }
 
 // asRow turns a scalar node into a 1×1 matrix for concatenation.
-func (t *restricted) asRow(z *G.Node) (*G.Node, error) {
-	return graph.ScaleBy(identity(t.g, t.m.Dtype, 1, fmt.Sprintf("one#%d", t.r)), z)
+func (t *restricted) asRow(e *graph.Builder, z *G.Node) *G.Node {
+	if e.Err() != nil {
+		return nil
+	}
+	return e.ScaleBy(identity(t.g, t.m.Dtype, 1, fmt.Sprintf("one#%d", t.r)), z)
 }
 
 // identity returns the k×k identity matrix as a constant node.
