@@ -139,32 +139,14 @@ func (c *Circuit) squaredSubjectMarginals(rs, gram *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("models: %d relation indices, want one", rs.Shape()[0])
 	}
 	units := identity(c.g, c.m.Dtype, k, "subject-units")
-	rel, err := graph.Gather(c.tables[c.m.Layout.Relation], rs)
-	if err != nil {
-		return nil, err
-	}
-	a, err := c.queryFrom(Object, Inputs{S: units, R: rel}) // A_r, k×k_o
-	if err != nil {
-		return nil, err
-	}
-	ag, err := graph.MatMul(a, gram, false, false)
-	if err != nil {
-		return nil, err
-	}
-	mr, err := graph.MatMul(ag, a, false, true) // M_r
-	if err != nil {
-		return nil, err
-	}
+	var e graph.Builder
+	rel := e.Gather(c.tables[c.m.Layout.Relation], rs)
+	// A_r (k×k_o) and M_r = A_r G_O A_rᵀ.
+	a := e.Do(func() (*G.Node, error) { return c.queryFrom(Object, Inputs{S: units, R: rel}) })
+	mr := e.MatMul(e.MatMul(a, gram, false, false), a, false, true)
 	subjects := c.RoleTable(Subject)
-	sm, err := graph.MatMul(subjects, mr, false, false)
-	if err != nil {
-		return nil, err
-	}
-	quad, err := graph.RowDot(sm, subjects)
-	if err != nil {
-		return nil, err
-	}
-	return graph.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities))
+	quad := e.RowDot(e.MatMul(subjects, mr, false, false), subjects)
+	return e.Result(e.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities)))
 }
 
 // nonNegativeSubjectMarginals returns the |R|×|E| matrix of
