@@ -326,15 +326,6 @@ func (b *Builder) ModeProduct(t, m *G.Node, mode int, d [3]int, transM bool) *G.
 	return b.named("ModeProduct", n, err)
 }
 
-// TypedGram is the Gram matrix of the rows of each class (see TypedGram).
-func (b *Builder) TypedGram(x *G.Node, classOf []int32, classes int) *G.Node {
-	if !b.ready("TypedGram", x) {
-		return nil
-	}
-	n, err := TypedGram(x, classOf, classes)
-	return b.named("TypedGram", n, err)
-}
-
 // TypedQuadForm is qᵢᵀ G_{class i} qᵢ for each row (see TypedQuadForm).
 func (b *Builder) TypedQuadForm(q, grams, class *G.Node) *G.Node {
 	if !b.ready("TypedQuadForm", q, grams, class) {

@@ -83,8 +83,6 @@ var builderCases = []struct {
 	{"ModeProduct", func(b *Builder, x builderInputs) *G.Node {
 		return b.ModeProduct(x.t24, x.m22, 2, [3]int{2, 2, 2}, true)
 	}, func(x builderInputs) (*G.Node, error) { return ModeProduct(x.t24, x.m22, 2, [3]int{2, 2, 2}, true) }},
-	{"TypedGram", func(b *Builder, x builderInputs) *G.Node { return b.TypedGram(x.a, rowClass, 2) },
-		func(x builderInputs) (*G.Node, error) { return TypedGram(x.a, rowClass, 2) }},
 	{"TypedQuadForm", func(b *Builder, x builderInputs) *G.Node { return b.TypedQuadForm(x.a, x.grams, x.cls) },
 		func(x builderInputs) (*G.Node, error) { return TypedQuadForm(x.a, x.grams, x.cls) }},
 	{"TypedColLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.TypedColLogSumExp(x.a, rowClass, 2) },

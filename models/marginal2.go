@@ -77,11 +77,8 @@ func (t *restricted) RoleGram(v Var) (*G.Node, error) {
 	if v != Relation {
 		return t.Circuit.RoleGram(v)
 	}
-	row, err := t.rowNode()
-	if err != nil {
-		return nil, err
-	}
-	return graph.Gram(row)
+	var e graph.Builder
+	return e.Result(e.Gram(e.Use(t.rowNode())))
 }
 
 func (t *restricted) Sizes() Sizes {
