@@ -118,7 +118,9 @@ func (b *Batch) index(v Var) (*G.Node, error) {
 }
 
 // expr chains the circuit's graph ops and the hooks of its score function's
-// non-negative restriction, keeping the first error (graph.Builder).
+// non-negative restriction, keeping the first error (graph.Builder). The
+// hooks run through Do: they read nodes of the chain, which are nil after a
+// failure.
 type expr struct {
 	graph.Builder
 	sf ScoreFunction
