@@ -19,8 +19,8 @@ type builderInputs struct {
 }
 
 var (
-	rowClass  = []int32{0, 1, 0, 1}
-	pairTable = map[[2]int32]int32{{0, 1}: 0, {1, 1}: 1}
+	builderClasses = []int32{0, 1, 0, 1}
+	builderPairs   = map[[2]int32]int32{{0, 1}: 0, {1, 1}: 1}
 )
 
 // builderCases pairs each Builder method with the function it mirrors; op
@@ -85,17 +85,19 @@ var builderCases = []struct {
 	}, func(x builderInputs) (*G.Node, error) { return ModeProduct(x.t24, x.m22, 2, [3]int{2, 2, 2}, true) }},
 	{"TypedQuadForm", func(b *Builder, x builderInputs) *G.Node { return b.TypedQuadForm(x.a, x.grams, x.cls) },
 		func(x builderInputs) (*G.Node, error) { return TypedQuadForm(x.a, x.grams, x.cls) }},
-	{"TypedColLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.TypedColLogSumExp(x.a, rowClass, 2) },
-		func(x builderInputs) (*G.Node, error) { return TypedColLogSumExp(x.a, rowClass, 2) }},
-	{"MapIndex", func(b *Builder, x builderInputs) *G.Node { return b.MapIndex(x.idx, rowClass) },
-		func(x builderInputs) (*G.Node, error) { return MapIndex(x.idx, rowClass) }},
+	{"TypedColLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.TypedColLogSumExp(x.a, builderClasses, 2) },
+		func(x builderInputs) (*G.Node, error) { return TypedColLogSumExp(x.a, builderClasses, 2) }},
+	{"MapIndex", func(b *Builder, x builderInputs) *G.Node { return b.MapIndex(x.idx, builderClasses) },
+		func(x builderInputs) (*G.Node, error) { return MapIndex(x.idx, builderClasses) }},
 	{"PairIndex", func(b *Builder, x builderInputs) *G.Node {
-		return b.PairIndex(x.idx, x.cls, rowClass, rowClass, pairTable)
-	}, func(x builderInputs) (*G.Node, error) { return PairIndex(x.idx, x.cls, rowClass, rowClass, pairTable) }},
+		return b.PairIndex(x.idx, x.cls, builderClasses, builderClasses, builderPairs)
+	}, func(x builderInputs) (*G.Node, error) {
+		return PairIndex(x.idx, x.cls, builderClasses, builderClasses, builderPairs)
+	}},
 	{"MaskEqual", func(b *Builder, x builderInputs) *G.Node { return b.MaskEqual(x.vec, x.idx, x.cls) },
 		func(x builderInputs) (*G.Node, error) { return MaskEqual(x.vec, x.idx, x.cls) }},
-	{"MaskClasses", func(b *Builder, x builderInputs) *G.Node { return b.MaskClasses(x.a, x.cls, rowClass) },
-		func(x builderInputs) (*G.Node, error) { return MaskClasses(x.a, x.cls, rowClass) }},
+	{"MaskClasses", func(b *Builder, x builderInputs) *G.Node { return b.MaskClasses(x.a, x.cls, builderClasses) },
+		func(x builderInputs) (*G.Node, error) { return MaskClasses(x.a, x.cls, builderClasses) }},
 	{"LookupFloats", func(b *Builder, x builderInputs) *G.Node {
 		return b.LookupFloats(x.idx, []float64{0.5, -1, 2, 3}, tensor.Float64)
 	}, func(x builderInputs) (*G.Node, error) {
@@ -116,7 +118,7 @@ func newBuilderInputs(g *G.ExprGraph) builderInputs {
 	}
 	x.neg = must(Scale(x.neg, -1))
 	x.gram = must(Gram(x.c))
-	x.grams = must(TypedGram(x.c, rowClass, 2))
+	x.grams = must(TypedGram(x.c, builderClasses, 2))
 	x.s = must(Sum(x.c))
 	return x
 }
