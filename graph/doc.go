@@ -25,4 +25,8 @@
 // ...), call Backward for the gradients, Compile the loss and gradients
 // once, then for each batch write the new indices into the input tensors in
 // place, Run, and pass the gradient values to Adam.Step.
+//
+// A Builder chains the ops with one error check per expression: its
+// methods return only nodes and it keeps the first error, so a formula is
+// written as one, e.g. e.Dot(e.Mul(e.Gram(U), e.Gram(W)), e.Gram(V)).
 package graph

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"strings"
 
 	"gekc/graph"
 
@@ -47,4 +48,45 @@ func Example() {
 	// Output:
 	// loss 0.1269
 	// after one step 0.0545
+}
+
+// CP's squared partition function Σ_ij (UᵀU)_ij (WᵀW)_ij (VᵀV)_ij written
+// as the formula: one error check for the whole expression. A failing step
+// (here a 2×2 by 3×3 product) stops the chain; Err names it.
+func ExampleBuilder() {
+	g := G.NewGraph()
+	matrix := func(name string, rows int, x ...float64) *G.Node {
+		cols := len(x) / rows
+		return G.NewMatrix(g, tensor.Float64, G.WithShape(rows, cols), G.WithName(name),
+			G.WithValue(tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(x))))
+	}
+	U := matrix("U", 2, 1, 2, 0, 1)
+	W := matrix("W", 1, 1, -1)
+	V := matrix("V", 2, 1, 0, 0, 1)
+
+	var e graph.Builder
+	z, err := e.Result(e.Dot(e.Mul(e.Gram(U), e.Gram(W)), e.Gram(V)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prog, err := graph.Compile(z)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := prog.Run(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("Σ φ² =", z.Value().Data())
+
+	var bad graph.Builder
+	q := bad.MatMul(bad.Gram(U), matrix("M", 3, 1, 0, 0, 0, 1, 0, 0, 0, 1), false, false)
+	fmt.Println("then:", bad.Sum(q))
+	fmt.Println("failed in MatMul:", strings.HasPrefix(bad.Err().Error(), "graph.MatMul:"))
+	// Output:
+	// Σ φ² = 6
+	// then: <nil>
+	// failed in MatMul: true
 }

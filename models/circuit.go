@@ -117,6 +117,31 @@ func (b *Batch) index(v Var) (*G.Node, error) {
 	return b.idx[v], nil
 }
 
+// expr chains the circuit's graph ops and the hooks of its score function's
+// non-negative restriction, keeping the first error (graph.Builder). The
+// hooks run through Do: they read nodes of the chain, which are nil after a
+// failure.
+type expr struct {
+	graph.Builder
+	sf ScoreFunction
+}
+
+func (c *Circuit) expr() *expr { return &expr{sf: c.m.Score} }
+
+// logQuery is the restriction's LogQuery.
+func (e *expr) logQuery(target Var, x Inputs, t Tables) *G.Node {
+	return e.Do(func() (*G.Node, error) { return nonNegative(e.sf).LogQuery(target, x, t) })
+}
+
+// logCandidates is the restriction's LogCandidates.
+func (e *expr) logCandidates(target Var, feats *G.Node) *G.Node {
+	return e.Do(func() (*G.Node, error) { return nonNegative(e.sf).LogCandidates(target, feats) })
+}
+
+// negative is how many of the cols trailing columns of slot v's log-query
+// have weight −1.
+func (e *expr) negative(v Var, cols int) int { return nonNegative(e.sf).Negative(v, cols) }
+
 // table returns the node whose rows are the input units of slot v: the raw
 // parameters, or for non-negative models their log features.
 func (c *Circuit) table(v Var) (*G.Node, error) {
@@ -135,58 +160,40 @@ func (c *Circuit) table(v Var) (*G.Node, error) {
 // query and every slot of the table.
 func (c *Circuit) colLogSum(v Var) (*G.Node, error) {
 	return c.memo("collse:"+c.m.Layout.table(v), func() (*G.Node, error) {
-		t, err := c.table(v)
-		if err != nil {
-			return nil, err
-		}
-		return graph.ColLogSumExp(t)
+		var e graph.Builder
+		return e.Result(e.ColLogSumExp(e.Use(c.table(v))))
 	})
 }
 
 // summedOut returns the inputs of a non-negative circuit with the slots vs
 // summed out: each set to its column log-sums.
-func (c *Circuit) summedOut(vs ...Var) (Inputs, error) {
+func (c *Circuit) summedOut(e *expr, vs ...Var) Inputs {
 	var x Inputs
 	for _, v := range vs {
-		s, err := c.colLogSum(v)
-		if err != nil {
-			return Inputs{}, err
-		}
-		x.set(v, s)
+		x.set(v, e.Use(c.colLogSum(v)))
 	}
-	return x, nil
+	return x
 }
 
 // input returns the rows of slot v's input units for the batch.
 func (b *Batch) input(v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("in:%v", v), func() (*G.Node, error) {
-		t, err := b.c.table(v)
-		if err != nil {
-			return nil, err
-		}
-		idx, err := b.index(v)
-		if err != nil {
-			return nil, err
-		}
-		return graph.Gather(t, idx)
+		var e graph.Builder
+		return e.Result(e.Gather(e.Use(b.c.table(v)), e.Use(b.index(v))))
 	})
 }
 
 // query returns q_v for the batch.
 func (b *Batch) query(v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("q:%v", v), func() (*G.Node, error) {
+		var e graph.Builder
 		var x Inputs
 		for _, u := range Vars {
-			if u == v {
-				continue
+			if u != v {
+				x.set(u, e.Use(b.input(u)))
 			}
-			in, err := b.input(u)
-			if err != nil {
-				return nil, err
-			}
-			x.set(u, in)
 		}
-		return b.c.queryFrom(v, x)
+		return e.Result(e.Do(func() (*G.Node, error) { return b.c.queryFrom(v, x) }))
 	})
 }
 
@@ -210,34 +217,15 @@ func (c *Circuit) LogScore(b *Batch) (*G.Node, error) {
 }
 
 func (c *Circuit) logScore(b *Batch) (*G.Node, error) {
-	q, err := b.query(Object)
-	if err != nil {
-		return nil, err
-	}
-	x, err := b.input(Object)
-	if err != nil {
-		return nil, err
-	}
+	e := c.expr()
+	q, x := e.Use(b.query(Object)), e.Use(b.input(Object))
 	switch c.m.Semantics {
 	case Energy:
-		return graph.RowDot(q, x)
+		return e.Result(e.RowDot(q, x))
 	case Squared:
-		phi, err := graph.RowDot(q, x)
-		if err != nil {
-			return nil, err
-		}
-		return graph.LogSquare(phi, c.eps())
+		return e.Result(e.LogSquare(e.RowDot(q, x), c.eps()))
 	}
-	nn := nonNegative(c.m.Score)
-	cand, err := nn.LogCandidates(Object, x)
-	if err != nil {
-		return nil, err
-	}
-	t, err := graph.Add(q, cand)
-	if err != nil {
-		return nil, err
-	}
-	return signedRowLSE(t, nn.Negative(Object, t.Shape()[1]))
+	return e.Result(e.signedRowLSE(e.Add(q, e.logCandidates(Object, x)), Object))
 }
 
 // eps is the epsilon mass per triple of a squared model.
@@ -265,32 +253,18 @@ func (c *Circuit) LogMarginal(b *Batch, v Var) (*G.Node, error) {
 		if c.dom != nil {
 			return c.constrainedMarginal(b, v, q)
 		}
+		e := c.expr()
 		switch c.m.Semantics {
 		case Energy:
-			s, err := c.Candidates(b, v)
-			if err != nil {
-				return nil, err
-			}
-			return graph.RowLogSumExp(s)
+			return e.Result(e.RowLogSumExp(e.Use(c.Candidates(b, v))))
 		case Squared:
 			return c.squaredMarginal(q, v, b.size)
 		}
-		nn := nonNegative(c.m.Score)
-		colSum, err := c.memo(fmt.Sprintf("colsum:%v", v), func() (*G.Node, error) {
-			s, err := c.colLogSum(v)
-			if err != nil {
-				return nil, err
-			}
-			return nn.LogCandidates(v, s)
-		})
-		if err != nil {
-			return nil, err
-		}
-		sum, err := graph.Add(q, colSum)
-		if err != nil {
-			return nil, err
-		}
-		return signedRowLSE(sum, nn.Negative(v, sum.Shape()[1]))
+		colSum := e.Use(c.memo(fmt.Sprintf("colsum:%v", v), func() (*G.Node, error) {
+			e := c.expr()
+			return e.Result(e.logCandidates(v, e.Use(c.colLogSum(v))))
+		}))
+		return e.Result(e.signedRowLSE(e.Add(q, colSum), v))
 	})
 }
 
@@ -303,55 +277,27 @@ func (c *Circuit) squaredMarginal(q *G.Node, v Var, batch int) (*G.Node, error) 
 	spec := c.m.Layout.spec(name)
 	n, k := spec.Rows, spec.Cols
 	mass := c.eps() * float64(c.domain(v))
+	var e graph.Builder
 	var quad *G.Node
 	if v != Relation || k*(n+batch) <= batch*n {
-		gram, err := c.gram(name)
-		if err != nil {
-			return nil, err
-		}
-		if quad, err = graph.QuadForm(q, gram); err != nil {
-			return nil, err
-		}
+		quad = e.QuadForm(q, e.Use(c.gram(name)))
 	} else {
-		s, err := graph.MatMul(q, c.tables[name], false, true)
-		if err != nil {
-			return nil, err
-		}
-		if quad, err = graph.RowDot(s, s); err != nil {
-			return nil, err
-		}
+		s := e.MatMul(q, c.tables[name], false, true)
+		quad = e.RowDot(s, s)
 	}
-	return graph.LogPos(quad, mass)
+	return e.Result(e.LogPos(quad, mass))
 }
 
 // LogConditional returns log p(v | the other two slots) for each triple.
 func (c *Circuit) LogConditional(b *Batch, v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("logcond:%v", v), func() (*G.Node, error) {
+		var e graph.Builder
 		if c.m.Semantics == Energy {
 			// Fused log-softmax: the B×|dom v| scores are needed anyway.
-			s, err := c.Candidates(b, v)
-			if err != nil {
-				return nil, err
-			}
-			idx, err := b.index(v)
-			if err != nil {
-				return nil, err
-			}
-			nll, err := graph.LogSoftmaxNLL(s, idx)
-			if err != nil {
-				return nil, err
-			}
-			return graph.Scale(nll, -1)
+			s, idx := e.Use(c.Candidates(b, v)), e.Use(b.index(v))
+			return e.Result(e.Neg(e.LogSoftmaxNLL(s, idx)))
 		}
-		ls, err := c.LogScore(b)
-		if err != nil {
-			return nil, err
-		}
-		lm, err := c.LogMarginal(b, v)
-		if err != nil {
-			return nil, err
-		}
-		return graph.Sub(ls, lm)
+		return e.Result(e.Sub(e.Use(c.LogScore(b)), e.Use(c.LogMarginal(b, v))))
 	})
 }
 
@@ -362,44 +308,18 @@ func (c *Circuit) LogPartition() (*G.Node, error) {
 		if c.dom != nil {
 			return c.constrainedPartition()
 		}
+		e := c.expr()
 		switch c.m.Semantics {
 		case Energy:
 			return nil, ErrIntractable
 		case Squared:
-			z, err := c.m.Score.SquaredPartition(c)
-			if err != nil {
-				return nil, err
-			}
-			return graph.LogPos(z, c.m.EpsMass)
+			return e.Result(e.LogPos(e.Use(c.m.Score.SquaredPartition(c)), c.m.EpsMass))
 		}
 		// Σ over a slot of a multilinear circuit = the circuit evaluated at
 		// the slot's column sums (paper, Proposition 1): substitute them.
-		nn := nonNegative(c.m.Score)
-		x, err := c.summedOut(Subject, Relation)
-		if err != nil {
-			return nil, err
-		}
-		q, err := nn.LogQuery(Object, x, c)
-		if err != nil {
-			return nil, err
-		}
-		so, err := c.colLogSum(Object)
-		if err != nil {
-			return nil, err
-		}
-		cand, err := nn.LogCandidates(Object, so)
-		if err != nil {
-			return nil, err
-		}
-		sum, err := graph.Add(q, cand)
-		if err != nil {
-			return nil, err
-		}
-		z, err := signedRowLSE(sum, nn.Negative(Object, sum.Shape()[1]))
-		if err != nil {
-			return nil, err
-		}
-		return graph.Sum(z)
+		q := e.logQuery(Object, c.summedOut(e, Subject, Relation), c)
+		cand := e.logCandidates(Object, e.Use(c.colLogSum(Object)))
+		return e.Result(e.Sum(e.signedRowLSE(e.Add(q, cand), Object)))
 	})
 }
 
@@ -416,101 +336,52 @@ func (c *Circuit) Candidates(b *Batch, v Var) (*G.Node, error) {
 }
 
 func (c *Circuit) candidates(b *Batch, v Var) (*G.Node, error) {
-	q, err := b.query(v)
-	if err != nil {
-		return nil, err
-	}
-	t, err := c.table(v)
-	if err != nil {
-		return nil, err
-	}
+	e := c.expr()
+	q, t := e.Use(b.query(v)), e.Use(c.table(v))
 	switch c.m.Semantics {
 	case Energy:
-		return graph.MatMul(q, t, false, true)
+		return e.Result(e.MatMul(q, t, false, true))
 	case Squared:
-		s, err := graph.MatMul(q, t, false, true)
-		if err != nil {
-			return nil, err
-		}
-		return graph.LogSquare(s, c.eps())
+		return e.Result(e.LogSquare(e.MatMul(q, t, false, true), c.eps()))
 	}
-	return c.logCandidatesFrom(q, v)
+	return e.Result(c.logCandidatesFrom(e, q, v))
 }
 
 // logCandidatesFrom scores a non-negative model's log-query against every
 // row of slot v's table: log Σ_k w_k exp(q_k + c_vk), with weights −1 on
 // the trailing Negative columns.
-func (c *Circuit) logCandidatesFrom(q *G.Node, v Var) (*G.Node, error) {
-	t, err := c.table(v)
-	if err != nil {
-		return nil, err
-	}
-	nn := nonNegative(c.m.Score)
-	cand, err := nn.LogCandidates(v, t)
-	if err != nil {
-		return nil, err
+func (c *Circuit) logCandidatesFrom(e *expr, q *G.Node, v Var) *G.Node {
+	cand := e.logCandidates(v, e.Use(c.table(v)))
+	if e.Err() != nil {
+		return nil
 	}
 	k := cand.Shape()[1]
-	neg := nn.Negative(v, k)
+	neg := e.negative(v, k)
 	if neg == 0 {
-		return graph.LogMatMulExp(q, cand, false, true)
+		return e.LogMatMulExp(q, cand, false, true)
 	}
-	part := func(from, to int) (*G.Node, error) {
-		qs, err := graph.SliceCols(q, from, to)
-		if err != nil {
-			return nil, err
-		}
-		cs, err := graph.SliceCols(cand, from, to)
-		if err != nil {
-			return nil, err
-		}
-		return graph.LogMatMulExp(qs, cs, false, true)
+	part := func(from, to int) *G.Node {
+		return e.LogMatMulExp(e.SliceCols(q, from, to), e.SliceCols(cand, from, to), false, true)
 	}
-	pos, err := part(0, k-neg)
-	if err != nil {
-		return nil, err
-	}
-	ng, err := part(k-neg, k)
-	if err != nil {
-		return nil, err
-	}
-	return logSubExp(pos, ng)
+	return e.logSubExp(part(0, k-neg), part(k-neg, k))
 }
 
-// signedRowLSE returns log(Σ_{j<k−neg} exp t_ij − Σ_{j≥k−neg} exp t_ij) per row.
-func signedRowLSE(t *G.Node, neg int) (*G.Node, error) {
+// signedRowLSE returns log(Σ_{j<k−neg} exp t_ij − Σ_{j≥k−neg} exp t_ij) per
+// row of the B×k log-terms t of slot v, the trailing neg of whose columns
+// have weight −1.
+func (e *expr) signedRowLSE(t *G.Node, v Var) *G.Node {
+	if e.Err() != nil {
+		return nil
+	}
 	k := t.Shape()[1]
+	neg := e.negative(v, k)
 	if neg == 0 {
-		return graph.RowLogSumExp(t)
+		return e.RowLogSumExp(t)
 	}
-	ps, err := graph.SliceCols(t, 0, k-neg)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := graph.SliceCols(t, k-neg, k)
-	if err != nil {
-		return nil, err
-	}
-	p, err := graph.RowLogSumExp(ps)
-	if err != nil {
-		return nil, err
-	}
-	n, err := graph.RowLogSumExp(ns)
-	if err != nil {
-		return nil, err
-	}
-	return logSubExp(p, n)
+	return e.logSubExp(e.RowLogSumExp(e.SliceCols(t, 0, k-neg)), e.RowLogSumExp(e.SliceCols(t, k-neg, k)))
 }
 
 // logSubExp returns log(exp p − exp n) = p + log(1 − exp(n − p)).
-func logSubExp(p, n *G.Node) (*G.Node, error) {
-	d, err := graph.Sub(n, p)
-	if err != nil {
-		return nil, err
-	}
-	l, err := graph.Log1mExp(d)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Add(p, l)
+func (e *expr) logSubExp(p, n *G.Node) *G.Node {
+	return e.Add(p, e.Log1mExp(e.Sub(n, p)))
 }

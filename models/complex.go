@@ -31,13 +31,12 @@ func (ComplEx) Layout(sz Sizes) Layout {
 }
 
 // halves splits [re | im] rows.
-func halves(x *G.Node) (re, im *G.Node, err error) {
-	d := x.Shape()[1] / 2
-	if re, err = graph.SliceCols(x, 0, d); err != nil {
-		return nil, nil, err
+func halves(e *graph.Builder, x *G.Node) (re, im *G.Node) {
+	if e.Err() != nil {
+		return nil, nil
 	}
-	im, err = graph.SliceCols(x, d, 2*d)
-	return re, im, err
+	d := x.Shape()[1] / 2
+	return e.SliceCols(x, 0, d), e.SliceCols(x, d, 2*d)
 }
 
 // Query (linear algebra only; the restriction uses LogQuery) is a complex
@@ -72,79 +71,21 @@ func (ComplEx) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, erro
 // costing O((|E| + |R|)·d²).
 func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
 	d := t.Sizes().Rank
-	gs, err := t.RoleGram(Subject)
-	if err != nil {
-		return nil, err
+	var e graph.Builder
+	// blocks splits a Gram matrix of [re | im] rows into re·re, re·im,
+	// im·im and im·re.
+	blocks := func(g *G.Node) (x, y, z, yT *G.Node) {
+		return e.SliceBlock(g, 0, d, 0, d), e.SliceBlock(g, 0, d, d, 2*d),
+			e.SliceBlock(g, d, 2*d, d, 2*d), e.SliceBlock(g, d, 2*d, 0, d)
 	}
-	gr, err := t.RoleGram(Relation)
-	if err != nil {
-		return nil, err
-	}
-	gobj, err := t.RoleGram(Object)
-	if err != nil {
-		return nil, err
-	}
-	blocks := func(g *G.Node) (x, y, z, yT *G.Node, err error) {
-		if x, err = graph.SliceBlock(g, 0, d, 0, d); err != nil {
-			return
-		}
-		if y, err = graph.SliceBlock(g, 0, d, d, 2*d); err != nil {
-			return
-		}
-		if z, err = graph.SliceBlock(g, d, 2*d, d, 2*d); err != nil {
-			return
-		}
-		yT, err = graph.SliceBlock(g, d, 2*d, 0, d)
-		return
-	}
-	A, B, C, BT, err := blocks(gs)
-	if err != nil {
-		return nil, err
-	}
-	P, Q, S, QT, err := blocks(gr)
-	if err != nil {
-		return nil, err
-	}
-	Ao, Bo, Co, _, err := blocks(gobj)
-	if err != nil {
-		return nil, err
-	}
-	e := &exprs{}
-	saa := e.sum(e.mul(A, P), e.neg(e.mul(B, Q)), e.neg(e.mul(BT, QT)), e.mul(C, S))
-	sbb := e.sum(e.mul(A, S), e.mul(B, QT), e.mul(BT, Q), e.mul(C, P))
-	sab := e.sum(e.mul(A, Q), e.mul(B, P), e.neg(e.mul(BT, S)), e.neg(e.mul(C, QT)))
-	z := e.sum(e.mul(Ao, saa), e.scale(e.mul(Bo, sab), 2), e.mul(Co, sbb))
-	if e.err != nil {
-		return nil, e.err
-	}
-	return graph.Sum(z)
-}
-
-// exprs chains elementwise graph ops, keeping the first error.
-type exprs struct{ err error }
-
-func (e *exprs) do(f func() (*G.Node, error)) *G.Node {
-	if e.err != nil {
-		return nil
-	}
-	n, err := f()
-	e.err = err
-	return n
-}
-func (e *exprs) mul(a, b *G.Node) *G.Node {
-	return e.do(func() (*G.Node, error) { return graph.Mul(a, b) })
-}
-func (e *exprs) neg(a *G.Node) *G.Node { return e.scale(a, -1) }
-func (e *exprs) scale(a *G.Node, c float64) *G.Node {
-	return e.do(func() (*G.Node, error) { return graph.Scale(a, c) })
-}
-func (e *exprs) sum(xs ...*G.Node) *G.Node {
-	acc := xs[0]
-	for _, x := range xs[1:] {
-		a := acc
-		acc = e.do(func() (*G.Node, error) { return graph.Add(a, x) })
-	}
-	return acc
+	A, B, C, BT := blocks(e.Use(t.RoleGram(Subject)))
+	P, Q, S, QT := blocks(e.Use(t.RoleGram(Relation)))
+	Ao, Bo, Co, _ := blocks(e.Use(t.RoleGram(Object)))
+	saa := e.AddAll(e.Mul(A, P), e.Neg(e.Mul(B, Q)), e.Neg(e.Mul(BT, QT)), e.Mul(C, S))
+	sbb := e.AddAll(e.Mul(A, S), e.Mul(B, QT), e.Mul(BT, Q), e.Mul(C, P))
+	sab := e.AddAll(e.Mul(A, Q), e.Mul(B, P), e.Neg(e.Mul(BT, S)), e.Neg(e.Mul(C, QT)))
+	z := e.AddAll(e.Mul(Ao, saa), e.Scale(e.Mul(Bo, sab), 2), e.Mul(Co, sbb))
+	return e.Result(e.Sum(z))
 }
 
 // LogFeatures maps parameter rows [log Re | θ] to log input values
@@ -160,16 +101,12 @@ var complexTerms = [4][3]int{{0, 0, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 0}}
 // LogQuery returns the 4d columns log(part_a) + log(part_b) of the four
 // terms, for the two slots other than target.
 func (ComplEx) LogQuery(target Var, x Inputs, _ Tables) (*G.Node, error) {
+	var e graph.Builder
 	var parts [3][2]*G.Node
 	for _, v := range Vars {
-		if v == target {
-			continue
+		if v != target {
+			parts[v][0], parts[v][1] = halves(&e, x.get(v))
 		}
-		re, im, err := halves(x.get(v))
-		if err != nil {
-			return nil, err
-		}
-		parts[v] = [2]*G.Node{re, im}
 	}
 	cols := make([]*G.Node, 4)
 	for i, term := range complexTerms {
@@ -179,26 +116,20 @@ func (ComplEx) LogQuery(target Var, x Inputs, _ Tables) (*G.Node, error) {
 				ops = append(ops, parts[v][term[v]])
 			}
 		}
-		c, err := graph.Add(ops[0], ops[1])
-		if err != nil {
-			return nil, err
-		}
-		cols[i] = c
+		cols[i] = e.Add(ops[0], ops[1])
 	}
-	return graph.ConcatCols(cols...)
+	return e.Result(e.ConcatCols(cols...))
 }
 
 // LogCandidates picks, for each of the four terms, target's re or im part.
 func (ComplEx) LogCandidates(target Var, feats *G.Node) (*G.Node, error) {
-	re, im, err := halves(feats)
-	if err != nil {
-		return nil, err
-	}
+	var e graph.Builder
+	re, im := halves(&e, feats)
 	cols := make([]*G.Node, 4)
 	for i, term := range complexTerms {
 		cols[i] = [2]*G.Node{re, im}[term[target]]
 	}
-	return graph.ConcatCols(cols...)
+	return e.Result(e.ConcatCols(cols...))
 }
 
 // Negative: the last quarter of the columns (term iir) has weight −1.

@@ -41,23 +41,9 @@ func (CP) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, error) {
 
 // SquaredPartition: Σ φ² = Σ_ij (UᵀU)_ij (WᵀW)_ij (VᵀV)_ij.
 func (CP) SquaredPartition(t Tables) (*G.Node, error) {
-	gu, err := t.RoleGram(Subject)
-	if err != nil {
-		return nil, err
-	}
-	gw, err := t.RoleGram(Relation)
-	if err != nil {
-		return nil, err
-	}
-	gv, err := t.RoleGram(Object)
-	if err != nil {
-		return nil, err
-	}
-	uw, err := graph.Mul(gu, gw)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Dot(uw, gv)
+	var e graph.Builder
+	gu, gw, gv := e.Use(t.RoleGram(Subject)), e.Use(t.RoleGram(Relation)), e.Use(t.RoleGram(Object))
+	return e.Result(e.Dot(e.Mul(gu, gw), gv))
 }
 
 func (CP) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand, scale float64) error {

@@ -29,7 +29,9 @@
 // non-negative ones, so a monotone score gets its non-negative restriction
 // without further code), SquaredPartition gives Σ φ² in closed form from
 // Gram matrices, and Init initialises the tables (DefaultInit does the
-// paper's three schemes). cp.go is a complete one in about 60 lines;
+// paper's three schemes); graph.Builder writes a closed form such as
+// SquaredPartition as its formula, with one error check. cp.go is a
+// complete one in about 60 lines;
 // distmult.go reuses it with another layout; the Example defines CP with
 // weighted components outside the package. A score with a subtraction (like
 // ComplEx) also implements NonNegativeScore.

@@ -134,11 +134,8 @@ func (c *Circuit) Domain() *Domain { return c.dom }
 // typeOf returns the int vector of the types of slot v's entities.
 func (b *Batch) typeOf(v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("type:%v", v), func() (*G.Node, error) {
-		idx, err := b.index(v)
-		if err != nil {
-			return nil, err
-		}
-		return graph.MapIndex(idx, b.c.dom.EntityType)
+		var e graph.Builder
+		return e.Result(e.MapIndex(e.Use(b.index(v)), b.c.dom.EntityType))
 	})
 }
 
@@ -146,11 +143,8 @@ func (b *Batch) typeOf(v Var) (*G.Node, error) {
 // require of slot v (Subject or Object).
 func (b *Batch) required(v Var) (*G.Node, error) {
 	return b.memo(fmt.Sprintf("req:%v", v), func() (*G.Node, error) {
-		r, err := b.index(Relation)
-		if err != nil {
-			return nil, err
-		}
-		return graph.MapIndex(r, b.c.dom.requiredType(v))
+		var e graph.Builder
+		return e.Result(e.MapIndex(e.Use(b.index(Relation)), b.c.dom.requiredType(v)))
 	})
 }
 
@@ -158,52 +152,30 @@ func (b *Batch) required(v Var) (*G.Node, error) {
 // relation connects those types.
 func (b *Batch) pairOfBatch() (*G.Node, error) {
 	return b.memo("pair", func() (*G.Node, error) {
-		s, err := b.index(Subject)
-		if err != nil {
-			return nil, err
-		}
-		o, err := b.index(Object)
-		if err != nil {
-			return nil, err
-		}
+		var e graph.Builder
+		s, o := e.Use(b.index(Subject)), e.Use(b.index(Object))
 		d := b.c.dom
-		return graph.PairIndex(s, o, d.EntityType, d.EntityType, d.pairOf)
+		return e.Result(e.PairIndex(s, o, d.EntityType, d.EntityType, d.pairOf))
 	})
 }
 
 // domainMask sets −Inf on triples whose entities have the wrong types.
 func (c *Circuit) domainMask(b *Batch, x *G.Node) (*G.Node, error) {
+	var e graph.Builder
 	for _, v := range []Var{Subject, Object} {
-		have, err := b.typeOf(v)
-		if err != nil {
-			return nil, err
-		}
-		want, err := b.required(v)
-		if err != nil {
-			return nil, err
-		}
-		if x, err = graph.MaskEqual(x, have, want); err != nil {
-			return nil, err
-		}
+		x = e.MaskEqual(x, e.Use(b.typeOf(v)), e.Use(b.required(v)))
 	}
-	return x, nil
+	return e.Result(x)
 }
 
 // maskCandidates sets −Inf on candidates of slot v that violate the
 // constraint given the batch's other slots.
 func (c *Circuit) maskCandidates(b *Batch, v Var, x *G.Node) (*G.Node, error) {
+	var e graph.Builder
 	if v == Relation {
-		p, err := b.pairOfBatch()
-		if err != nil {
-			return nil, err
-		}
-		return graph.MaskClasses(x, p, c.dom.relPair)
+		return e.Result(e.MaskClasses(x, e.Use(b.pairOfBatch()), c.dom.relPair))
 	}
-	req, err := b.required(v)
-	if err != nil {
-		return nil, err
-	}
-	return graph.MaskClasses(x, req, c.dom.EntityType)
+	return e.Result(e.MaskClasses(x, e.Use(b.required(v)), c.dom.EntityType))
 }
 
 // typedGram returns Σ_{e of type t} x_e x_eᵀ for every type, for slot v's
@@ -219,73 +191,36 @@ func (c *Circuit) typedGram(v Var) (*G.Node, error) {
 // slot v summed over the entities of each type (a types×k' matrix).
 func (c *Circuit) typedColSums(v Var) (*G.Node, error) {
 	return c.memo("tcol:"+c.m.Layout.table(v), func() (*G.Node, error) {
-		t, err := c.table(v)
-		if err != nil {
-			return nil, err
-		}
-		return graph.TypedColLogSumExp(t, c.dom.EntityType, c.dom.Types)
+		var e graph.Builder
+		return e.Result(e.TypedColLogSumExp(e.Use(c.table(v)), c.dom.EntityType, c.dom.Types))
 	})
 }
 
 // constrainedMarginal is LogMarginal under the constraint.
 func (c *Circuit) constrainedMarginal(b *Batch, v Var, q *G.Node) (*G.Node, error) {
+	e := c.expr()
 	if v == Relation {
-		s, err := c.Candidates(b, Relation) // already masked
-		if err != nil {
-			return nil, err
-		}
-		return graph.RowLogSumExp(s)
+		return e.Result(e.RowLogSumExp(e.Use(c.Candidates(b, Relation)))) // already masked
 	}
-	req, err := b.required(v)
-	if err != nil {
-		return nil, err
-	}
+	req := e.Use(b.required(v))
 	if c.m.Semantics == Squared {
-		grams, err := c.typedGram(v)
-		if err != nil {
-			return nil, err
-		}
-		quad, err := graph.TypedQuadForm(q, grams, req)
-		if err != nil {
-			return nil, err
-		}
 		mass := make([]float64, c.dom.Types) // ε per admissible entity
 		for t, n := range c.dom.typeCount {
 			mass[t] = c.eps() * float64(n)
 		}
-		eps, err := graph.LookupFloats(req, mass, c.m.Dtype)
-		if err != nil {
-			return nil, err
-		}
-		sum, err := graph.Add(quad, eps)
-		if err != nil {
-			return nil, err
-		}
-		return graph.LogPos(sum, 0)
+		quad := e.TypedQuadForm(q, e.Use(c.typedGram(v)), req)
+		return e.Result(e.LogPos(e.Add(quad, e.LookupFloats(req, mass, c.m.Dtype)), 0))
 	}
-	nn := nonNegative(c.m.Score)
-	tc, err := c.typedColSums(v)
-	if err != nil {
-		return nil, err
-	}
-	cands, err := nn.LogCandidates(v, tc)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := graph.Gather(cands, req)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := graph.Add(q, rows)
-	if err != nil {
-		return nil, err
-	}
-	return signedRowLSE(sum, nn.Negative(v, sum.Shape()[1]))
+	rows := e.Gather(e.logCandidates(v, e.Use(c.typedColSums(v))), req)
+	return e.Result(e.signedRowLSE(e.Add(q, rows), v))
 }
 
 // typeRow returns row t of a types×w matrix as a 1×w matrix.
-func typeRow(m *G.Node, t int32) (*G.Node, error) {
-	return graph.SliceBlock(m, int(t), int(t)+1, 0, m.Shape()[1])
+func typeRow(e *graph.Builder, m *G.Node, t int32) *G.Node {
+	if e.Err() != nil {
+		return nil
+	}
+	return e.SliceBlock(m, int(t), int(t)+1, 0, m.Shape()[1])
 }
 
 // pairView restricts the sums of a partition function to subjects of one
@@ -319,20 +254,13 @@ func (p *pairView) RoleGram(v Var) (*G.Node, error) {
 	if v == Relation {
 		return graph.Gram(p.relations())
 	}
-	grams, err := p.typedGram(v)
-	if err != nil {
-		return nil, err
-	}
 	t := p.subj
 	if v == Object {
 		t = p.obj
 	}
-	row, err := typeRow(grams, t)
-	if err != nil {
-		return nil, err
-	}
 	k := p.m.Layout.spec(p.m.Layout.table(v)).Cols
-	return graph.Reshape(row, k, k)
+	var e graph.Builder
+	return e.Result(e.Reshape(typeRow(&e, e.Use(p.typedGram(v)), t), k, k))
 }
 
 func (p *pairView) Sizes() Sizes {
@@ -346,87 +274,29 @@ func (p *pairView) Sizes() Sizes {
 // the relations from a to b and objects of type b.
 func (c *Circuit) constrainedPartition() (*G.Node, error) {
 	d := c.dom
-	if c.m.Semantics == Squared {
-		var total *G.Node
-		for i, p := range d.pairs {
-			z, err := c.m.Score.SquaredPartition(&pairView{Circuit: c, subj: p[0], obj: p[1], rels: d.pairRels[i]})
-			if err != nil {
-				return nil, err
-			}
-			if total == nil {
-				total = z
-			} else if total, err = graph.Add(total, z); err != nil {
-				return nil, err
-			}
-		}
-		return graph.LogPos(total, c.eps()*d.ConsistentTriples())
-	}
+	e := c.expr()
 	parts := make(G.Nodes, len(d.pairs))
+	if c.m.Semantics == Squared {
+		for i, p := range d.pairs {
+			parts[i] = e.Use(c.m.Score.SquaredPartition(&pairView{Circuit: c, subj: p[0], obj: p[1], rels: d.pairRels[i]}))
+		}
+		return e.Result(e.LogPos(e.AddAll(parts...), c.eps()*d.ConsistentTriples()))
+	}
 	for i, p := range d.pairs {
-		z, err := c.nonNegativePart(p[0], p[1], d.pairRels[i])
-		if err != nil {
-			return nil, err
-		}
-		if parts[i], err = graph.Reshape(z, 1, 1); err != nil {
-			return nil, err
-		}
+		parts[i] = e.Reshape(c.nonNegativePart(e, p[0], p[1], d.pairRels[i]), 1, 1)
 	}
-	all, err := graph.ConcatCols(parts...)
-	if err != nil {
-		return nil, err
-	}
-	lz, err := graph.RowLogSumExp(all)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Sum(lz)
+	return e.Result(e.Sum(e.RowLogSumExp(e.ConcatCols(parts...))))
 }
 
 // nonNegativePart returns log Σ φ over subjects of type a, the given
 // relations and objects of type b (a length-1 vector).
-func (c *Circuit) nonNegativePart(a, b int32, rels []int) (*G.Node, error) {
-	nn := nonNegative(c.m.Score)
-	ts, err := c.typedColSums(Subject)
-	if err != nil {
-		return nil, err
-	}
-	to, err := c.typedColSums(Object)
-	if err != nil {
-		return nil, err
-	}
-	var x Inputs
-	if x.S, err = typeRow(ts, a); err != nil {
-		return nil, err
-	}
-	rt, err := c.table(Relation)
-	if err != nil {
-		return nil, err
-	}
+func (c *Circuit) nonNegativePart(e *expr, a, b int32, rels []int) *G.Node {
+	ts, to := e.Use(c.typedColSums(Subject)), e.Use(c.typedColSums(Object))
 	idx := graph.IndexVector(c.g, fmt.Sprintf("rels%v", rels), append([]int(nil), rels...))
-	rr, err := graph.Gather(rt, idx)
-	if err != nil {
-		return nil, err
-	}
-	if x.R, err = graph.ColLogSumExp(rr); err != nil {
-		return nil, err
-	}
-	q, err := nn.LogQuery(Object, x, c)
-	if err != nil {
-		return nil, err
-	}
-	ob, err := typeRow(to, b)
-	if err != nil {
-		return nil, err
-	}
-	cand, err := nn.LogCandidates(Object, ob)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := graph.Add(q, cand)
-	if err != nil {
-		return nil, err
-	}
-	return signedRowLSE(sum, nn.Negative(Object, sum.Shape()[1]))
+	x := Inputs{S: typeRow(&e.Builder, ts, a), R: e.ColLogSumExp(e.Gather(e.Use(c.table(Relation)), idx))}
+	q := e.logQuery(Object, x, c)
+	cand := e.logCandidates(Object, typeRow(&e.Builder, to, b))
+	return e.signedRowLSE(e.Add(q, cand), Object)
 }
 
 // constrainedRelationMarginals is RelationLogMarginals under the constraint:
@@ -434,26 +304,17 @@ func (c *Circuit) nonNegativePart(a, b int32, rels []int) (*G.Node, error) {
 // type κ_O(r).
 func (c *Circuit) constrainedRelationMarginals() (*G.Node, error) {
 	d := c.dom
+	e := c.expr()
 	parts := make(G.Nodes, len(d.SubjectType))
 	for r := range d.SubjectType {
 		a, b := d.SubjectType[r], d.ObjectType[r]
-		var z *G.Node
-		var err error
-		if c.m.Semantics == Squared {
-			z, err = c.m.Score.SquaredPartition(&pairView{Circuit: c, subj: a, obj: b, rels: []int{r}})
-			if err == nil {
-				mass := c.eps() * float64(d.typeCount[a]) * float64(d.typeCount[b])
-				if z, err = (&restricted{Circuit: c, r: r}).asRow(z); err == nil {
-					z, err = graph.LogPos(z, mass)
-				}
-			}
-		} else if z, err = c.nonNegativePart(a, b, []int{r}); err == nil {
-			z, err = graph.Reshape(z, 1, 1)
+		if c.m.Semantics != Squared {
+			parts[r] = e.Reshape(c.nonNegativePart(e, a, b, []int{r}), 1, 1)
+			continue
 		}
-		if err != nil {
-			return nil, err
-		}
-		parts[r] = z
+		z := e.Use(c.m.Score.SquaredPartition(&pairView{Circuit: c, subj: a, obj: b, rels: []int{r}}))
+		mass := c.eps() * float64(d.typeCount[a]) * float64(d.typeCount[b])
+		parts[r] = e.LogPos((&restricted{Circuit: c, r: r}).asRow(&e.Builder, z), mass)
 	}
-	return graph.ConcatCols(parts...)
+	return e.Result(e.ConcatCols(parts...))
 }

@@ -57,26 +57,13 @@ func (WeightedCP) Query(alg models.Algebra, target models.Var, x models.Inputs, 
 }
 
 // SquaredPartition: Σ_{s,r,o} φ² = aᵀ (G_S ∘ G_R ∘ G_O) a, with the Gram
-// matrices of the rows summed over for each slot.
+// matrices of the rows summed over for each slot. graph.Builder keeps the
+// first error, so the code reads as the formula.
 func (WeightedCP) SquaredPartition(t models.Tables) (*G.Node, error) {
-	var prod *G.Node
-	for _, v := range models.Vars {
-		g, err := t.RoleGram(v)
-		if err != nil {
-			return nil, err
-		}
-		if prod == nil {
-			prod = g
-		} else if prod, err = graph.Mul(prod, g); err != nil {
-			return nil, err
-		}
-	}
+	var e graph.Builder
+	gs, gr, gobj := e.Use(t.RoleGram(models.Subject)), e.Use(t.RoleGram(models.Relation)), e.Use(t.RoleGram(models.Object))
 	a := t.Node("weight")
-	aM, err := graph.MatMul(a, prod, false, false)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Dot(aM, a)
+	return e.Result(e.Dot(e.MatMul(a, e.Mul(e.Mul(gs, gr), gobj), false, false), a))
 }
 
 // Init: the weights start at 1 (0 in the log space of wcp+); the embedding

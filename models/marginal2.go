@@ -27,36 +27,19 @@ func (c *Circuit) RelationLogMarginals() (*G.Node, error) {
 		case Energy:
 			return nil, ErrIntractable
 		case NonNegative:
-			nn := nonNegative(c.m.Score)
-			x, err := c.summedOut(Subject, Object)
-			if err != nil {
-				return nil, err
-			}
-			q, err := nn.LogQuery(Relation, x, c)
-			if err != nil {
-				return nil, err
-			}
-			return c.logCandidatesFrom(q, Relation)
+			e := c.expr()
+			q := e.logQuery(Relation, c.summedOut(e, Subject, Object), c)
+			return e.Result(c.logCandidatesFrom(e, q, Relation))
 		}
-		nr := c.m.Sizes.Relations
-		parts := make(G.Nodes, nr)
-		for r := 0; r < nr; r++ {
+		var e graph.Builder
+		parts := make(G.Nodes, c.m.Sizes.Relations)
+		for r := range parts {
 			rt := &restricted{Circuit: c, r: r}
-			z, err := c.m.Score.SquaredPartition(rt)
-			if err != nil {
-				return nil, err
-			}
-			if parts[r], err = rt.asRow(z); err != nil {
-				return nil, err
-			}
-		}
-		zs, err := graph.ConcatCols(parts...)
-		if err != nil {
-			return nil, err
+			parts[r] = rt.asRow(&e, e.Use(c.m.Score.SquaredPartition(rt)))
 		}
 		// Each relation carries ε·|E|² of the uniform mass.
 		n := float64(c.m.Sizes.Entities)
-		return graph.LogPos(zs, c.eps()*n*n)
+		return e.Result(e.LogPos(e.ConcatCols(parts...), c.eps()*n*n))
 	})
 }
 
@@ -94,11 +77,8 @@ func (t *restricted) RoleGram(v Var) (*G.Node, error) {
 	if v != Relation {
 		return t.Circuit.RoleGram(v)
 	}
-	row, err := t.rowNode()
-	if err != nil {
-		return nil, err
-	}
-	return graph.Gram(row)
+	var e graph.Builder
+	return e.Result(e.Gram(e.Use(t.rowNode())))
 }
 
 func (t *restricted) Sizes() Sizes {
@@ -108,8 +88,11 @@ func (t *restricted) Sizes() Sizes {
 }
 
 // asRow turns a scalar node into a 1×1 matrix for concatenation.
-func (t *restricted) asRow(z *G.Node) (*G.Node, error) {
-	return graph.ScaleBy(identity(t.g, t.m.Dtype, 1, fmt.Sprintf("one#%d", t.r)), z)
+func (t *restricted) asRow(e *graph.Builder, z *G.Node) *G.Node {
+	if e.Err() != nil {
+		return nil
+	}
+	return e.ScaleBy(identity(t.g, t.m.Dtype, 1, fmt.Sprintf("one#%d", t.r)), z)
 }
 
 // identity returns the k×k identity matrix as a constant node.
@@ -153,32 +136,14 @@ func (c *Circuit) squaredSubjectMarginals(rs, gram *G.Node) (*G.Node, error) {
 		return nil, fmt.Errorf("models: %d relation indices, want one", rs.Shape()[0])
 	}
 	units := identity(c.g, c.m.Dtype, k, "subject-units")
-	rel, err := graph.Gather(c.tables[c.m.Layout.Relation], rs)
-	if err != nil {
-		return nil, err
-	}
-	a, err := c.queryFrom(Object, Inputs{S: units, R: rel}) // A_r, k×k_o
-	if err != nil {
-		return nil, err
-	}
-	ag, err := graph.MatMul(a, gram, false, false)
-	if err != nil {
-		return nil, err
-	}
-	mr, err := graph.MatMul(ag, a, false, true) // M_r
-	if err != nil {
-		return nil, err
-	}
+	var e graph.Builder
+	rel := e.Gather(c.tables[c.m.Layout.Relation], rs)
+	// A_r (k×k_o) and M_r = A_r G_O A_rᵀ.
+	a := e.Do(func() (*G.Node, error) { return c.queryFrom(Object, Inputs{S: units, R: rel}) })
+	mr := e.MatMul(e.MatMul(a, gram, false, false), a, false, true)
 	subjects := c.RoleTable(Subject)
-	sm, err := graph.MatMul(subjects, mr, false, false)
-	if err != nil {
-		return nil, err
-	}
-	quad, err := graph.RowDot(sm, subjects)
-	if err != nil {
-		return nil, err
-	}
-	return graph.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities))
+	quad := e.RowDot(e.MatMul(subjects, mr, false, false), subjects)
+	return e.Result(e.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities)))
 }
 
 // nonNegativeSubjectMarginals returns the |R|×|E| matrix of
@@ -191,16 +156,8 @@ func (c *Circuit) nonNegativeSubjectMarginals() (*G.Node, error) {
 	if c.m.Semantics != NonNegative || c.dom != nil {
 		return nil, fmt.Errorf("models: the subject marginals by relation need an unconstrained non-negative model")
 	}
-	x, err := c.summedOut(Object)
-	if err != nil {
-		return nil, err
-	}
-	if x.R, err = c.table(Relation); err != nil {
-		return nil, err
-	}
-	q, err := nonNegative(c.m.Score).LogQuery(Subject, x, c)
-	if err != nil {
-		return nil, err
-	}
-	return c.logCandidatesFrom(q, Subject)
+	e := c.expr()
+	x := c.summedOut(e, Object)
+	x.R = e.Use(c.table(Relation))
+	return e.Result(c.logCandidatesFrom(e, e.logQuery(Subject, x, c), Subject))
 }

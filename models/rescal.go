@@ -44,25 +44,13 @@ func (RESCAL) Query(alg Algebra, target Var, x Inputs, t Tables) (*G.Node, error
 // O(|E|·d² + |R|·d³) time.
 func (RESCAL) SquaredPartition(t Tables) (*G.Node, error) {
 	sz := t.Sizes()
-	gs, err := t.RoleGram(Subject)
-	if err != nil {
-		return nil, err
-	}
-	gobj, err := t.RoleGram(Object)
-	if err != nil {
-		return nil, err
-	}
+	var e graph.Builder
+	gs, gobj := e.Use(t.RoleGram(Subject)), e.Use(t.RoleGram(Object))
 	w := t.RoleTable(Relation)
 	dims := [3]int{sz.Relations, sz.Rank, sz.Rank}
-	left, err := graph.ModeProduct(w, gs, 2, dims, false) // G_S·W_r
-	if err != nil {
-		return nil, err
-	}
-	right, err := graph.ModeProduct(w, gobj, 3, dims, false) // W_r·G_Oᵀ = W_r·G_O
-	if err != nil {
-		return nil, err
-	}
-	return graph.Dot(left, right)
+	left := e.ModeProduct(w, gs, 2, dims, false)    // G_S·W_r
+	right := e.ModeProduct(w, gobj, 3, dims, false) // W_r·G_Oᵀ = W_r·G_O
+	return e.Result(e.Dot(left, right))
 }
 
 func (RESCAL) Init(sem Semantics, sz Sizes, t TableSpec, x []float64, rng *rand.Rand, scale float64) error {

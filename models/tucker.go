@@ -61,31 +61,14 @@ func (TuckER) Query(alg Algebra, target Var, x Inputs, t Tables) (*G.Node, error
 // O(|E|·d_e² + |R|·d_r² + d_e²·d_r·(d_e + d_r)).
 func (TuckER) SquaredPartition(t Tables) (*G.Node, error) {
 	de, dr := t.Sizes().Rank, t.Sizes().relRank()
-	gs, err := t.RoleGram(Subject)
-	if err != nil {
-		return nil, err
-	}
-	gr, err := t.RoleGram(Relation)
-	if err != nil {
-		return nil, err
-	}
-	gobj, err := t.RoleGram(Object)
-	if err != nil {
-		return nil, err
-	}
+	var e graph.Builder
+	gs, gr, gobj := e.Use(t.RoleGram(Subject)), e.Use(t.RoleGram(Relation)), e.Use(t.RoleGram(Object))
 	core := t.Node("core")
 	dims := [3]int{de, dr, de}
-	u, err := graph.ModeProduct(core, gs, 1, dims, false)
-	if err != nil {
-		return nil, err
-	}
-	if u, err = graph.ModeProduct(u, gr, 2, dims, false); err != nil {
-		return nil, err
-	}
-	if u, err = graph.ModeProduct(u, gobj, 3, dims, false); err != nil {
-		return nil, err
-	}
-	return graph.Dot(core, u)
+	u := e.ModeProduct(core, gs, 1, dims, false)
+	u = e.ModeProduct(u, gr, 2, dims, false)
+	u = e.ModeProduct(u, gobj, 3, dims, false)
+	return e.Result(e.Dot(core, u))
 }
 
 // Init: embeddings as DefaultInit; the core is N(0, 0.1²) for the energy

@@ -34,7 +34,8 @@ type PLL struct{ Weights Weights }
 func (p PLL) Name() string { return "pll" }
 
 func (p PLL) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
-	var loss *G.Node
+	var e graph.Builder
+	var terms G.Nodes
 	for _, t := range []struct {
 		v models.Var
 		w float64
@@ -45,27 +46,12 @@ func (p PLL) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node,
 		if t.w < 0 {
 			return nil, fmt.Errorf("objectives.PLL: negative weight %g for the %v", t.w, t.v)
 		}
-		lc, err := c.LogConditional(b, t.v)
-		if err != nil {
-			return nil, err
-		}
-		term, err := graph.Dot(lc, weights)
-		if err != nil {
-			return nil, err
-		}
-		if term, err = graph.Scale(term, -t.w); err != nil {
-			return nil, err
-		}
-		if loss == nil {
-			loss = term
-		} else if loss, err = graph.Add(loss, term); err != nil {
-			return nil, err
-		}
+		terms = append(terms, e.Scale(e.Dot(e.Use(c.LogConditional(b, t.v)), weights), -t.w))
 	}
-	if loss == nil {
+	if len(terms) == 0 {
 		return nil, errors.New("objectives.PLL: all weights are zero")
 	}
-	return loss, nil
+	return e.Result(e.AddAll(terms...))
 }
 
 // MLE is the exact negative log-likelihood −Σ_i w_i log p(s_i,r_i,o_i)
@@ -80,15 +66,8 @@ func (MLE) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, e
 	if err != nil {
 		return nil, fmt.Errorf("objectives.MLE with %s: %w", c.Model().Name, err)
 	}
-	ls, err := c.LogScore(b)
-	if err != nil {
-		return nil, err
-	}
-	fit, err := graph.Dot(ls, weights)
-	if err != nil {
-		return nil, err
-	}
-	return graph.Sub(logZ, fit)
+	var e graph.Builder
+	return e.Result(e.Sub(logZ, e.Dot(e.Use(c.LogScore(b)), weights)))
 }
 
 // Parse returns the objective named in a grid ("pll" or "mle").
