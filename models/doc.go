@@ -36,8 +36,10 @@
 // weighted components outside the package. A score with a subtraction (like
 // ComplEx) also implements NonNegativeScore.
 //
-// Then add a plain-Go evaluation of φ to the brute-force tests' reference
-// (refScore in brute_test.go): TestQueriesMatchBruteForce,
+// Then give it a plain-Go evaluation of φ in its own test file, registered
+// for the brute-force suite (cp_test.go: references["cp"] = refCP; a
+// MixtureScore or ProductUnitScore hook in the score file gives it ancestral
+// sampling or KTD features too): TestQueriesMatchBruteForce,
 // TestGradientsMatchFiniteDifferences, TestSamplersPassGoodnessOfFit and the
 // constrained tests check every registered name, in all three semantics,
 // against enumeration over all triples of a tiny graph, finite differences
