@@ -30,7 +30,9 @@ func main() {
 // mainWith is main with the run function as a parameter, so that tests can
 // run the real command, signals included, in a child process with a fake.
 func mainWith(run RunFunc) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGUSR1 is what a SLURM job is sent ahead of its time limit
+	// (sbatch --signal): stop like on SIGTERM, saving the resume state.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	go func() {
 		<-ctx.Done()
