@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -106,6 +105,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
 		scaling    = addScalingFlags(fs)
+		slurmOpts  = addSlurmFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -180,7 +180,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return exitOK
 	}
 	if *emit == "slurm" {
-		return emitSlurm(env, grid, selected, out, dataRoot, repo, wd, *samples, args)
+		return emitSlurm(env, slurmOpts, grid, selected, out, dataRoot, repo, wd, *samples, args)
 	}
 	if !*resume {
 		ids, err := finishedRuns(out)
@@ -279,45 +279,4 @@ func printDryRun(w io.Writer, g *Grid, selected []Run, out, dataRoot string) {
 	if err := checkDatasets(dataRoot, selected); err != nil {
 		fmt.Fprintf(w, "\nnote: %v\n", err)
 	}
-}
-
-func emitSlurm(env cliEnv, g *Grid, selected []Run, out, dataRoot, repo, wd string, samples int, args []string) int {
-	if repo == "" {
-		repo = wd
-	}
-	s := &sweep{grid: g, out: out, stderr: &lockedWriter{w: env.stderr}}
-	if err := os.MkdirAll(filepath.Join(out, "slurm"), 0o755); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	if err := s.withResultsLock(s.saveGridCopy); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: saving the grid: %v\n", err)
-		return exitRunsFailed
-	}
-	indices := make([]int, len(selected))
-	for i, r := range selected {
-		indices[i] = r.Index
-	}
-	var extra []string
-	if samples >= 0 {
-		extra = append(extra, fmt.Sprintf("-samples=%d", samples))
-	}
-	script, err := slurmScript(slurmParams{
-		GridName: g.Name, NumRuns: len(g.Runs), Array: formatIndexList(indices), Repo: repo,
-		Bin: filepath.Join(repo, "gekc-experiments"), Out: out, Data: dataRoot,
-		Grid: filepath.Join(out, gridCopyName), ExtraArgs: extra,
-		Command: "go run ./experiments " + strings.Join(args, " "),
-	})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	path := filepath.Join(out, "sbatch.sh")
-	if err := WriteFileAtomic(path, []byte(script), 0o755); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks). Edit the settings at its top, then submit with:\n    bash %s\n",
-		path, len(selected), shellQuote(path))
-	return exitOK
 }
