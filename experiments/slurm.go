@@ -314,7 +314,7 @@ func emitSlurm(env cliEnv, opts *slurmOptions, g *Grid, selected []Run, out, dat
 		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
 		return exitRunsFailed
 	}
-	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks; %d CPUs, %s, %s each). Edit the settings at its top, then submit with:\n    bash %s\n",
+	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks; each %d CPU(s), %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
 		path, len(selected), opts.cpus, mem, opts.time, shellQuote(path))
 	return exitOK
 }

@@ -162,7 +162,7 @@ func TestEmitSlurmResources(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "2 CPUs, 3G, 1-12:00 each") {
+	if !strings.Contains(stdout, "each 2 CPU(s), 3G of memory, time limit 1-12:00") {
 		t.Errorf("stdout does not give the resources: %s", stdout)
 	}
 	data, err := os.ReadFile(filepath.Join(fx.out, "sbatch.sh"))
