@@ -237,7 +237,7 @@ if [ ! -x "$BIN" ]; then
 fi
 export GOMAXPROCS="${SLURM_CPUS_PER_TASK:-$CPUS_PER_TASK}"
 export OPENBLAS_NUM_THREADS="$GOMAXPROCS"
-echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB_ID:-}, restart ${SLURM_RESTART_COUNT:-0}) on $(hostname) at $(date -u +%FT%TZ)"
+echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB_ID:-}, restart ${SLURM_RESTART_COUNT:-0}) on $(hostname) at $(date -u +%FT%TZ), CPUs $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status 2>/dev/null)"
 
 # The run is a child, not exec'd, so that this shell can requeue the task
 # after it has saved. SIGTERM reaches the run from SLURM itself; this
