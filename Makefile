@@ -46,3 +46,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
 	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
+
+# The emitted SLURM job array on a real single-node SLURM (root, Debian's
+# slurm-wlm and munge; scripts/slurm-local installs them when absent). Jobs
+# and daemons stay on core $(SLURM_CORES). See README, "Running on a cluster".
+SLURM_CORES ?= 0
+
+.PHONY: slurm-test
+slurm-test:
+	SLURM_LOCAL_CPUS=$(SLURM_CORES) scripts/slurm-local start
+	taskset -c $(SLURM_CORES) scripts/slurm-e2e; rc=$$?; scripts/slurm-local stop; exit $$rc

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -33,7 +32,9 @@ func main() {
 // parameters, so that tests can run the real command, signals included, in
 // a child process with a fake.
 func mainWith(run RunFunc, check Preflight) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGUSR1 is what a SLURM job is sent ahead of its time limit
+	// (sbatch --signal): stop like on SIGTERM, saving the resume state.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	go func() {
 		<-ctx.Done()
@@ -117,6 +118,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
 		scaling    = addScalingFlags(fs)
+		slurmOpts  = addSlurmFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -197,7 +199,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return exitOK
 	}
 	if *emit == "slurm" {
-		return emitSlurm(env, grid, selected, out, dataRoot, repo, wd, *samples, args)
+		return emitSlurm(env, slurmOpts, grid, selected, out, dataRoot, repo, wd, *samples, args)
 	}
 	if !*resume {
 		ids, err := finishedRuns(out)
@@ -308,45 +310,4 @@ func printDryRun(w io.Writer, g *Grid, selected []Run, out, dataRoot string) {
 	if err := checkDatasets(dataRoot, selected); err != nil {
 		fmt.Fprintf(w, "\nnote: %v\n", err)
 	}
-}
-
-func emitSlurm(env cliEnv, g *Grid, selected []Run, out, dataRoot, repo, wd string, samples int, args []string) int {
-	if repo == "" {
-		repo = wd
-	}
-	s := &sweep{grid: g, out: out, stderr: &lockedWriter{w: env.stderr}}
-	if err := os.MkdirAll(filepath.Join(out, "slurm"), 0o755); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	if err := s.withResultsLock(s.saveGridCopy); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: saving the grid: %v\n", err)
-		return exitRunsFailed
-	}
-	indices := make([]int, len(selected))
-	for i, r := range selected {
-		indices[i] = r.Index
-	}
-	var extra []string
-	if samples >= 0 {
-		extra = append(extra, fmt.Sprintf("-samples=%d", samples))
-	}
-	script, err := slurmScript(slurmParams{
-		GridName: g.Name, NumRuns: len(g.Runs), Array: formatIndexList(indices), Repo: repo,
-		Bin: filepath.Join(repo, "gekc-experiments"), Out: out, Data: dataRoot,
-		Grid: filepath.Join(out, gridCopyName), ExtraArgs: extra,
-		Command: "go run ./experiments " + strings.Join(args, " "),
-	})
-	if err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	path := filepath.Join(out, "sbatch.sh")
-	if err := WriteFileAtomic(path, []byte(script), 0o755); err != nil {
-		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
-		return exitRunsFailed
-	}
-	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks). Edit the settings at its top, then submit with:\n    bash %s\n",
-		path, len(selected), shellQuote(path))
-	return exitOK
 }

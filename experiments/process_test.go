@@ -176,11 +176,12 @@ func TestKillMidRun(t *testing.T) {
 	assertNoTempFiles(t, fx.dir)
 }
 
+// SIGUSR1 is what a SLURM task is sent ahead of its time limit.
 func TestSignalsStopGracefully(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1} {
 		t.Run(sig.String(), func(t *testing.T) {
 			fx := newSweepFixture(t, toyGrid)
 			ids := fx.runIDs(t)

@@ -54,7 +54,9 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		if job.StateEvery >= 0 {
 			last := started
 			cfg.SaveState = func(s *train.State) error {
-				if time.Since(last) < job.StateEvery {
+				// A run told to stop saves whatever the interval: the
+				// state is all that survives it.
+				if ctx.Err() == nil && time.Since(last) < job.StateEvery {
 					return nil
 				}
 				last = time.Now()

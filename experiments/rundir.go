@@ -86,6 +86,9 @@ func runStatus(out, id string) string {
 		return "unreadable metrics.json"
 	case rec == nil:
 		if meta, err := readStateMeta(filepath.Join(dir, stateName)); err == nil {
+			if meta.Batch > 0 {
+				return fmt.Sprintf("pending, resumes in epoch %d after step %d", meta.Epoch+1, meta.Batch)
+			}
 			return fmt.Sprintf("pending, resumes after epoch %d", meta.Epoch)
 		}
 		return "pending"

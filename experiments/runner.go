@@ -31,8 +31,9 @@ type Job struct {
 	Observer          Observer // progress reporting; never nil
 	// StatePath is where the run keeps its resume state (stateName): the
 	// run continues from it when it exists, and saves it after an epoch at
-	// most every StateEvery (< 0: never). The driver keeps the file when a
-	// run is interrupted or fails and removes it once the run is final.
+	// most every StateEvery and at once, at the next step, when ctx is
+	// cancelled (StateEvery < 0: never). The driver keeps the file when a run is
+	// interrupted or fails and removes it once the run is final.
 	StatePath  string
 	StateEvery time.Duration
 }

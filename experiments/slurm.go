@@ -2,24 +2,160 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"text/template"
+	"time"
+
+	"gekc/models"
 )
+
+// slurmOptions are the resources an emitted job array asks for. Each is a
+// default the user can still change at the top of the script or with
+// sbatch's own options.
+type slurmOptions struct {
+	cpus         int
+	mem          string // "": estimated from the largest run
+	time         string
+	partition    string
+	signalBefore time.Duration
+}
+
+func addSlurmFlags(fs *flag.FlagSet) *slurmOptions {
+	o := &slurmOptions{}
+	fs.IntVar(&o.cpus, "slurm-cpus", 4, "with -emit slurm: CPUs per array task (GOMAXPROCS and OPENBLAS_NUM_THREADS follow it)")
+	fs.StringVar(&o.mem, "slurm-mem", "", "with -emit slurm: memory per array task, e.g. 8G (default: estimated from the largest run's model and batch sizes)")
+	fs.StringVar(&o.time, "slurm-time", "12:00:00", "with -emit slurm: time limit per array task, in sbatch's format (HH:MM:SS, D-HH:MM, minutes)")
+	fs.StringVar(&o.partition, "slurm-partition", "", "with -emit slurm: partition (default: the cluster's default)")
+	fs.DurationVar(&o.signalBefore, "slurm-signal-before", 5*time.Minute, "with -emit slurm: how long before the time limit SLURM tells a task to save its state and requeue itself")
+	return o
+}
+
+var (
+	slurmTimeRE = regexp.MustCompile(`^(\d+-)?\d+(:\d+){0,2}$`)
+	slurmMemRE  = regexp.MustCompile(`^\d+[KMGT]?$`)
+)
+
+func (o *slurmOptions) check() error {
+	switch {
+	case o.cpus < 1:
+		return fmt.Errorf("-slurm-cpus %d: want at least 1", o.cpus)
+	case !slurmTimeRE.MatchString(o.time):
+		return fmt.Errorf("-slurm-time %q: want sbatch's format, e.g. 12:00:00, 2-00:00 or 90 (minutes)", o.time)
+	case o.mem != "" && !slurmMemRE.MatchString(o.mem):
+		return fmt.Errorf("-slurm-mem %q: want a number of megabytes or one with a unit K, M, G or T, e.g. 8G", o.mem)
+	case o.signalBefore < time.Second || o.signalBefore > 65535*time.Second:
+		return fmt.Errorf("-slurm-signal-before %v: want between 1s and 65535s (sbatch --signal's range)", o.signalBefore)
+	case strings.ContainsAny(o.partition, " \t\n'\"$`\\"):
+		return fmt.Errorf("-slurm-partition %q: not a partition name", o.partition)
+	}
+	if limit, ok := slurmMinutes(o.time); ok && o.signalBefore >= time.Duration(limit)*time.Minute {
+		return fmt.Errorf("-slurm-signal-before %v is not shorter than the time limit -slurm-time %s", o.signalBefore, o.time)
+	}
+	return nil
+}
+
+// slurmMinutes converts a time in sbatch's format to minutes (rounded down).
+func slurmMinutes(s string) (int, bool) {
+	days := 0
+	if d, rest, ok := strings.Cut(s, "-"); ok {
+		if _, err := fmt.Sscan(d, &days); err != nil {
+			return 0, false
+		}
+		// With days, the fields are hours[:minutes[:seconds]].
+		var f [3]int
+		for i, x := range strings.Split(rest, ":") {
+			fmt.Sscan(x, &f[i])
+		}
+		return days*24*60 + f[0]*60 + f[1], true
+	}
+	parts := strings.Split(s, ":")
+	var f [3]int
+	for i, x := range parts {
+		fmt.Sscan(x, &f[i])
+	}
+	switch len(parts) {
+	case 1: // minutes
+		return f[0], true
+	case 2: // minutes:seconds
+		return f[0], true
+	}
+	return f[0]*60 + f[1], true // hours:minutes:seconds
+}
+
+// estimateMemoryBytes is a generous estimate of the peak memory of one run:
+// the model's tables six times over (parameters, best parameters, Adam's two
+// moments, gradients, the state being written), the scores of a training or
+// evaluation batch against every entity several dozen times over (the
+// circuits' intermediate tensors and their gradients; non-negative models,
+// evaluated in log-space, need about twice as many), and 512 MiB for the
+// data, the filter and the Go runtime. Measured peaks of the committed
+// sweeps (results/*/results.tsv, peak_rss_mb) are below it.
+func estimateMemoryBytes(spec RunSpec, entities, relations int) (int64, error) {
+	f, sem, err := models.Lookup(spec.Model)
+	if err != nil {
+		return 0, err
+	}
+	var params int64
+	for _, t := range f.Layout(models.Sizes{Entities: entities, Relations: relations, Rank: spec.Rank, RelationRank: spec.RelationRank}).Tables {
+		params += int64(t.Rows) * int64(t.Cols)
+	}
+	b := int64(4)
+	if spec.DType == "float64" {
+		b = 8
+	}
+	batch := int64(max(spec.BatchSize, spec.Eval.BatchSize, 1))
+	copies := int64(32)
+	if sem == models.NonNegative {
+		copies = 64
+	}
+	return 512<<20 + 6*params*b + copies*batch*int64(entities+relations)*b, nil
+}
+
+// slurmMemory returns the --mem of an array over runs: the largest run's
+// estimate in whole gigabytes, and how it was found.
+func slurmMemory(runs []Run, dataRoot string) (string, string) {
+	var most int64
+	var which string
+	for _, r := range runs {
+		ds, err := loadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
+		if err != nil {
+			return "16G", fmt.Sprintf("a guess: the data set %s could not be read here to estimate it (%v)", r.Spec.Dataset, err)
+		}
+		m, err := estimateMemoryBytes(r.Spec, ds.Entities.Len(), ds.Relations.Len())
+		if err != nil {
+			return "16G", fmt.Sprintf("a guess: %v", err)
+		}
+		if m > most {
+			most, which = m, r.ID
+		}
+	}
+	gb := max((most+(1<<30)-1)>>30, 1)
+	return fmt.Sprintf("%dG", gb), fmt.Sprintf("estimated from the largest run, %s (-slurm-mem to set it)", which)
+}
 
 // slurmParams fills the sbatch script template. Paths are absolute: the
 // job runs on other machines, from whatever directory SLURM chooses.
 type slurmParams struct {
-	GridName  string
-	NumRuns   int
-	Array     string // run indices, e.g. "0-11" or "0-5,9"
-	Repo      string // where `go build` runs
-	Bin       string
-	Out       string
-	Data      string
-	Grid      string // the copy in Out, so that editing the original grid cannot renumber queued tasks
-	ExtraArgs []string
-	Command   string // the command that wrote the script
+	GridName     string
+	NumRuns      int
+	Array        string // run indices, e.g. "0-11" or "0-5,9"
+	Repo         string // where `go build` runs
+	Bin          string
+	Out          string
+	Data         string
+	Grid         string // the copy in Out, so that editing the original grid cannot renumber queued tasks
+	ExtraArgs    []string
+	Command      string // the command that wrote the script
+	CPUs         int
+	Mem, MemNote string
+	Time         string
+	Partition    string
+	SignalBefore int // seconds
 }
 
 var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{"q": shellQuote}).Parse(`#!/usr/bin/env bash
@@ -29,32 +165,48 @@ var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{
 #
 # Submit from the login node with
 #
-#     bash {{q .Out}}/sbatch.sh
+#     bash {{q .Out}}/sbatch.sh [sbatch options]
 #
 # which builds the binary once and submits this file as an array job with the
-# settings below (sbatch's command-line options take precedence over the
-# #SBATCH lines). "sbatch sbatch.sh" also works, with the #SBATCH lines,
-# once the binary has been built.
+# settings below; sbatch options given there (e.g. --time=2:00:00
+# --partition=long) take precedence. "sbatch sbatch.sh" also works, with
+# the #SBATCH lines, once the binary has been built.
 #
 # Submitting again is safe: finished runs are skipped, and a run that another
 # task is training is left to it (runs are claimed with flock, which needs a
 # file system with working locks, e.g. local disk, NFSv4 or Lustre with
 # flock enabled). Results appear in results.tsv and results.md as runs end.
 #
+# Stopping: scancel, preemption and the time limit send SIGTERM; the run
+# saves its resume state (runs/<id>/state.npz) at the next optimiser step
+# and exits. Ahead of the time limit (--signal) this script is sent USR1:
+# it has the run save its state the same way and requeues the task, which
+# continues from that step when it starts again; a cancelled task continues
+# from it when its index is submitted again. A task killed without warning
+# (a node crash) continues from the last periodic state (-state-every).
+# Each task logs to slurm/<job>_<index>.out, appended to across requeues.
+#
 #SBATCH --job-name=gekc-{{.GridName}}
 #SBATCH --array={{.Array}}
-#SBATCH --cpus-per-task=4
-#SBATCH --mem=16G
-#SBATCH --time=12:00:00
+#SBATCH --cpus-per-task={{.CPUs}}
+#SBATCH --mem={{.Mem}}
+#SBATCH --time={{.Time}}
 #SBATCH --output={{.Out}}/slurm/%A_%a.out
+#SBATCH --open-mode=append
+#SBATCH --requeue
+#SBATCH --signal=B:USR1@{{.SignalBefore}}
+{{- if .Partition}}
+#SBATCH --partition={{.Partition}}
+{{- end}}
 
 # ---- edit these ------------------------------------------------------------
 JOB_NAME={{q (printf "gekc-%s" .GridName)}}
 ARRAY={{q .Array}}          # run indices; add %N to run at most N at once, e.g. 0-11%4
-CPUS_PER_TASK=4
-MEM=16G
-TIME=12:00:00               # per run, HH:MM:SS
-PARTITION=                  # empty: the cluster's default
+CPUS_PER_TASK={{.CPUs}}
+MEM={{.Mem}}                  # {{.MemNote}}
+TIME={{.Time}}               # per task, in sbatch's format (HH:MM:SS, D-HH:MM); a run longer than this is requeued and continues
+SIGNAL_BEFORE={{.SignalBefore}}           # seconds before TIME at which the run saves its state and the task requeues itself
+PARTITION={{q .Partition}}                  # empty: the cluster's default
 SBATCH_EXTRA=()             # e.g. (--account=myproject --qos=normal)
 
 REPO={{q .Repo}}
@@ -72,9 +224,10 @@ if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
 	mkdir -p "$OUT/slurm"
 	(cd "$REPO" && go build -o "$BIN" ./experiments)
 	args=(--job-name="$JOB_NAME" --array="$ARRAY" --cpus-per-task="$CPUS_PER_TASK"
-		--mem="$MEM" --time="$TIME" --output="$OUT/slurm/%A_%a.out")
+		--mem="$MEM" --time="$TIME" --output="$OUT/slurm/%A_%a.out" --open-mode=append
+		--requeue --signal="B:USR1@$SIGNAL_BEFORE")
 	if [ -n "$PARTITION" ]; then args+=(--partition="$PARTITION"); fi
-	exec sbatch "${args[@]}" ${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "${BASH_SOURCE[0]}"
+	exec sbatch "${args[@]}" ${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "$@" "${BASH_SOURCE[0]}"
 fi
 
 # In array task $SLURM_ARRAY_TASK_ID.
@@ -83,7 +236,28 @@ if [ ! -x "$BIN" ]; then
 	exit 2
 fi
 export GOMAXPROCS="${SLURM_CPUS_PER_TASK:-$CPUS_PER_TASK}"
-exec "$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
+export OPENBLAS_NUM_THREADS="$GOMAXPROCS"
+echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB_ID:-}, restart ${SLURM_RESTART_COUNT:-0}) on $(hostname) at $(date -u +%FT%TZ), CPUs $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status 2>/dev/null)"
+
+# The run is a child, not exec'd, so that this shell can requeue the task
+# after it has saved. SIGTERM reaches the run from SLURM itself; this
+# shell ignores it and waits.
+requeue=0
+"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+pid=$!
+trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1
+trap ':' TERM INT
+while kill -0 "$pid" 2>/dev/null; do
+	wait "$pid" || true # returns early when a trapped signal arrives
+done
+wait "$pid" && status=0 || status=$?
+if [ "$requeue" = 1 ] && [ "$status" = 130 ]; then
+	# 130: interrupted, state saved. The task starts again after SLURM's
+	# requeue delay and continues from that state.
+	echo "gekc: time limit near; state saved, requeueing task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} at $(date -u +%FT%TZ)"
+	scontrol requeue "$SLURM_JOB_ID"
+fi
+exit "$status"
 `))
 
 func slurmScript(p slurmParams) (string, error) {
@@ -92,6 +266,57 @@ func slurmScript(p slurmParams) (string, error) {
 		return "", fmt.Errorf("writing sbatch script: %w", err)
 	}
 	return b.String(), nil
+}
+
+func emitSlurm(env cliEnv, opts *slurmOptions, g *Grid, selected []Run, out, dataRoot, repo, wd string, samples int, args []string) int {
+	if err := opts.check(); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitUsage
+	}
+	if repo == "" {
+		repo = wd
+	}
+	mem, memNote := opts.mem, "set with -slurm-mem"
+	if mem == "" {
+		mem, memNote = slurmMemory(selected, dataRoot)
+	}
+	s := &sweep{grid: g, out: out, stderr: &lockedWriter{w: env.stderr}}
+	if err := os.MkdirAll(filepath.Join(out, "slurm"), 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	if err := s.withResultsLock(s.saveGridCopy); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: saving the grid: %v\n", err)
+		return exitRunsFailed
+	}
+	indices := make([]int, len(selected))
+	for i, r := range selected {
+		indices[i] = r.Index
+	}
+	var extra []string
+	if samples >= 0 {
+		extra = append(extra, fmt.Sprintf("-samples=%d", samples))
+	}
+	script, err := slurmScript(slurmParams{
+		GridName: g.Name, NumRuns: len(g.Runs), Array: formatIndexList(indices), Repo: repo,
+		Bin: filepath.Join(repo, "gekc-experiments"), Out: out, Data: dataRoot,
+		Grid: filepath.Join(out, gridCopyName), ExtraArgs: extra,
+		Command: "go run ./experiments " + strings.Join(args, " "),
+		CPUs:    opts.cpus, Mem: mem, MemNote: memNote, Time: opts.time, Partition: opts.partition,
+		SignalBefore: int(opts.signalBefore / time.Second),
+	})
+	if err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	path := filepath.Join(out, "sbatch.sh")
+	if err := WriteFileAtomic(path, []byte(script), 0o755); err != nil {
+		fmt.Fprintf(env.stderr, "experiments: %v\n", err)
+		return exitRunsFailed
+	}
+	fmt.Fprintf(env.stdout, "wrote %s (%d array tasks; each %d CPU(s), %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
+		path, len(selected), opts.cpus, mem, opts.time, shellQuote(path))
+	return exitOK
 }
 
 // shellQuote quotes s for bash, leaving simple words as they are.

@@ -25,7 +25,8 @@ import (
 // current and best parameters and Adam's moments (arrays "param.<table>",
 // "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
 // "meta", the UTF-8 JSON of everything else (stateMeta). It is written
-// atomically after an epoch, at most every -state-every, and removed once
+// atomically after an epoch, at most every -state-every; at once, mid-epoch,
+// when the run is told to stop (SIGINT, SIGTERM, SIGUSR1); and removed once
 // the run's metrics.json is final. Entries are stored uncompressed: the
 // state of a WN18RR run at d=200 is ~260 MB and is written in a second.
 const stateName = "state.npz"
@@ -49,6 +50,12 @@ type stateMeta struct {
 	// attempt; SavedAt is when the state was written.
 	WallSeconds jsonFloat `json:"wall_seconds"`
 	SavedAt     time.Time `json:"saved_at"`
+	// Batch is the number of steps of epoch Epoch+1 taken when a stopped
+	// run saved its state mid-epoch (0: at the epoch's end); EpochLoss and
+	// EpochSeconds are their loss sum and training time (train.State).
+	Batch        int       `json:"batch,omitempty"`
+	EpochLoss    jsonFloat `json:"epoch_loss,omitempty"`
+	EpochSeconds jsonFloat `json:"epoch_seconds,omitempty"`
 }
 
 // stateEpoch is train.EpochRecord with JSON-safe floats (the epoch-0 loss
@@ -80,7 +87,8 @@ func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 func writeState(path, runID string, s *train.State, wall time.Duration) error {
 	meta := stateMeta{RunID: runID, Epoch: s.Epoch, Steps: s.Steps, StepSeconds: jsonFloat(s.StepSeconds),
 		Best: jsonFloat(s.Best), BestEpoch: s.BestEpoch, Since: s.Since, Initial: toJSONMap(s.Initial), Notes: s.Notes,
-		Shapes: map[string][]int{}, WallSeconds: jsonFloat(wall.Seconds()), SavedAt: time.Now().UTC()}
+		Shapes: map[string][]int{}, WallSeconds: jsonFloat(wall.Seconds()), SavedAt: time.Now().UTC(),
+		Batch: s.Batch, EpochLoss: jsonFloat(s.EpochLoss), EpochSeconds: jsonFloat(s.EpochSeconds)}
 	for _, e := range s.Epochs {
 		meta.Epochs = append(meta.Epochs, stateEpoch{Epoch: e.Epoch, TrainLoss: jsonFloat(e.TrainLoss), Seconds: jsonFloat(e.Seconds),
 			EvalSeconds: jsonFloat(e.EvalSeconds), Valid: toJSONMap(e.Valid)})
@@ -170,6 +178,7 @@ func readState(path, runID string) (*train.State, *stateMeta, error) {
 	}
 	s := &train.State{Epoch: meta.Epoch, Steps: meta.Steps, StepSeconds: float64(meta.StepSeconds), Best: float64(meta.Best),
 		BestEpoch: meta.BestEpoch, Since: meta.Since, Notes: meta.Notes,
+		Batch: meta.Batch, EpochLoss: float64(meta.EpochLoss), EpochSeconds: float64(meta.EpochSeconds),
 		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{}, AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
 	if meta.Initial != nil {
 		s.Initial = fromJSONMap(meta.Initial)

@@ -135,6 +135,102 @@ objective = "pll"
 	assertNoTempFiles(t, fx.dir)
 }
 
+// stopAtStep is an Observer that cancels the sweep's context after step
+// `step` of epoch `epoch`: SIGTERM (a SLURM time limit) arriving mid-epoch.
+type stopAtStep struct {
+	Observer
+	epoch, step int
+	cancel      context.CancelFunc
+	current     *int
+}
+
+func (o stopAtStep) EpochStart(epoch, steps int) {
+	o.Observer.EpochStart(epoch, steps)
+	*o.current = epoch
+}
+
+func (o stopAtStep) Step(done int, loss float64) {
+	o.Observer.Step(done, loss)
+	if *o.current == o.epoch && done == o.step {
+		o.cancel()
+	}
+}
+
+// A run stopped mid-epoch saves its state at once, whatever -state-every,
+// with its place in the epoch; started again it continues from that step
+// and its metrics.json equals that of the run trained without a stop.
+func TestRunStoppedMidEpochResumesFromThatStep(t *testing.T) {
+	data := shippedData(t, "nations")
+	grid := `name = "midepoch"
+[defaults]
+dataset = "nations"
+model = "complex2"
+objective = "pll"
+rank = 5
+batch_size = 300
+learning_rate = 0.01
+epochs = 4
+eval = { metrics = ["mrr", "hits", "ll"] }
+`
+	cli := func(fx sweepFixture, ctx context.Context, run RunFunc) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(ctx, []string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "1h"},
+			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
+		return code, out.String() + errOut.String()
+	}
+	whole := newSweepFixture(t, grid)
+	if code, out := cli(whole, context.Background(), trainRun); code != exitOK {
+		t.Fatalf("uninterrupted sweep: exit %d: %s", code, out)
+	}
+	id := whole.runIDs(t)[0]
+
+	fx := newSweepFixture(t, grid)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, job Job) (*Outcome, error) {
+		// Nations: 1592 training triples, 6 steps of 300 per epoch.
+		job.Observer = stopAtStep{Observer: job.Observer, epoch: 3, step: 4, cancel: cancel, current: new(int)}
+		return trainRun(ctx, job)
+	}
+	if code, out := cli(fx, ctx, stop); code != exitInterrupted || !strings.Contains(out, "resume in epoch 3 after step 4") {
+		t.Fatalf("stopped sweep: exit %d, want %d and a word on resuming: %s", code, exitInterrupted, out)
+	}
+	meta, err := readStateMeta(filepath.Join(fx.out, runsDirName, id, stateName))
+	must(t, err)
+	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
+		t.Errorf("state saved after epoch %d, step %d of the next, %d steps in all; want 2, 4, 16", meta.Epoch, meta.Batch, meta.Steps)
+	}
+	if got := runStatus(fx.out, id); got != "pending, resumes in epoch 3 after step 4" {
+		t.Errorf("-dry-run status %q", got)
+	}
+	if code, out := cli(fx, context.Background(), trainRun); code != exitOK {
+		t.Fatalf("resumed sweep: exit %d: %s", code, out)
+	}
+	want, err := readRecord(filepath.Join(whole.out, runsDirName, id, metricsName))
+	must(t, err)
+	got, err := readRecord(filepath.Join(fx.out, runsDirName, id, metricsName))
+	must(t, err)
+	if got.Status != StatusFinished || len(got.Epochs) != len(want.Epochs) {
+		t.Fatalf("%s %s with %d epochs; the uninterrupted run %d", got.Status, got.Error, len(got.Epochs), len(want.Epochs))
+	}
+	for e := range want.Epochs {
+		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
+			t.Errorf("epoch %d: %v %v, uninterrupted %v %v", e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
+				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
+		}
+	}
+	delete(got.Test, "step_ms")
+	delete(want.Test, "step_ms")
+	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
+		t.Errorf("test %v (best epoch %d), uninterrupted %v (%d)", got.Test, got.BestEpoch, want.Test, want.BestEpoch)
+	}
+	if !strings.Contains(strings.Join(got.Notes, "\n"), "resumed in epoch 3 after step 4") {
+		t.Errorf("notes %q do not say where the run resumed", got.Notes)
+	}
+	assertEachRowOnce(t, fx.out, []string{id})
+}
+
 // BenchmarkWriteState writes the resume state of a FB15k-237 ComplEx run at
 // d=200 (four tables of 14,541 x 400 float32 and the relations): ~94 MB.
 func BenchmarkWriteState(b *testing.B) {

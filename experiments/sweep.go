@@ -334,7 +334,9 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 		if err := cleanRunDir(dir); err != nil {
 			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
 		}
-		if meta, err := readStateMeta(job.StatePath); err == nil {
+		if meta, err := readStateMeta(job.StatePath); err == nil && meta.Batch > 0 {
+			s.stderr.printf("%s interrupted; it will resume in epoch %d after step %d next time\n", s.label(r), meta.Epoch+1, meta.Batch)
+		} else if err == nil {
 			s.stderr.printf("%s interrupted; it will resume after epoch %d next time\n", s.label(r), meta.Epoch)
 		} else {
 			s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))

@@ -46,9 +46,12 @@ type Config struct {
 	// the state's parameters being the ones to continue from.
 	Resume *State
 	// SaveState, when set, is called after every epoch that does not end
-	// the run, with the State to resume from. Its tensors alias the live
-	// ones: the function must copy or write them out before it returns. An
-	// error from it ends the run with that error.
+	// the run, with the State to resume from, and once more when ctx is
+	// cancelled during training, with the State at the step boundary where
+	// training stopped (State.Batch > 0 inside an epoch): a run told to stop
+	// (SIGTERM, a SLURM time limit) loses no step. Its tensors alias the
+	// live ones: the function must copy or write them out before it
+	// returns. An error from it ends the run with that error.
 	SaveState func(*State) error
 }
 
@@ -191,6 +194,8 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	var resumeNotes []string
 	train := append([]kg.Triple(nil), ds.Train...)
 	first := 1
+	var firstBatch int // steps of epoch `first` taken before a mid-epoch resume
+	var firstLoss, firstSeconds float64
 	if r := cfg.Resume; r != nil {
 		if err := r.restore(m, snapshot, st.Adam()); err != nil {
 			return nil, err
@@ -199,13 +204,22 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		steps, stepTime = r.Steps, time.Duration(r.StepSeconds*float64(time.Second))
 		res.Epochs = append(res.Epochs, r.Epochs...)
 		res.Initial = r.Initial
-		resumeNotes = append(slices.Clip(r.Notes), fmt.Sprintf("resumed after epoch %d", r.Epoch))
+		note := fmt.Sprintf("resumed after epoch %d", r.Epoch)
+		if r.Batch > 0 {
+			note = fmt.Sprintf("resumed in epoch %d after step %d", r.Epoch+1, r.Batch)
+		}
+		resumeNotes = append(slices.Clip(r.Notes), note)
 		res.Notes = append(res.Notes, resumeNotes...)
 		obs.Log(resumeNotes[len(resumeNotes)-1])
 		for e := 1; e <= r.Epoch; e++ {
 			shuffleEpoch(train, cfg.Seed, e)
 		}
 		first = r.Epoch + 1
+		firstBatch, firstLoss, firstSeconds = r.Batch, r.EpochLoss, r.EpochSeconds
+		if nb := (len(train) + cfg.BatchSize - 1) / cfg.BatchSize; firstBatch >= nb || (firstBatch > 0 && first > cfg.Epochs) {
+			return nil, fmt.Errorf("train: resume state is at step %d of epoch %d, which has %d steps of %d epochs: %w",
+				firstBatch, first, nb, cfg.Epochs, ErrStateMismatch)
+		}
 		if since >= cfg.Patience {
 			first = cfg.Epochs + 1 // it had stopped early: only the test is left
 		}
@@ -229,8 +243,20 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		obs.EpochStart(epoch, nb)
 		start := time.Now()
 		var sum float64
-		for i := 0; i < nb; i++ {
+		i0 := 0
+		if epoch == first && firstBatch > 0 {
+			i0, sum = firstBatch, firstLoss
+			start = start.Add(-time.Duration(firstSeconds * float64(time.Second)))
+		}
+		for i := i0; i < nb; i++ {
 			if err := ctx.Err(); err != nil {
+				if cfg.SaveState != nil {
+					s := stateOf(m, snapshot, st.Adam(), res, epoch-1, steps, stepTime.Seconds(), best, bestEpoch, since, resumeNotes)
+					s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(start).Seconds()
+					if serr := cfg.SaveState(s); serr != nil {
+						return nil, fmt.Errorf("train: saving the state at step %d of epoch %d: %w (stopped: %w)", i, epoch, serr, err)
+					}
+				}
 				return nil, err
 			}
 			batch := train[i*cfg.BatchSize : min((i+1)*cfg.BatchSize, len(train))]

@@ -15,20 +15,28 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// State is a run between two epochs: everything Run carries from one epoch
-// to the next. A run stopped after epoch k and resumed from the State it
-// saved then (Config.Resume) trains exactly as if it had never stopped: the
-// same shuffles, the same Adam moments, the same early stopping.
+// State is a run between two optimiser steps: everything Run carries from
+// one step to the next. A run stopped after epoch k, or after step b of
+// epoch k+1, and resumed from the State it saved then (Config.Resume) trains
+// exactly as if it had never stopped: the same shuffles, the same Adam
+// moments, the same early stopping.
 type State struct {
-	Epoch       int     // epochs completed
-	Steps       int     // optimiser steps taken, also Adam's bias-correction count
-	StepSeconds float64 // seconds spent in those steps
-	Best        float64 // best validation score so far; −Inf when none
-	BestEpoch   int     // epoch of Best; -1 when none
-	Since       int     // validations without improvement since BestEpoch
-	Epochs      []EpochRecord
-	Initial     map[string]float64 // Result.Initial of a distilled run
-	Notes       []string           // notes of earlier resumptions
+	Epoch int // epochs completed
+	// Batch is the number of steps of epoch Epoch+1 already taken (0 at an
+	// epoch boundary); EpochLoss is their batch-size-weighted loss sum and
+	// EpochSeconds their training time, so that the epoch's record comes
+	// out as if it had not been cut.
+	Batch        int
+	EpochLoss    float64
+	EpochSeconds float64
+	Steps        int     // optimiser steps taken, also Adam's bias-correction count
+	StepSeconds  float64 // seconds spent in those steps
+	Best         float64 // best validation score so far; −Inf when none
+	BestEpoch    int     // epoch of Best; -1 when none
+	Since        int     // validations without improvement since BestEpoch
+	Epochs       []EpochRecord
+	Initial      map[string]float64 // Result.Initial of a distilled run
+	Notes        []string           // notes of earlier resumptions
 	// Params and BestParams are the model's current and best validated
 	// parameters; AdamM and AdamV Adam's first and second moments of each
 	// (absent before the first step), all keyed by parameter name.
@@ -87,8 +95,9 @@ func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error 
 			return fmt.Errorf("train: resume state has parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)
 		}
 	}
-	if s.Epoch < 0 || s.Steps < 0 || s.BestEpoch > s.Epoch {
-		return fmt.Errorf("train: resume state is inconsistent (epoch %d, steps %d, best epoch %d): %w", s.Epoch, s.Steps, s.BestEpoch, ErrStateMismatch)
+	if s.Epoch < 0 || s.Steps < 0 || s.BestEpoch > s.Epoch || s.Batch < 0 || s.Batch > s.Steps {
+		return fmt.Errorf("train: resume state is inconsistent (epoch %d, steps %d, step %d of the next epoch, best epoch %d): %w",
+			s.Epoch, s.Steps, s.Batch, s.BestEpoch, ErrStateMismatch)
 	}
 	if s.BestEpoch >= 0 && math.IsNaN(s.Best) {
 		return fmt.Errorf("train: resume state has a best epoch %d without a score: %w", s.BestEpoch, ErrStateMismatch)
