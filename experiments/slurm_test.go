@@ -275,12 +275,12 @@ func TestSlurmScriptRequeuesOnUSR1(t *testing.T) {
 }
 
 // The memory asked for is at least what the committed UMLS sweep measured
-// (peak_rss_mb of results/umls/results.tsv), run by run.
+// (peak_rss_mb of results/umls-reference/results.tsv), run by run.
 func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	data := shippedData(t, "umls")
 	ds, err := loadDataset(filepath.Join(data, "umls"))
 	must(t, err)
-	table, err := readResultsTSV(filepath.Join("..", "results", "umls", resultsTSVName))
+	table, err := readResultsTSV(filepath.Join("..", "results", "umls-reference", resultsTSVName))
 	must(t, err)
 	n := 0
 	for _, row := range table.rows {
