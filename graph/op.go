@@ -130,6 +130,10 @@ func Float64s(t interface{ Data() any }) []float64 {
 	return nil
 }
 
+// Scalar returns the value of a scalar (or the first entry of a tensor) as
+// a float64, NaN for anything else: how a loss node's value is read.
+func Scalar(v G.Value) float64 { return scalarOf(v) }
+
 func scalarOf(v G.Value) float64 {
 	switch v := v.(type) {
 	case *G.F32:

@@ -108,7 +108,7 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	if err := st.prog.Run(); err != nil {
 		return 0, err
 	}
-	loss := scalarOf(st.loss.Value())
+	loss := graph.Scalar(st.loss.Value())
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
 		return loss, ErrDiverged
 	}
@@ -131,14 +131,4 @@ func bool2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-func scalarOf(v G.Value) float64 {
-	switch v := v.(type) {
-	case *G.F32:
-		return float64(*v)
-	case *G.F64:
-		return float64(*v)
-	}
-	return math.NaN()
 }
