@@ -16,6 +16,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/train"
 )
 
 // Every number a real sweep writes to metrics.json and results.tsv,
@@ -122,6 +123,31 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			if last >= rec.Spec.Epochs {
 				t.Errorf("the run did not stop early (epoch %d of %d): the test cannot tell the best epoch from the last", last, rec.Spec.Epochs)
 			}
+			// The checkpoint holds the parameters after best_epoch: the
+			// same run trained again (training is deterministic), its
+			// parameters captured after every epoch.
+			cfg, err := trainConfig(rec.Spec)
+			must(t, err)
+			after := map[int]map[string][]float64{}
+			cfg.SaveState = func(s *train.State) error {
+				p := map[string][]float64{}
+				for n, x := range s.Params {
+					p[n] = slices.Clone(x.Data().([]float64))
+				}
+				after[s.Epoch] = p
+				return nil
+			}
+			again, err := train.Run(context.Background(), cfg, ds, nil)
+			must(t, err)
+			if again.BestEpoch != rec.BestEpoch {
+				t.Fatalf("trained again, best epoch %d; metrics.json says %d", again.BestEpoch, rec.BestEpoch)
+			}
+			for _, n := range fr.Model.ParamNames() {
+				if !slices.Equal(fr.Model.Param(n).Data().([]float64), after[rec.BestEpoch][n]) {
+					t.Errorf("checkpoint's %s is not its value after best_epoch %d", n, rec.BestEpoch)
+				}
+			}
+
 			var secs float64
 			for _, e := range rec.Epochs {
 				secs += float64(e.Seconds)
