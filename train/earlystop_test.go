@@ -58,9 +58,19 @@ func TestEarlyStoppingFollowsPatience(t *testing.T) {
 			calls := scriptValidation(t, script, 0)
 			cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: c.epochs,
 				Patience: c.patience, Seed: 1, Eval: EvalConfig{Every: c.every, SkipTest: true}}
+			// A resume state is saved after every epoch but the one that
+			// ends the run.
+			var saved []int
+			cfg.SaveState = func(s *State) error {
+				saved = append(saved, s.Epoch)
+				return nil
+			}
 			res, err := Run(context.Background(), cfg, ds, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if len(saved) != c.wantStop-1 || len(saved) > 0 && saved[len(saved)-1] != c.wantStop-1 {
+				t.Errorf("states saved after epochs %v; want 1..%d", saved, c.wantStop-1)
 			}
 			if stop := res.Epochs[len(res.Epochs)-1].Epoch; stop != c.wantStop || len(res.Epochs) != c.wantStop {
 				t.Errorf("stopped after epoch %d (%d epochs recorded), want %d", stop, len(res.Epochs), c.wantStop)

@@ -169,6 +169,48 @@ func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []i
 	return out
 }
 
+// handSem adds Sem@k to out for each k: over the subject and object
+// queries of triples, the share of the k best-scored candidates (ties in
+// entity order, unfiltered) whose type the relation allows in that slot.
+func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, out map[string]float64) {
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	for _, k := range ks {
+		var sum float64
+		for _, tr := range triples {
+			rel := ds.Relations.Name(tr.R)
+			for side := range 2 {
+				cand := make([]int32, ne)
+				for e := range cand {
+					cand[e] = int32(e)
+				}
+				score := func(e int32) float64 {
+					if side == 0 {
+						return scores[(int(e)*nr+int(tr.R))*ne+int(tr.O)]
+					}
+					return scores[(int(tr.S)*nr+int(tr.R))*ne+int(e)]
+				}
+				slices.SortStableFunc(cand, func(a, b int32) int {
+					switch sa, sb := score(a), score(b); {
+					case sa > sb:
+						return -1
+					case sa < sb:
+						return 1
+					}
+					return 0
+				})
+				c := 0
+				for _, e := range cand[:k] {
+					if ds.Entities.Name(e)[0] == rel[side] {
+						c++
+					}
+				}
+				sum += float64(c) / float64(k)
+			}
+		}
+		out[fmt.Sprintf("sem@%d", k)] = sum / float64(2*len(triples))
+	}
+}
+
 // sameMetrics reports every difference between got and want beyond tol
 // (relative to max(1, |want|)), and keys present in only one of them.
 func sameMetrics(t *testing.T, what string, got, want map[string]float64, tol float64) {
@@ -192,25 +234,28 @@ func sameMetrics(t *testing.T, what string, got, want map[string]float64, tol fl
 
 func TestRunMetricsEqualHandComputation(t *testing.T) {
 	ds := typedTiny(t)
-	hits := []int{1, 2, 3, 5}
+	hits, semK := []int{1, 2, 3, 5}, []int{1, 2, 3}
 	for _, c := range []struct {
 		model       string
 		obj         objectives.Objective
 		dtype       tensor.Dtype
 		constrained bool
+		sel         string
 	}{
-		{"cp2", objectives.MLE{}, tensor.Float64, false},
-		{"complex+", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, true},
-		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float32, false},
-		{"complex", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, false},
+		{"cp2", objectives.MLE{}, tensor.Float64, false, "mrr"},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, true, "mrr"},
+		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float32, false, "mrr"},
+		{"cp+", objectives.MLE{}, tensor.Float64, false, "ll"},
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, false, "mrr"},
 	} {
-		name := c.model
+		name := c.model + "/select-" + c.sel
 		if c.constrained {
 			name += "/constrained"
 		}
 		t.Run(name, func(t *testing.T) {
 			cfg := Config{Model: c.model, Rank: 3, Objective: c.obj, LearningRate: 0.05, BatchSize: 8, Epochs: 4, Seed: 5,
-				Dtype: c.dtype, Constrained: c.constrained, Eval: EvalConfig{Hits: hits, BatchSize: 3, LogLikelihood: true}}
+				Dtype: c.dtype, Constrained: c.constrained,
+				Eval: EvalConfig{Hits: hits, SemK: semK, BatchSize: 3, LogLikelihood: true, Select: c.sel}}
 			res, err := Run(context.Background(), cfg, ds, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -228,10 +273,43 @@ func TestRunMetricsEqualHandComputation(t *testing.T) {
 			if c.dtype == tensor.Float32 {
 				tol = 1e-5
 			}
-			sameMetrics(t, "test", res.Test, handMetrics(ds, scores, ds.Test, hits, withLL), tol)
+			wantTest := handMetrics(ds, scores, ds.Test, hits, withLL)
+			handSem(ds, scores, ds.Test, semK, wantTest)
+			sameMetrics(t, "test", res.Test, wantTest, tol)
 			// The validation metrics reported are those of the returned
-			// (best) parameters.
-			sameMetrics(t, "valid", res.Valid, handMetrics(ds, scores, ds.Valid, hits, withLL), tol)
+			// (best) parameters; validation ranks only to select on MRR,
+			// and never computes Sem@k.
+			wantValid := handMetrics(ds, scores, ds.Valid, hits, withLL)
+			if c.sel == "ll" {
+				wantValid = map[string]float64{"ll": wantValid["ll"]}
+			}
+			sameMetrics(t, "valid", res.Valid, wantValid, tol)
 		})
+	}
+}
+
+// An epoch's training loss is the mean loss per training triple, batches
+// weighted by their size (here 8, 8 and 6), and the step time is a mean
+// per step. With a learning rate too small to move float64 parameters,
+// every batch sees the initial model, so the MLE loss of the epoch is
+// −(mean log p) of the training triples under the returned parameters.
+func TestTrainLossIsMeanPerTripleLoss(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 1e-300, BatchSize: 8, Epochs: 2, Seed: 5,
+		Dtype: tensor.Float64, Eval: EvalConfig{SkipTest: true}}
+	res, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
+	var seconds float64
+	for _, e := range res.Epochs {
+		if math.Abs(e.TrainLoss-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("epoch %d: training loss %v, mean −log p of the training triples %v", e.Epoch, e.TrainLoss, want)
+		}
+		seconds += e.Seconds
+	}
+	if steps := 3 * len(res.Epochs); !(res.StepSeconds > 0 && res.StepSeconds*float64(steps) <= seconds) {
+		t.Errorf("%v s per step over %d steps; the epochs took %v s", res.StepSeconds, steps, seconds)
 	}
 }
