@@ -96,3 +96,38 @@ func TestBestEpochContract(t *testing.T) {
 		})
 	}
 }
+
+// A distilled run whose fine-tuning only makes validation worse keeps the
+// model as converted: best epoch 0, its parameters returned unchanged and
+// their own test metrics reported.
+func TestDistilledModelCompetesWithFineTuning(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 0.2, BatchSize: 8, Epochs: 30, Patience: 3, Seed: 3,
+		Eval: EvalConfig{Hits: []int{1}, LogLikelihood: true}}
+	src, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Init = func(m *models.Model) error {
+		for _, n := range m.ParamNames() {
+			copy(m.Param(n).Data().([]float32), src.Model.Param(n).Data().([]float32))
+		}
+		return nil
+	}
+	cfg.LearningRate, cfg.Epochs, cfg.Eval.Select = 3, 3, "ll" // steps far too large: every epoch validates worse
+	res, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BestEpoch != 0 {
+		t.Fatalf("best epoch %d: fine-tuning improved, the test needs it not to (%v)", res.BestEpoch, res.Epochs)
+	}
+	for _, n := range res.Model.ParamNames() {
+		if !slices.Equal(res.Model.Param(n).Data().([]float32), src.Model.Param(n).Data().([]float32)) {
+			t.Errorf("returned %s is not the converted model's", n)
+		}
+	}
+	if !maps.Equal(res.Test, src.Test) || !maps.Equal(res.Initial, src.Test) {
+		t.Errorf("test metrics %v, initial %v; the converted model scores %v", res.Test, res.Initial, src.Test)
+	}
+}

@@ -295,21 +295,70 @@ func TestRunMetricsEqualHandComputation(t *testing.T) {
 // −(mean log p) of the training triples under the returned parameters.
 func TestTrainLossIsMeanPerTripleLoss(t *testing.T) {
 	ds := typedTiny(t)
-	cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 1e-300, BatchSize: 8, Epochs: 2, Seed: 5,
-		Dtype: tensor.Float64, Eval: EvalConfig{SkipTest: true}}
+	for _, c := range []struct {
+		dtype tensor.Dtype
+		tol   float64
+	}{{tensor.Float64, 1e-9}, {tensor.Float32, 1e-5}} {
+		cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 1e-300, BatchSize: 8, Epochs: 2, Seed: 5,
+			Dtype: c.dtype, Eval: EvalConfig{SkipTest: true}}
+		res, err := Run(context.Background(), cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
+		var seconds float64
+		for _, e := range res.Epochs {
+			if math.Abs(e.TrainLoss-want) > c.tol*math.Max(1, math.Abs(want)) {
+				t.Errorf("%v, epoch %d: training loss %v, mean −log p of the training triples %v", c.dtype, e.Epoch, e.TrainLoss, want)
+			}
+			seconds += e.Seconds
+		}
+		if steps := 3 * len(res.Epochs); !(res.StepSeconds > 0 && res.StepSeconds*float64(steps) <= seconds) {
+			t.Errorf("%v: %v s per step over %d steps; the epochs took %v s", c.dtype, res.StepSeconds, steps, seconds)
+		}
+	}
+}
+
+// The calibration's hard negatives replace each test triple's object by an
+// object the relation has in training that is not a known answer: one per
+// test triple that has such an object. Its min-max range is that of the
+// training triples' log-scores.
+func TestCalibrationDrawsFromTraining(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 0.05, BatchSize: 8, Epochs: 2, Seed: 5,
+		Dtype: tensor.Float64, Eval: EvalConfig{ECE: true}}
 	res, err := Run(context.Background(), cfg, ds, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
-	var seconds float64
-	for _, e := range res.Epochs {
-		if math.Abs(e.TrainLoss-want) > 1e-9*math.Max(1, math.Abs(want)) {
-			t.Errorf("epoch %d: training loss %v, mean −log p of the training triples %v", e.Epoch, e.TrainLoss, want)
+	known := map[kg.Triple]bool{}
+	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
+		for _, tr := range split {
+			known[tr] = true
 		}
-		seconds += e.Seconds
 	}
-	if steps := 3 * len(res.Epochs); !(res.StepSeconds > 0 && res.StepSeconds*float64(steps) <= seconds) {
-		t.Errorf("%v s per step over %d steps; the epochs took %v s", res.StepSeconds, steps, seconds)
+	wantNeg := 0
+	for _, tr := range ds.Test {
+		for _, u := range ds.Train {
+			if c := (kg.Triple{S: tr.S, R: tr.R, O: u.O}); u.R == tr.R && !known[c] {
+				wantNeg++
+				break
+			}
+		}
+	}
+	scores := bruteScores(t, res.Model, nil)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	for _, tr := range ds.Train {
+		v := scores[(int(tr.S)*nr+int(tr.R))*ne+int(tr.O)]
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	c := res.Calibration
+	if c == nil {
+		t.Fatal("no calibration")
+	}
+	if c.Positives != len(ds.Test) || c.Negatives != wantNeg || math.Abs(c.TrainMin-lo) > 1e-9 || math.Abs(c.TrainMax-hi) > 1e-9 {
+		t.Errorf("calibration: %d positives, %d negatives, train range [%v, %v]; want %d, %d, [%v, %v]",
+			c.Positives, c.Negatives, c.TrainMin, c.TrainMax, len(ds.Test), wantNeg, lo, hi)
 	}
 }
