@@ -91,9 +91,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			wantValid := handRankMetrics(ds, scores, ds.Valid, hits, policy, withLL)
 
 			test := fromJSONMap(rec.Test)
-			if !(test["step_ms"] > 0) {
-				t.Errorf("step_ms %v", test["step_ms"])
-			}
+			stepMS := test["step_ms"]
 			delete(test, "step_ms")
 			compareMetrics(t, "metrics.json test", test, wantTest, 1e-9)
 			compareMetrics(t, "metrics.json valid", fromJSONMap(rec.Valid), wantValid, 1e-9)
@@ -152,6 +150,11 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			for _, e := range rec.Epochs {
 				secs += float64(e.Seconds)
 			}
+			// step_ms is a mean per step, in milliseconds: the steps (3 an
+			// epoch) take at most the epochs' time, and at least 1% of it.
+			if steps := 3 * float64(len(rec.Epochs)); !(stepMS*steps <= 1000*secs && stepMS*steps >= 10*secs) {
+				t.Errorf("step_ms %v over %v steps; the epochs took %v s", stepMS, steps, secs)
+			}
 			if got, want := float64(rec.SecondsPerEpoch), secs/float64(len(rec.Epochs)); math.Abs(got-want) > 1e-9*max(1, want) {
 				t.Errorf("seconds_per_epoch %v, mean of the epochs' %v", got, want)
 			}
@@ -175,6 +178,40 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 					t.Errorf("results.tsv %s = %q, want %q", col, row[col], want)
 				}
 			}
+			// The run distilled from this one's checkpoint reports, as
+			// init_*, this run's own test metrics: the converted model is
+			// this model.
+			job := Job{ID: id + "-distilled", Spec: rec.Spec, DataRoot: data, RunDir: t.TempDir(), Observer: nopObserver{},
+				DistillCheckpoint: filepath.Join(dir, checkpointName)}
+			job.Spec.Epochs = 1
+			d, err := trainRun(context.Background(), job)
+			must(t, err)
+			init := map[string]float64{}
+			for k, v := range d.Test {
+				if m, ok := strings.CutPrefix(k, "init_"); ok {
+					init[m] = v
+				}
+			}
+			compareMetrics(t, "distilled run's init_ metrics", init, wantTest, 1e-9)
+			if len(d.Epochs) == 0 || d.Epochs[0].Epoch != 0 {
+				t.Errorf("distilled run: no epoch 0 (%v)", d.Epochs)
+			}
+
+			// Distilled from parameters holding a NaN, the run diverges
+			// and leaves no checkpoint behind.
+			bad := filepath.Join(t.TempDir(), "nan.npz")
+			p := fr.Model.Param(fr.Model.ParamNames()[0]).Data().([]float64)
+			keep := p[0]
+			p[0] = math.NaN()
+			must(t, writeCheckpoint(bad, fr.Model))
+			p[0] = keep
+			job.DistillCheckpoint, job.RunDir = bad, t.TempDir()
+			d, err = trainRun(context.Background(), job)
+			must(t, err)
+			if d.Status != StatusDiverged || fileExists(filepath.Join(job.RunDir, checkpointName)) {
+				t.Errorf("distilled from NaN: status %s, checkpoint written %v", d.Status, fileExists(filepath.Join(job.RunDir, checkpointName)))
+			}
+
 			for k, v := range row {
 				if (strings.HasPrefix(k, "test_") || strings.HasPrefix(k, "valid_")) && v != "" && k != "test_step_ms" {
 					m := k[strings.IndexByte(k, '_')+1:]
