@@ -186,13 +186,13 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			job.Spec.Epochs = 1
 			d, err := trainRun(context.Background(), job)
 			must(t, err)
-			init := map[string]float64{}
+			initial := map[string]float64{}
 			for k, v := range d.Test {
 				if m, ok := strings.CutPrefix(k, "init_"); ok {
-					init[m] = v
+					initial[m] = v
 				}
 			}
-			compareMetrics(t, "distilled run's init_ metrics", init, wantTest, 1e-9)
+			compareMetrics(t, "distilled run's init_ metrics", initial, wantTest, 1e-9)
 			if len(d.Epochs) == 0 || d.Epochs[0].Epoch != 0 {
 				t.Errorf("distilled run: no epoch 0 (%v)", d.Epochs)
 			}

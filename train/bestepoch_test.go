@@ -68,7 +68,7 @@ func TestBestEpochContract(t *testing.T) {
 			for _, n := range m.ParamNames() {
 				copy(m.Param(n).Data().([]float32), best[n])
 			}
-			ev, err := metrics.NewEvaluator(m, 5)
+			ev, err := metrics.NewEvaluator(m, cfg.Eval.BatchSize) // the run's programs, batch for batch
 			if err != nil {
 				t.Fatal(err)
 			}
