@@ -155,7 +155,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			if steps := 3 * float64(len(rec.Epochs)); !(stepMS*steps <= 1000*secs && stepMS*steps >= 10*secs) {
 				t.Errorf("step_ms %v over %v steps; the epochs took %v s", stepMS, steps, secs)
 			}
-			if got, want := float64(rec.SecondsPerEpoch), secs/float64(len(rec.Epochs)); math.Abs(got-want) > 1e-9*max(1, want) {
+			if got, want := float64(rec.SecondsPerEpoch), secs/float64(len(rec.Epochs)); !(math.Abs(got-want) <= 1e-9*max(1, want)) {
 				t.Errorf("seconds_per_epoch %v, mean of the epochs' %v", got, want)
 			}
 
@@ -167,7 +167,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			for prefix, want := range map[string]map[string]float64{"test_": wantTest, "valid_": wantValid} {
 				for k, w := range want {
 					g, err := strconv.ParseFloat(row[prefix+k], 64)
-					if err != nil || math.Abs(g-w) > 1e-5*max(1, math.Abs(w)) {
+					if err != nil || !(math.Abs(g-w) <= 1e-5*max(1, math.Abs(w))) {
 						t.Errorf("results.tsv %s%s = %q, recomputed by hand %v", prefix, k, row[prefix+k], w)
 					}
 				}

@@ -56,7 +56,7 @@ func TestLogLikelihoodByEnumeration(t *testing.T) {
 			z += math.Exp(v - mx)
 		}
 		logZ := mx + math.Log(z)
-		if got, err := ev.LogPartition(); err != nil || math.Abs(got-logZ) > c.tol*math.Max(1, math.Abs(logZ)) {
+		if got, err := ev.LogPartition(); err != nil || !(math.Abs(got-logZ) <= c.tol*math.Max(1, math.Abs(logZ))) {
 			t.Errorf("%s: log Z = %v (%v), enumeration %v", c.name, got, err, logZ)
 		}
 		lp, err := ev.LogProbs(test)
@@ -66,12 +66,12 @@ func TestLogLikelihoodByEnumeration(t *testing.T) {
 		var mean float64
 		for i, tr := range test {
 			want := ls[(int(tr.S)*sz.Relations+int(tr.R))*sz.Entities+int(tr.O)] - logZ
-			if math.Abs(lp[i]-want) > c.tol*math.Max(1, math.Abs(want)) {
+			if !(math.Abs(lp[i]-want) <= c.tol*math.Max(1, math.Abs(want))) {
 				t.Errorf("%s: log p%v = %v, want %v", c.name, tr, lp[i], want)
 			}
 			mean += want / float64(len(test))
 		}
-		if ll, err := ev.LogLikelihood(test); err != nil || math.Abs(ll-mean) > c.tol*math.Max(1, math.Abs(mean)) {
+		if ll, err := ev.LogLikelihood(test); err != nil || !(math.Abs(ll-mean) <= c.tol*math.Max(1, math.Abs(mean))) {
 			t.Errorf("%s: average log-likelihood %v (%v), want %v", c.name, ll, err, mean)
 		}
 	}

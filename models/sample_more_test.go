@@ -71,7 +71,7 @@ func TestInitialisations(t *testing.T) {
 	for _, v := range x {
 		mean += v / float64(len(x))
 	}
-	if math.Abs(mean-0.5) > 0.005 { // 8^(−1/3); the standard error is 0.0006
+	if !(math.Abs(mean-0.5) <= 0.005) { // 8^(−1/3); the standard error is 0.0006
 		t.Errorf("log-normal init: mean %v, want 0.5", mean)
 	}
 	rows, cols := 6, 4
@@ -82,7 +82,7 @@ func TestInitialisations(t *testing.T) {
 		for i := range rows {
 			col[i] = y[i*cols+j]
 		}
-		if s := logSumExp(col); math.Abs(s) > 1e-12 {
+		if s := logSumExp(col); !(math.Abs(s) <= 1e-12) {
 			t.Errorf("Dirichlet column %d: log Σ exp = %v, want 0", j, s)
 		}
 	}

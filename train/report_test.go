@@ -308,7 +308,7 @@ func TestTrainLossIsMeanPerTripleLoss(t *testing.T) {
 		want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
 		var seconds float64
 		for _, e := range res.Epochs {
-			if math.Abs(e.TrainLoss-want) > c.tol*math.Max(1, math.Abs(want)) {
+			if !(math.Abs(e.TrainLoss-want) <= c.tol*math.Max(1, math.Abs(want))) {
 				t.Errorf("%v, epoch %d: training loss %v, mean −log p of the training triples %v", c.dtype, e.Epoch, e.TrainLoss, want)
 			}
 			seconds += e.Seconds
@@ -357,7 +357,7 @@ func TestCalibrationDrawsFromTraining(t *testing.T) {
 	if c == nil {
 		t.Fatal("no calibration")
 	}
-	if c.Positives != len(ds.Test) || c.Negatives != wantNeg || math.Abs(c.TrainMin-lo) > 1e-9 || math.Abs(c.TrainMax-hi) > 1e-9 {
+	if c.Positives != len(ds.Test) || c.Negatives != wantNeg || !(math.Abs(c.TrainMin-lo) <= 1e-9) || !(math.Abs(c.TrainMax-hi) <= 1e-9) {
 		t.Errorf("calibration: %d positives, %d negatives, train range [%v, %v]; want %d, %d, [%v, %v]",
 			c.Positives, c.Negatives, c.TrainMin, c.TrainMax, len(ds.Test), wantNeg, lo, hi)
 	}
