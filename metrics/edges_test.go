@@ -86,11 +86,11 @@ func TestNaNTargetRank(t *testing.T) {
 		filtered []int32
 		want     float64
 	}{
-		{0, []int32{0, 2}, 4},  // 5 candidates, entity 2 filtered
-		{0, []int32{2, 3}, 3},  // two others filtered
-		{4, []int32{0, 1}, 3},  // the target, NaN here, is past every filtered id
-		{4, []int32{1, 4}, 4},  // the filter lists the target itself
-		{2, []int32{}, 5},      // nothing filtered
+		{0, []int32{0, 2}, 4}, // 5 candidates, entity 2 filtered
+		{0, []int32{2, 3}, 3}, // two others filtered
+		{4, []int32{0, 1}, 3}, // the target, NaN here, is past every filtered id
+		{4, []int32{1, 4}, 4}, // the filter lists the target itself
+		{2, []int32{}, 5},     // nothing filtered
 		{3, []int32{0, 3, 4}, 3},
 	} {
 		s := append([]float64(nil), scores...)
