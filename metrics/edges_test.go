@@ -124,23 +124,36 @@ func TestSemCutOffRange(t *testing.T) {
 // ids other than 0 too), and all zero rather than NaN for zero embeddings;
 // KTDDraws accepts subsets as large as the sets and a single draw.
 func TestKTDFeatureRowsAndDraws(t *testing.T) {
-	sz := models.Sizes{Entities: 3, Relations: 2, Rank: 1}
+	sz := models.Sizes{Entities: 3, Relations: 2, Rank: 2}
 	m := mustModel(t, "complex", sz)
-	copy(m.Param("entity").Data().([]float64), []float64{1, 2, 3, 4, 0, 0}) // rows [re | im]; entity 2 is zero
-	copy(m.Param("relation").Data().([]float64), []float64{5, 6, 7, 8})
+	// Rows are [re | im], d = 2; entity 2 is zero.
+	ent := [][4]float64{{1, 2, 3, 4}, {5, 6, 7, 8}, {}}
+	rel := [][4]float64{{0.5, -1, 2, 0.25}, {-3, 1.5, 0.75, 2}}
+	for i, row := range ent {
+		copy(m.Param("entity").Data().([]float64)[4*i:], row[:])
+	}
+	for i, row := range rel {
+		copy(m.Param("relation").Data().([]float64)[4*i:], row[:])
+	}
 	psi, err := ComplExFeatures(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := psi([]kg.Triple{{S: 1, R: 1, O: 0}, {S: 2, R: 0, O: 1}})
-	// s = 3 + 4i, r = 7 + 8i, o = 1 + 2i: re·re·re, im·re·im, re·im·im, im·im·re.
-	want := []float64{3 * 7 * 1, 4 * 7 * 2, 3 * 8 * 2, 4 * 8 * 1}
+	// Units re·re·re, im·re·im, re·im·im, im·im·re, each for j = 0, 1.
+	s, r, o := ent[1], rel[1], ent[0]
+	var want []float64
+	for _, u := range [][3]int{{0, 0, 0}, {2, 0, 2}, {0, 2, 2}, {2, 2, 0}} {
+		for j := range 2 {
+			want = append(want, s[u[0]+j]*r[u[1]+j]*o[u[2]+j])
+		}
+	}
 	var norm float64
 	for _, v := range want {
 		norm += v * v
 	}
 	for j, v := range want {
-		if got := f.At(0, j); math.Abs(got-v/math.Sqrt(norm)) > 1e-12 {
+		if got := f.At(0, j); !(math.Abs(got-v/math.Sqrt(norm)) <= 1e-12) {
 			t.Errorf("feature %d of (1, 1, 0): %v, want %v", j, got, v/math.Sqrt(norm))
 		}
 		if got := f.At(1, j); got != 0 {
