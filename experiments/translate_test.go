@@ -1,0 +1,72 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"gekc/metrics"
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// A grid run's every key reaches the training configuration.
+func TestTrainConfigCarriesEveryKey(t *testing.T) {
+	spec := DefaultRunSpec()
+	spec.Dataset, spec.Model, spec.Rank, spec.RelationRank = "d", "tucker2", 6, 3
+	spec.Objective, spec.PLLWeights = "pll", PLLWeights{Subject: 0.5, Relation: 2, Object: 1.5}
+	spec.LearningRate, spec.BatchSize, spec.Epochs, spec.Patience, spec.Seed = 0.03, 77, 9, 4, 11
+	spec.InitScale, spec.DType, spec.Constraints = 0.2, "float64", "domain"
+	spec.Eval = EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
+		Select: "mrr", Every: 3, MaxValid: 50, SemK: []int{1, 4}}
+	cfg, err := trainConfig(spec)
+	must(t, err)
+	want := objectives.PLL{Weights: objectives.Weights{Subject: 0.5, Relation: 2, Object: 1.5}}
+	if cfg.Objective != want {
+		t.Errorf("objective %#v, want %#v", cfg.Objective, want)
+	}
+	for _, c := range []struct {
+		key       string
+		got, want any
+	}{
+		{"model", cfg.Model, "tucker2"}, {"rank", cfg.Rank, 6}, {"relation_rank", cfg.RelationRank, 3},
+		{"learning_rate", cfg.LearningRate, 0.03}, {"batch_size", cfg.BatchSize, 77}, {"epochs", cfg.Epochs, 9},
+		{"patience", cfg.Patience, 4}, {"seed", cfg.Seed, uint64(11)}, {"init_scale", cfg.InitScale, 0.2},
+		{"dtype", cfg.Dtype, tensor.Float64}, {"constraints", cfg.Constrained, true},
+		{"eval.tie_policy", cfg.Eval.TiePolicy, metrics.Optimistic}, {"eval.hits", len(cfg.Eval.Hits) == 2 && cfg.Eval.Hits[1] == 7, true},
+		{"eval.batch_size", cfg.Eval.BatchSize, 13}, {"eval.select", cfg.Eval.Select, "mrr"}, {"eval.every", cfg.Eval.Every, 3},
+		{"eval.max_valid", cfg.Eval.MaxValid, 50}, {"eval.metrics ll", cfg.Eval.LogLikelihood, false},
+		{"eval.metrics ece", cfg.Eval.ECE, true}, {"eval.sem_k", len(cfg.Eval.SemK) == 2 && cfg.Eval.SemK[1] == 4, true},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %v, want %v", c.key, c.got, c.want)
+		}
+	}
+	spec.DType, spec.Constraints, spec.Objective = "float32", "none", "mle"
+	spec.Eval.Metrics, spec.Eval.TiePolicy = []string{"mrr", "ll"}, "realistic"
+	cfg, err = trainConfig(spec)
+	must(t, err)
+	if cfg.Dtype != tensor.Float32 || cfg.Constrained || cfg.Objective != (objectives.MLE{}) || !cfg.Eval.LogLikelihood ||
+		cfg.Eval.ECE || cfg.Eval.SemK != nil || cfg.Eval.TiePolicy != metrics.Realistic {
+		t.Errorf("second spec: %+v", cfg)
+	}
+}
+
+// A distilled run records epoch 0, the validation of the converted model:
+// it is not a trained epoch, in results.tsv's epochs nor in
+// seconds_per_epoch.
+func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
+	s := &sweep{jobs: 1}
+	rec := &runRecord{ID: "x", StartedAt: time.Now().UTC()}
+	s.completeRecord(rec, &Outcome{Status: StatusFinished, BestEpoch: 0, Epochs: []EpochRecord{
+		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
+		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},
+	}}, nil)
+	if rec.SecondsPerEpoch != 4 {
+		t.Errorf("seconds_per_epoch %v, want 4", rec.SecondsPerEpoch)
+	}
+	row := rowFromRecord(rec)
+	if row["epochs"] != "2" || row["best_epoch"] != "0" || row["seconds_per_epoch"] != "4.00" {
+		t.Errorf("row: epochs %q, best_epoch %q, seconds_per_epoch %q; want 2, 0, 4.00", row["epochs"], row["best_epoch"], row["seconds_per_epoch"])
+	}
+}

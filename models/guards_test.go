@@ -1,0 +1,25 @@
+package models
+
+import "testing"
+
+// Sizes and types out of range are refused, not built into a model or a
+// constraint that indexes past its tables.
+func TestConstructorsRejectOutOfRange(t *testing.T) {
+	for _, sz := range []Sizes{{Entities: 0, Relations: 1, Rank: 1}, {Entities: 2, Relations: 0, Rank: 1}, {Entities: 2, Relations: 1, Rank: 0}} {
+		if _, err := New("cp", sz, Options{}); err == nil {
+			t.Errorf("New with sizes %+v accepted", sz)
+		}
+	}
+	for _, c := range []struct {
+		ent, subj, obj []int32
+	}{
+		{[]int32{0, 2}, []int32{0}, []int32{1}},  // an entity of type 2 with 2 types
+		{[]int32{0, 1}, []int32{2}, []int32{1}},  // a relation requiring type 2
+		{[]int32{0, -1}, []int32{0}, []int32{1}}, // a negative type
+		{[]int32{0, 1}, []int32{0}, []int32{}},   // schemas of different lengths
+	} {
+		if _, err := NewDomain(c.ent, c.subj, c.obj, 2); err == nil {
+			t.Errorf("NewDomain(%v, %v, %v, 2) accepted", c.ent, c.subj, c.obj)
+		}
+	}
+}

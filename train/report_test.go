@@ -1,0 +1,364 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// Every number Run reports, recomputed by hand from the parameters it
+// returns: ranks from the log-score of each candidate triple on its own,
+// filtered by a set of all known triples built here from the three splits;
+// the log-likelihood from log Z summed over every triple by enumeration.
+
+// typedTiny writes and loads a typed graph of 8 entities, a0..a3 of type A
+// and b0..b3 of type B, and 3 relations: aa (A→A), ab (A→B), ba (B→A).
+// Three quarters of the 48 schema-consistent triples are known, so most
+// test queries have other known answers in every split: ranks differ when
+// a split is missing from the filter.
+func typedTiny(t testing.TB) *kg.Dataset {
+	t.Helper()
+	dir := t.TempDir()
+	var all []string
+	for _, rel := range []string{"aa", "ab", "ba"} {
+		for i := range 4 {
+			for j := range 4 {
+				all = append(all, fmt.Sprintf("%c%d\t%s\t%c%d\n", rel[0], i, rel, rel[1], j))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	splits := map[string][]string{"train.txt": all[:22], "valid.txt": all[22:29], "test.txt": all[29:36]}
+	types := ""
+	for i := range 4 {
+		types += fmt.Sprintf("a%d\tA\nb%d\tB\n", i, i)
+	}
+	files := map[string]string{
+		"entity_types.tsv":    types,
+		"relation_schema.tsv": "relation\tsubject_type\tobject_type\naa\tA\tA\nab\tA\tB\nba\tB\tA\n",
+	}
+	for name, lines := range splits {
+		files[name] = strings.Join(lines, "")
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := kg.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// typedTinyConsistent says whether a triple of typedTiny fits its schema,
+// from the names alone (not from ds.Schema, the code under test's input).
+func typedTinyConsistent(ds *kg.Dataset, tr kg.Triple) bool {
+	rel := ds.Relations.Name(tr.R)
+	return ds.Entities.Name(tr.S)[0] == rel[0] && ds.Entities.Name(tr.O)[0] == rel[1]
+}
+
+// bruteScores returns log φ(s, r, o) of every triple of m, indexed
+// [(s·|R| + r)·|E| + o], each scored alone by the plain log-score query;
+// triples that consistent (when not nil) rules out get −Inf, as the
+// constrained model gives them.
+func bruteScores(t testing.TB, m *models.Model, consistent func(kg.Triple) bool) []float64 {
+	t.Helper()
+	ne, nr := m.Sizes.Entities, m.Sizes.Relations
+	var all []kg.Triple
+	for s := range ne {
+		for r := range nr {
+			for o := range ne {
+				all = append(all, kg.Triple{S: int32(s), R: int32(r), O: int32(o)})
+			}
+		}
+	}
+	ev, err := metrics.NewEvaluator(m, 7) // a batch size that does not divide |E|²|R|
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, len(all))
+	if err := ev.LogScores(all, func(i int, ls float64) { out[i] = ls }); err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range all {
+		if consistent != nil && !consistent(tr) {
+			out[i] = math.Inf(-1)
+		}
+	}
+	return out
+}
+
+// handMetrics computes the metrics Run reports for triples from the scores
+// of bruteScores: filtered ranks against every entity under the
+// pessimistic tie policy (1 + the candidates scored at least as high),
+// MRR and Hits@k over both sides and MRR per side, and the mean log p when
+// withLL.
+func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []int, withLL bool) map[string]float64 {
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	score := func(s, r, o int32) float64 { return scores[(int(s)*nr+int(r))*ne+int(o)] }
+	known := map[kg.Triple]bool{}
+	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
+		for _, tr := range split {
+			known[tr] = true
+		}
+	}
+	var subj, obj []float64
+	for _, tr := range triples {
+		target := score(tr.S, tr.R, tr.O)
+		rs, ro := 1.0, 1.0
+		for e := int32(0); e < int32(ne); e++ {
+			if c := (kg.Triple{S: e, R: tr.R, O: tr.O}); e != tr.S && !known[c] && score(c.S, c.R, c.O) >= target {
+				rs++
+			}
+			if c := (kg.Triple{S: tr.S, R: tr.R, O: e}); e != tr.O && !known[c] && score(c.S, c.R, c.O) >= target {
+				ro++
+			}
+		}
+		subj, obj = append(subj, rs), append(obj, ro)
+	}
+	recip := func(ranks []float64) float64 {
+		var s float64
+		for _, r := range ranks {
+			s += 1 / r
+		}
+		return s / float64(len(ranks))
+	}
+	both := append(slices.Clone(subj), obj...)
+	out := map[string]float64{"mrr": recip(both), "mrr_subject": recip(subj), "mrr_object": recip(obj)}
+	for _, k := range hits {
+		n := 0
+		for _, r := range both {
+			if r <= float64(k) {
+				n++
+			}
+		}
+		out[fmt.Sprintf("hits@%d", k)] = float64(n) / float64(len(both))
+	}
+	if withLL {
+		m := math.Inf(-1)
+		for _, v := range scores {
+			m = math.Max(m, v)
+		}
+		var z float64
+		for _, v := range scores {
+			z += math.Exp(v - m)
+		}
+		logZ := m + math.Log(z)
+		var sum float64
+		for _, tr := range triples {
+			sum += score(tr.S, tr.R, tr.O) - logZ
+		}
+		out["ll"] = sum / float64(len(triples))
+	}
+	return out
+}
+
+// handSem adds Sem@k to out for each k: over the subject and object
+// queries of triples, the share of the k best-scored candidates (ties in
+// entity order, unfiltered) whose type the relation allows in that slot.
+func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, out map[string]float64) {
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	for _, k := range ks {
+		var sum float64
+		for _, tr := range triples {
+			rel := ds.Relations.Name(tr.R)
+			for side := range 2 {
+				cand := make([]int32, ne)
+				for e := range cand {
+					cand[e] = int32(e)
+				}
+				score := func(e int32) float64 {
+					if side == 0 {
+						return scores[(int(e)*nr+int(tr.R))*ne+int(tr.O)]
+					}
+					return scores[(int(tr.S)*nr+int(tr.R))*ne+int(e)]
+				}
+				slices.SortStableFunc(cand, func(a, b int32) int {
+					switch sa, sb := score(a), score(b); {
+					case sa > sb:
+						return -1
+					case sa < sb:
+						return 1
+					}
+					return 0
+				})
+				c := 0
+				for _, e := range cand[:k] {
+					if ds.Entities.Name(e)[0] == rel[side] {
+						c++
+					}
+				}
+				sum += float64(c) / float64(k)
+			}
+		}
+		out[fmt.Sprintf("sem@%d", k)] = sum / float64(2*len(triples))
+	}
+}
+
+// sameMetrics reports every difference between got and want beyond tol
+// (relative to max(1, |want|)), and keys present in only one of them.
+func sameMetrics(t *testing.T, what string, got, want map[string]float64, tol float64) {
+	t.Helper()
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s: no %s (want %v)", what, k, w)
+			continue
+		}
+		if !(math.Abs(g-w) <= tol*math.Max(1, math.Abs(w))) {
+			t.Errorf("%s: %s = %v, recomputed by hand %v", what, k, g, w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: unexpected %s = %v", what, k, g)
+		}
+	}
+}
+
+func TestRunMetricsEqualHandComputation(t *testing.T) {
+	ds := typedTiny(t)
+	hits, semK := []int{1, 2, 3, 5}, []int{1, 2, 3}
+	for _, c := range []struct {
+		model       string
+		obj         objectives.Objective
+		dtype       tensor.Dtype
+		constrained bool
+		sel         string
+	}{
+		{"cp2", objectives.MLE{}, tensor.Float64, false, "mrr"},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, true, "mrr"},
+		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float32, false, "mrr"},
+		{"cp+", objectives.MLE{}, tensor.Float64, false, "ll"},
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, false, "mrr"},
+	} {
+		name := c.model + "/select-" + c.sel
+		if c.constrained {
+			name += "/constrained"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := Config{Model: c.model, Rank: 3, Objective: c.obj, LearningRate: 0.05, BatchSize: 8, Epochs: 4, Seed: 5,
+				Dtype: c.dtype, Constrained: c.constrained,
+				Eval: EvalConfig{Hits: hits, SemK: semK, BatchSize: 3, LogLikelihood: true, Select: c.sel}}
+			res, err := Run(context.Background(), cfg, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != Finished {
+				t.Fatalf("status %s %v", res.Status, res.Notes)
+			}
+			var consistent func(kg.Triple) bool
+			if c.constrained {
+				consistent = func(tr kg.Triple) bool { return typedTinyConsistent(ds, tr) }
+			}
+			scores := bruteScores(t, res.Model, consistent)
+			withLL := res.Model.Semantics != models.Energy
+			tol := 1e-9
+			if c.dtype == tensor.Float32 {
+				tol = 1e-5
+			}
+			wantTest := handMetrics(ds, scores, ds.Test, hits, withLL)
+			handSem(ds, scores, ds.Test, semK, wantTest)
+			sameMetrics(t, "test", res.Test, wantTest, tol)
+			// The validation metrics reported are those of the returned
+			// (best) parameters; validation ranks only to select on MRR,
+			// and never computes Sem@k.
+			wantValid := handMetrics(ds, scores, ds.Valid, hits, withLL)
+			if c.sel == "ll" {
+				wantValid = map[string]float64{"ll": wantValid["ll"]}
+			}
+			sameMetrics(t, "valid", res.Valid, wantValid, tol)
+		})
+	}
+}
+
+// An epoch's training loss is the mean loss per training triple, batches
+// weighted by their size (here 8, 8 and 6), and the step time is a mean
+// per step. With a learning rate too small to move float64 parameters,
+// every batch sees the initial model, so the MLE loss of the epoch is
+// −(mean log p) of the training triples under the returned parameters.
+func TestTrainLossIsMeanPerTripleLoss(t *testing.T) {
+	ds := typedTiny(t)
+	for _, c := range []struct {
+		dtype tensor.Dtype
+		tol   float64
+	}{{tensor.Float64, 1e-9}, {tensor.Float32, 1e-5}} {
+		cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 1e-300, BatchSize: 8, Epochs: 2, Seed: 5,
+			Dtype: c.dtype, Eval: EvalConfig{SkipTest: true}}
+		res, err := Run(context.Background(), cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
+		var seconds float64
+		for _, e := range res.Epochs {
+			if !(math.Abs(e.TrainLoss-want) <= c.tol*math.Max(1, math.Abs(want))) {
+				t.Errorf("%v, epoch %d: training loss %v, mean −log p of the training triples %v", c.dtype, e.Epoch, e.TrainLoss, want)
+			}
+			seconds += e.Seconds
+		}
+		if steps := 3 * len(res.Epochs); !(res.StepSeconds > 0 && res.StepSeconds*float64(steps) <= seconds) {
+			t.Errorf("%v: %v s per step over %d steps; the epochs took %v s", c.dtype, res.StepSeconds, steps, seconds)
+		}
+	}
+}
+
+// The calibration's hard negatives replace each test triple's object by an
+// object the relation has in training that is not a known answer: one per
+// test triple that has such an object. Its min-max range is that of the
+// training triples' log-scores.
+func TestCalibrationDrawsFromTraining(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "cp2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 0.05, BatchSize: 8, Epochs: 2, Seed: 5,
+		Dtype: tensor.Float64, Eval: EvalConfig{ECE: true}}
+	res, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[kg.Triple]bool{}
+	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
+		for _, tr := range split {
+			known[tr] = true
+		}
+	}
+	wantNeg := 0
+	for _, tr := range ds.Test {
+		for _, u := range ds.Train {
+			if c := (kg.Triple{S: tr.S, R: tr.R, O: u.O}); u.R == tr.R && !known[c] {
+				wantNeg++
+				break
+			}
+		}
+	}
+	scores := bruteScores(t, res.Model, nil)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	for _, tr := range ds.Train {
+		v := scores[(int(tr.S)*nr+int(tr.R))*ne+int(tr.O)]
+		lo, hi = math.Min(lo, v), math.Max(hi, v)
+	}
+	c := res.Calibration
+	if c == nil {
+		t.Fatal("no calibration")
+	}
+	if c.Positives != len(ds.Test) || c.Negatives != wantNeg || !(math.Abs(c.TrainMin-lo) <= 1e-9) || !(math.Abs(c.TrainMax-hi) <= 1e-9) {
+		t.Errorf("calibration: %d positives, %d negatives, train range [%v, %v]; want %d, %d, [%v, %v]",
+			c.Positives, c.Negatives, c.TrainMin, c.TrainMax, len(ds.Test), wantNeg, lo, hi)
+	}
+}
