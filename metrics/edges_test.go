@@ -110,11 +110,11 @@ func TestSemCutOffRange(t *testing.T) {
 	}
 	schema := tinySchema(t)
 	test := []kg.Triple{{S: 0, R: 0, O: 3}}
-	if _, err := ev.Sem(test, schema, []int{1, 9}); err != nil {
+	if _, err := ev.Sem(test, schema, []int{1, 9}, nil); err != nil {
 		t.Errorf("k = 1 and k = |E|: %v", err)
 	}
 	for _, ks := range [][]int{{0, 3}, {10}} {
-		if _, err := ev.Sem(test, schema, ks); err == nil {
+		if _, err := ev.Sem(test, schema, ks, nil); err == nil {
 			t.Errorf("cut-offs %v accepted", ks)
 		}
 	}
@@ -135,7 +135,7 @@ func TestKTDFeatureRowsAndDraws(t *testing.T) {
 	for i, row := range rel {
 		copy(m.Param("relation").Data().([]float64)[4*i:], row[:])
 	}
-	psi, err := ComplExFeatures(m)
+	psi, err := ProductUnitFeatures(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -223,7 +223,7 @@ func TestComplExFeaturesByHand(t *testing.T) {
 	// Rows are [re | im].
 	copy(m.Param("entity").Data().([]float64), []float64{1, 2, 3, 4, 5, 6, 7, 8})
 	copy(m.Param("relation").Data().([]float64), []float64{0.5, -1, 2, 0.25})
-	psi, err := ComplExFeatures(m)
+	psi, err := ProductUnitFeatures(m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,12 +112,7 @@ func bruteScores(t testing.TB, m *models.Model, consistent func(kg.Triple) bool)
 func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []int, withLL bool) map[string]float64 {
 	ne, nr := ds.Entities.Len(), ds.Relations.Len()
 	score := func(s, r, o int32) float64 { return scores[(int(s)*nr+int(r))*ne+int(o)] }
-	known := map[kg.Triple]bool{}
-	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
-		for _, tr := range split {
-			known[tr] = true
-		}
-	}
+	known := knownTriples(ds)
 	var subj, obj []float64
 	for _, tr := range triples {
 		target := score(tr.S, tr.R, tr.O)
@@ -174,14 +169,25 @@ func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []i
 // entity order, unfiltered) whose type the relation allows in that slot.
 func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, out map[string]float64) {
 	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	// Filtered, as the paper's appendix ranks Sem@k's candidates "in the
+	// same way as for computing the MRR": every known answer (any split)
+	// other than the true one is left out; fewer than k left, the share is
+	// of those.
+	known := knownTriples(ds)
 	for _, k := range ks {
 		var sum float64
 		for _, tr := range triples {
 			rel := ds.Relations.Name(tr.R)
 			for side := range 2 {
-				cand := make([]int32, ne)
-				for e := range cand {
-					cand[e] = int32(e)
+				var cand []int32
+				for e := range int32(ne) {
+					c := kg.Triple{S: e, R: tr.R, O: tr.O}
+					if side == 1 {
+						c = kg.Triple{S: tr.S, R: tr.R, O: e}
+					}
+					if c == tr || !known[c] {
+						cand = append(cand, e)
+					}
 				}
 				score := func(e int32) float64 {
 					if side == 0 {
@@ -198,13 +204,13 @@ func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, ou
 					}
 					return 0
 				})
-				c := 0
-				for _, e := range cand[:k] {
+				top, c := cand[:min(k, len(cand))], 0
+				for _, e := range top {
 					if ds.Entities.Name(e)[0] == rel[side] {
 						c++
 					}
 				}
-				sum += float64(c) / float64(k)
+				sum += float64(c) / float64(len(top))
 			}
 		}
 		out[fmt.Sprintf("sem@%d", k)] = sum / float64(2*len(triples))
@@ -331,12 +337,7 @@ func TestCalibrationDrawsFromTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := map[kg.Triple]bool{}
-	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
-		for _, tr := range split {
-			known[tr] = true
-		}
-	}
+	known := knownTriples(ds)
 	wantNeg := 0
 	for _, tr := range ds.Test {
 		for _, u := range ds.Train {
@@ -361,4 +362,15 @@ func TestCalibrationDrawsFromTraining(t *testing.T) {
 		t.Errorf("calibration: %d positives, %d negatives, train range [%v, %v]; want %d, %d, [%v, %v]",
 			c.Positives, c.Negatives, c.TrainMin, c.TrainMax, len(ds.Test), wantNeg, lo, hi)
 	}
+}
+
+// knownTriples is the set of the triples of all three splits: the filter.
+func knownTriples(ds *kg.Dataset) map[kg.Triple]bool {
+	known := map[kg.Triple]bool{}
+	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
+		for _, tr := range split {
+			known[tr] = true
+		}
+	}
+	return known
 }
