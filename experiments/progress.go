@@ -1,6 +1,8 @@
 package main
 
 import (
+	"gekc/report"
+
 	"fmt"
 	"io"
 	"math"
@@ -171,7 +173,7 @@ func sortedMetricKeys(m map[string]float64) []string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	sortMetrics(keys)
+	report.SortMetrics(keys)
 	return keys
 }
 

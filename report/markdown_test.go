@@ -1,17 +1,17 @@
-package main
+package report
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestRenderReport(t *testing.T) {
-	row := func(id, config, model, status, validMRR, testMRR, wall string) resultRow {
-		return resultRow{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
+func TestMarkdown(t *testing.T) {
+	row := func(id, config, model, status, validMRR, testMRR, wall string) Row {
+		return Row{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
 			"constraints": "none", "rank": "50", "batch_size": "500", "learning_rate": "0.001", "select": "mrr",
 			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "test_ll": "-10", "test_step_ms": "12.345", "wall_seconds": wall}
 	}
-	table := &resultsTable{rows: []resultRow{
+	table := &Table{Rows: []Row{
 		// cp: config A (two seeds) beats config B on validation.
 		row("a0", "cfgA", "cp", "finished", "0.5", "0.4", "10"),
 		row("a1", "cfgA", "cp", "finished", "0.7", "0.6", "20"),
@@ -22,7 +22,7 @@ func TestRenderReport(t *testing.T) {
 		row("d0", "cfgD", "complex", "diverged", "", "", "3"),
 		row("e0", "cfgE", "complex", "failed", "", "", "0"),
 	}}
-	md, err := renderReport("umls", table)
+	md, err := Markdown("umls", table)
 	must(t, err)
 	s := string(md)
 	best, all, ok := strings.Cut(s, "## All configurations")
@@ -56,9 +56,9 @@ func TestRenderReport(t *testing.T) {
 	}
 }
 
-func TestRenderReportEscapesPipes(t *testing.T) {
-	table := &resultsTable{rows: []resultRow{{"id": "x", "config_id": "a|b", "status": "finished", "model": "m|n"}}}
-	md, err := renderReport("t", table)
+func TestMarkdownEscapesPipes(t *testing.T) {
+	table := &Table{Rows: []Row{{"id": "x", "config_id": "a|b", "status": "finished", "model": "m|n"}}}
+	md, err := Markdown("t", table)
 	must(t, err)
 	if !strings.Contains(string(md), `m\|n`) {
 		t.Errorf("pipe not escaped:\n%s", md)
