@@ -1,8 +1,6 @@
 package main
 
 import (
-	"gekc/report"
-
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"gekc/report"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"

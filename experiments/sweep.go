@@ -1,8 +1,6 @@
 package main
 
 import (
-	"gekc/report"
-
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"gekc/report"
 )
 
 // Output layout, relative to the -out directory.
