@@ -84,3 +84,34 @@ func TestFormatCell(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryColumns(t *testing.T) {
+	row := func(id, dataset, constraints string) Row {
+		return Row{"id": id, "config_id": id, "dataset": dataset, "model": "cp", "objective": "pll", "constraints": constraints,
+			"status": Finished, "select": "mrr", "valid_mrr": "0.5", "test_mrr": "0.4", "wall_seconds": "3"}
+	}
+	tests := []struct {
+		name      string
+		rows      []Row
+		want, not []string
+	}{
+		{"no rows", nil, []string{"no finished runs to show"}, []string{"|"}},
+		{"one dataset, no constraints", []Row{row("a", "umls", "none")}, []string{"| model", "0.4000", "3.0"}, []string{"dataset", "constraints"}},
+		{"two datasets", []Row{row("a", "umls", "none"), row("b", "nations", "none")}, []string{"| dataset", "nations", "umls"}, []string{"constraints"}},
+		{"constrained", []Row{row("a", "umls", "schema")}, []string{"constraints", "schema"}, []string{"dataset"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			must(t, Summary(&b, &Table{Rows: tt.rows}))
+			if err := containsAll(b.String(), tt.want...); err != nil {
+				t.Errorf("%v\n%s", err, b.String())
+			}
+			for _, s := range tt.not {
+				if strings.Contains(b.String(), s) {
+					t.Errorf("has %q:\n%s", s, b.String())
+				}
+			}
+		})
+	}
+}
