@@ -19,6 +19,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/report"
 	"gekc/train"
 )
 
@@ -295,14 +296,11 @@ func (a *analysis) ktd(ctx context.Context) error {
 	}
 	fmt.Fprintf(&md, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better.\n\n",
 		ref.ID, ktdDraws, size, size, a.samples)
-	tw := newMarkdownTable(&md)
-	tw.Header("dataset", "model", "objective", "KTD", "run")
+	var cells [][]string
 	for _, r := range rows {
-		if err := tw.Append(r.dataset, r.model, r.objective, fmt.Sprintf("%.3f ± %.3f", r.stat.Mean, r.stat.Std), r.id); err != nil {
-			return err
-		}
+		cells = append(cells, []string{r.dataset, r.model, r.objective, fmt.Sprintf("%.3f ± %.3f", r.stat.Mean, r.stat.Std), r.id})
 	}
-	if err := tw.Render(); err != nil {
+	if err := report.MarkdownTable(&md, []string{"dataset", "model", "objective", "KTD", "run"}, cells); err != nil {
 		return err
 	}
 	return a.writeTables(ktdTSVName, tsv.Bytes(), ktdMarkdownName, md.Bytes())
@@ -427,17 +425,15 @@ func (a *analysis) calibration(ctx context.Context) error {
 		"log-score is log φ for a GeKC and the score φ for an energy-based model. "+
 		"ECE is the mean |mean probability − fraction true| over the non-empty of %d uniform bins. Lower is better. "+
 		"Diagrams: runs/<id>/%s.\n\n", metrics.CalibrationBins, calibrationPlotName)
-	tw := newMarkdownTable(&md)
-	tw.Header("dataset", "model", "objective", "rank", "seed", "ECE logistic", "ECE min-max", "true / negatives", "run")
+	var cells [][]string
 	for _, r := range rows {
 		c := r.cal
-		if err := tw.Append(r.spec.Dataset, displayModel(r.spec), r.spec.Objective, fmt.Sprint(r.spec.Rank), fmt.Sprint(r.spec.Seed),
+		cells = append(cells, []string{r.spec.Dataset, displayModel(r.spec), r.spec.Objective, fmt.Sprint(r.spec.Rank), fmt.Sprint(r.spec.Seed),
 			fmt.Sprintf("%.4f", c.Logistic.ECE), fmt.Sprintf("%.4f", c.MinMax.ECE),
-			fmt.Sprintf("%d / %d", c.Positives, c.Negatives), "`"+r.id+"`"); err != nil {
-			return err
-		}
+			fmt.Sprintf("%d / %d", c.Positives, c.Negatives), "`" + r.id + "`"})
 	}
-	if err := tw.Render(); err != nil {
+	header := []string{"dataset", "model", "objective", "rank", "seed", "ECE logistic", "ECE min-max", "true / negatives", "run"}
+	if err := report.MarkdownTable(&md, header, cells); err != nil {
 		return err
 	}
 	return a.writeTables(calTSVName, tsv.Bytes(), calMarkdownName, md.Bytes())

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gekc/report"
 )
 
 // Environment of helper processes: the test binary re-executes itself with
@@ -231,11 +233,11 @@ func runInProcess(t *testing.T, ctx context.Context, fake *fakeTrainer, args ...
 }
 
 // readRows returns results.tsv's rows.
-func readRows(t *testing.T, out string) []resultRow {
+func readRows(t *testing.T, out string) []report.Row {
 	t.Helper()
-	table, err := readResultsTSV(filepath.Join(out, resultsTSVName))
+	table, err := report.ReadTSV(filepath.Join(out, resultsTSVName))
 	must(t, err)
-	return table.rows
+	return table.Rows
 }
 
 // assertEachRowOnce checks that results.tsv has exactly one row per ID and

@@ -16,6 +16,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/report"
 	"gekc/train"
 )
 
@@ -63,7 +64,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	rows := map[string]resultRow{}
+	rows := map[string]report.Row{}
 	for _, r := range readRows(t, fx.out) {
 		rows[r["id"]] = r
 	}

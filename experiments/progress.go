@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"gekc/report"
+
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -171,7 +173,7 @@ func sortedMetricKeys(m map[string]float64) []string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	sortMetrics(keys)
+	report.SortMetrics(keys)
 	return keys
 }
 

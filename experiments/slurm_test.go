@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gekc/report"
 )
 
 func TestEmitSlurm(t *testing.T) {
@@ -280,10 +282,10 @@ func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	data := shippedData(t, "umls")
 	ds, err := loadDataset(filepath.Join(data, "umls"))
 	must(t, err)
-	table, err := readResultsTSV(filepath.Join("..", "results", "umls-reference", resultsTSVName))
+	table, err := report.ReadTSV(filepath.Join("..", "results", "umls-reference", resultsTSVName))
 	must(t, err)
 	n := 0
-	for _, row := range table.rows {
+	for _, row := range table.Rows {
 		spec := DefaultRunSpec()
 		spec.Model, spec.DType = row["model"], "float32"
 		spec.Rank, _ = strconv.Atoi(row["rank"])

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"gekc/report"
 )
 
 // Output layout, relative to the -out directory.
@@ -103,7 +105,7 @@ func (s *sweep) prepare() error {
 				os.Remove(s.path(e.Name()))
 			}
 		}
-		table, err := readResultsTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsTSVName))
 		if err != nil {
 			return err
 		}
@@ -114,12 +116,12 @@ func (s *sweep) prepare() error {
 				s.stderr.printf("warning: %v; the run will be trained again\n", err)
 				continue
 			}
-			if rec != nil && rec.Status.final() && table.upsert(rowFromRecord(rec)) {
+			if rec != nil && rec.Status.final() && table.Upsert(rowFromRecord(rec)) {
 				changed = true
 			}
 		}
 		if changed {
-			if err := WriteFileAtomic(s.path(resultsTSVName), table.encode(), 0o644); err != nil {
+			if err := WriteFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 				return err
 			}
 		}
@@ -161,14 +163,14 @@ func (s *sweep) withResultsLock(fn func() error) error {
 // regenerates results.md.
 func (s *sweep) recordRow(rec *runRecord) error {
 	return s.withResultsLock(func() error {
-		table, err := readResultsTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsTSVName))
 		if err != nil {
 			return err
 		}
-		if !table.upsert(rowFromRecord(rec)) {
+		if !table.Upsert(rowFromRecord(rec)) {
 			return nil
 		}
-		if err := WriteFileAtomic(s.path(resultsTSVName), table.encode(), 0o644); err != nil {
+		if err := WriteFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 			return err
 		}
 		return s.writeReport(table)
@@ -178,7 +180,7 @@ func (s *sweep) recordRow(rec *runRecord) error {
 // refreshReport regenerates results.md from results.tsv.
 func (s *sweep) refreshReport() error {
 	return s.withResultsLock(func() error {
-		table, err := readResultsTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsTSVName))
 		if err != nil {
 			return err
 		}
@@ -186,8 +188,8 @@ func (s *sweep) refreshReport() error {
 	})
 }
 
-func (s *sweep) writeReport(table *resultsTable) error {
-	md, err := renderReport(s.grid.Name, table)
+func (s *sweep) writeReport(table *report.Table) error {
+	md, err := report.Markdown(s.grid.Name, table)
 	if err != nil {
 		return err
 	}
@@ -198,17 +200,25 @@ func (s *sweep) writeReport(table *resultsTable) error {
 // among the selected runs to stdout, from results.tsv (so runs finished
 // before this invocation count too).
 func (s *sweep) printSummary() error {
-	table, err := readResultsTSV(s.path(resultsTSVName))
+	table, err := report.ReadTSV(s.path(resultsTSVName))
 	if err != nil {
 		return err
 	}
+	// Only the selected runs count, so runs of other grids sharing the
+	// results directory stay out.
 	ids := make(map[string]bool, len(s.runs))
 	for _, r := range s.runs {
 		ids[r.ID] = true
 	}
+	mine := &report.Table{}
+	for _, r := range table.Rows {
+		if ids[r["id"]] {
+			mine.Rows = append(mine.Rows, r)
+		}
+	}
 	fmt.Fprintf(s.stdout, "%s: best configuration per model and objective (test split; selected on validation %s; all columns in %s)\n\n",
 		s.grid.Name, s.selectMetrics(), s.path(resultsMDName))
-	return writeSummary(s.stdout, table, ids)
+	return report.Summary(s.stdout, mine)
 }
 
 // selectMetrics names the validation metrics the selected runs select on.

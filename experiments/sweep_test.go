@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gekc/report"
 )
 
 func TestSweepEndToEnd(t *testing.T) {
@@ -159,16 +161,16 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 
 	// Killed between metrics.json and its row: drop two rows.
 	tsvPath := filepath.Join(fx.out, resultsTSVName)
-	table, err := readResultsTSV(tsvPath)
+	table, err := report.ReadTSV(tsvPath)
 	must(t, err)
-	var kept []resultRow
-	for _, r := range table.rows {
+	var kept []report.Row
+	for _, r := range table.Rows {
 		if r["id"] != ids[1] && r["id"] != ids[8] {
 			kept = append(kept, r)
 		}
 	}
-	table.rows = kept
-	must(t, WriteFileAtomic(tsvPath, table.encode(), 0o644))
+	table.Rows = kept
+	must(t, WriteFileAtomic(tsvPath, table.TSV(), 0o644))
 
 	// Killed mid-run: no metrics.json, a partial checkpoint, a temporary.
 	midRun := filepath.Join(fx.out, runsDirName, ids[4])

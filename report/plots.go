@@ -1,14 +1,14 @@
-package main
+package report
 
 import (
 	"bytes"
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"strconv"
 
 	"gekc/metrics"
+	"gekc/train"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,46 +16,18 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Per-run figures, PNG, written next to metrics.json:
-//
-//	curves.png       training loss and validation metrics by epoch, for
-//	                 every finished or diverged run
-//	calibration.png  reliability diagrams under the logistic and the min-max
-//	                 mapping (paper, appendix "Calibration Diagrams"), for
-//	                 runs whose test metrics include the ECE
-//
-// Both can be drawn again from finished runs with -analyze plots and
-// -analyze calibration.
+// The per-run figures, as PNG: Curves (training loss and validation
+// metrics by epoch) and Calibration (reliability diagrams, paper appendix
+// "Calibration Diagrams").
 
-const (
-	curvesName          = "curves.png"
-	calibrationPlotName = "calibration.png"
-)
+// RunColor is the colour of a run's own data in every figure; references
+// (the diagonal, the best epoch) are grey.
+var RunColor = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
 
 var (
-	colorModel = color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}  // the run's own data
 	colorRef   = color.RGBA{R: 0x80, G: 0x80, B: 0x80, A: 0xff}  // references: the diagonal, the best epoch
 	colorShare = color.NRGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0x60} // translucent bars of bin shares
 )
-
-// writeCurves draws the training curves of a run into dir/curves.png.
-func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) error {
-	png, err := safeRender(func() ([]byte, error) { return renderCurves(describeRun(spec), epochs, bestEpoch) })
-	if err != nil {
-		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
-	}
-	return WriteFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
-}
-
-// writeCalibrationPlot draws the reliability diagrams of a run into
-// dir/calibration.png.
-func writeCalibrationPlot(dir string, spec RunSpec, c *metrics.Calibration) error {
-	png, err := safeRender(func() ([]byte, error) { return renderCalibration(describeRun(spec), c) })
-	if err != nil {
-		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
-	}
-	return WriteFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
-}
 
 // safeRender calls render, turning a panic into an error: gonum/plot
 // panics on some degenerate data (its default ticker on an empty range),
@@ -69,12 +41,17 @@ func safeRender(render func() ([]byte, error)) (png []byte, err error) {
 	return render()
 }
 
-// renderCurves returns a PNG of one panel per series, stacked over a shared
-// epoch axis: the training loss, then the validation MRR and log-likelihood
-// when some epoch has them (their scales differ too much to share a y axis).
-// Non-finite values are left out, and a diverged run says so in its title.
-// bestEpoch (0: none) is marked by a vertical line.
-func renderCurves(title string, epochs []EpochRecord, bestEpoch int) ([]byte, error) {
+// Curves returns a PNG of one panel per series, stacked over a shared epoch
+// axis: the training loss, then the validation MRR ("mrr") and
+// log-likelihood ("ll") when some epoch has them (their scales differ too
+// much to share a y axis). Non-finite values are left out, and a diverged
+// run says so in its title. bestEpoch (0: none) is marked by a vertical
+// line. title heads the figure. Degenerate data is an error, never a panic.
+func Curves(title string, epochs []train.EpochRecord, bestEpoch int) ([]byte, error) {
+	return safeRender(func() ([]byte, error) { return renderCurves(title, epochs, bestEpoch) })
+}
+
+func renderCurves(title string, epochs []train.EpochRecord, bestEpoch int) ([]byte, error) {
 	if len(epochs) == 0 {
 		return nil, fmt.Errorf("no epochs to plot")
 	}
@@ -131,7 +108,7 @@ func renderCurves(title string, epochs []EpochRecord, bestEpoch int) ([]byte, er
 			if err != nil {
 				return nil, err
 			}
-			line.Color, points.Color = colorModel, colorModel
+			line.Color, points.Color = RunColor, RunColor
 			points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(2)
 			p.Add(line, points)
 		}
@@ -163,10 +140,15 @@ func renderCurves(title string, epochs []EpochRecord, bestEpoch int) ([]byte, er
 	return renderTiles(rows, 8*vg.Inch, vg.Length(len(rows))*2.6*vg.Inch)
 }
 
-// renderCalibration returns a PNG of the reliability diagrams of both
-// mappings side by side: the fraction of true triples against the mean
-// probability of each non-empty bin, the diagonal of perfect calibration,
-// and bars with each bin's share of the triples.
+// Calibration returns a PNG of the reliability diagrams of both of c's
+// mappings (logistic and min-max) side by side: the fraction of true
+// triples against the mean probability of each non-empty bin, the diagonal
+// of perfect calibration, and bars with each bin's share of the triples.
+// title heads both diagrams. Degenerate data is an error, never a panic.
+func Calibration(title string, c *metrics.Calibration) ([]byte, error) {
+	return safeRender(func() ([]byte, error) { return renderCalibration(title, c) })
+}
+
 func renderCalibration(title string, c *metrics.Calibration) ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("no calibration to plot")
@@ -207,7 +189,7 @@ func renderCalibration(title string, c *metrics.Calibration) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, points.Color = colorModel, colorModel
+		line.Color, points.Color = RunColor, RunColor
 		points.Shape, points.Radius = draw.CircleGlyph{}, vg.Points(2.5)
 		p.Add(share, diag, line, points)
 		p.Legend.Add(fmt.Sprintf("model (ECE %.4f)", m.r.ECE), line, points)
@@ -300,15 +282,3 @@ func yRange(xys plotter.XYs) (lo, hi float64) {
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// epochsOf turns metrics.json's epochs back into EpochRecords.
-func epochsOf(rec *runRecord) []EpochRecord {
-	out := make([]EpochRecord, len(rec.Epochs))
-	for i, e := range rec.Epochs {
-		out[i] = EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
-		if e.Valid != nil {
-			out[i].Valid = fromJSONMap(e.Valid)
-		}
-	}
-	return out
-}

@@ -1,17 +1,17 @@
-package main
+package report
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestRenderReport(t *testing.T) {
-	row := func(id, config, model, status, validMRR, testMRR, wall string) resultRow {
-		return resultRow{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
+func TestMarkdown(t *testing.T) {
+	row := func(id, config, model, status, validMRR, testMRR, wall string) Row {
+		return Row{"id": id, "config_id": config, "dataset": "umls", "model": model, "objective": "pll",
 			"constraints": "none", "rank": "50", "batch_size": "500", "learning_rate": "0.001", "select": "mrr",
 			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "test_ll": "-10", "test_step_ms": "12.345", "wall_seconds": wall}
 	}
-	table := &resultsTable{rows: []resultRow{
+	table := &Table{Rows: []Row{
 		// cp: config A (two seeds) beats config B on validation.
 		row("a0", "cfgA", "cp", "finished", "0.5", "0.4", "10"),
 		row("a1", "cfgA", "cp", "finished", "0.7", "0.6", "20"),
@@ -22,7 +22,7 @@ func TestRenderReport(t *testing.T) {
 		row("d0", "cfgD", "complex", "diverged", "", "", "3"),
 		row("e0", "cfgE", "complex", "failed", "", "", "0"),
 	}}
-	md, err := renderReport("umls", table)
+	md, err := Markdown("umls", table)
 	must(t, err)
 	s := string(md)
 	best, all, ok := strings.Cut(s, "## All configurations")
@@ -56,9 +56,9 @@ func TestRenderReport(t *testing.T) {
 	}
 }
 
-func TestRenderReportEscapesPipes(t *testing.T) {
-	table := &resultsTable{rows: []resultRow{{"id": "x", "config_id": "a|b", "status": "finished", "model": "m|n"}}}
-	md, err := renderReport("t", table)
+func TestMarkdownEscapesPipes(t *testing.T) {
+	table := &Table{Rows: []Row{{"id": "x", "config_id": "a|b", "status": "finished", "model": "m|n"}}}
+	md, err := Markdown("t", table)
 	must(t, err)
 	if !strings.Contains(string(md), `m\|n`) {
 		t.Errorf("pipe not escaped:\n%s", md)
@@ -82,5 +82,36 @@ func TestFormatCell(t *testing.T) {
 		if got := formatCell(tt.metric, tt.xs); got != tt.want {
 			t.Errorf("formatCell(%s, %v) = %q, want %q", tt.metric, tt.xs, got, tt.want)
 		}
+	}
+}
+
+func TestSummaryColumns(t *testing.T) {
+	row := func(id, dataset, constraints string) Row {
+		return Row{"id": id, "config_id": id, "dataset": dataset, "model": "cp", "objective": "pll", "constraints": constraints,
+			"status": Finished, "select": "mrr", "valid_mrr": "0.5", "test_mrr": "0.4", "wall_seconds": "3"}
+	}
+	tests := []struct {
+		name      string
+		rows      []Row
+		want, not []string
+	}{
+		{"no rows", nil, []string{"no finished runs to show"}, []string{"|"}},
+		{"one dataset, no constraints", []Row{row("a", "umls", "none")}, []string{"| model", "0.4000", "3.0"}, []string{"dataset", "constraints"}},
+		{"two datasets", []Row{row("a", "umls", "none"), row("b", "nations", "none")}, []string{"| dataset", "nations", "umls"}, []string{"constraints"}},
+		{"constrained", []Row{row("a", "umls", "schema")}, []string{"constraints", "schema"}, []string{"dataset"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			must(t, Summary(&b, &Table{Rows: tt.rows}))
+			if err := containsAll(b.String(), tt.want...); err != nil {
+				t.Errorf("%v\n%s", err, b.String())
+			}
+			for _, s := range tt.not {
+				if strings.Contains(b.String(), s) {
+					t.Errorf("has %q:\n%s", s, b.String())
+				}
+			}
+		})
 	}
 }

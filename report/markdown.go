@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -55,10 +55,10 @@ func (c *configSummary) status() string {
 	return "**" + strings.Join(parts, ", ") + "**"
 }
 
-func summariseConfigs(t *resultsTable) []*configSummary {
+func summariseConfigs(t *Table) []*configSummary {
 	byID := map[string]*configSummary{}
 	var order []*configSummary
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		id := r["config_id"]
 		if id == "" {
 			id = r["id"]
@@ -71,10 +71,10 @@ func summariseConfigs(t *resultsTable) []*configSummary {
 			byID[id] = c
 			order = append(order, c)
 		}
-		switch Status(r["status"]) {
-		case StatusFinished:
+		switch r["status"] {
+		case Finished:
 			c.finished++
-		case StatusDiverged:
+		case Diverged:
 			c.diverged++
 			continue
 		default:
@@ -121,11 +121,14 @@ func parseFinite(s string) (float64, bool) {
 	return x, true
 }
 
-// renderReport writes results.md: the best configuration of each (dataset,
-// model, objective, constraints), chosen by the mean validation metric named
-// by eval.select, then every configuration. Test metrics and wall time are
-// mean ± sample std over the finished seeds.
-func renderReport(title string, t *resultsTable) ([]byte, error) {
+// Markdown renders results.md from a table: a title naming the grid, the
+// best configuration of each (dataset, model, objective, constraints),
+// chosen by the mean validation metric the rows name in their select
+// column, then every configuration, then the failed runs. Rows sharing a
+// config_id are the seeds of one configuration; test metrics and wall time
+// are mean ± sample std over its finished seeds. Diverged and failed runs
+// are never selected and do not enter the means.
+func Markdown(title string, t *Table) ([]byte, error) {
 	configs := summariseConfigs(t)
 	metrics := testMetrics(configs)
 
@@ -153,8 +156,8 @@ func renderReport(title string, t *resultsTable) ([]byte, error) {
 		return nil, err
 	}
 	var failedIDs []string
-	for _, r := range t.rows {
-		if Status(r["status"]) == StatusFailed {
+	for _, r := range t.Rows {
+		if r["status"] == Failed {
 			failedIDs = append(failedIDs, r["id"])
 		}
 	}
@@ -190,20 +193,13 @@ func bestConfigs(configs []*configSummary) (best, empty []*configSummary) {
 	return best, empty
 }
 
-// writeSummary writes the table a sweep ends with on stdout: the best
-// configuration of each group, as in results.md, in a few columns (model,
-// objective, test MRR, Hits@10, LL, wall time), plus dataset and
-// constraints when the rows differ in them. Groups without a finished run
-// get a row saying so. Only rows whose run ID is in ids count, so runs of
-// other grids sharing the results directory stay out.
-func writeSummary(w io.Writer, t *resultsTable, ids map[string]bool) error {
-	mine := &resultsTable{}
-	for _, r := range t.rows {
-		if ids[r["id"]] {
-			mine.rows = append(mine.rows, r)
-		}
-	}
-	best, empty := bestConfigs(summariseConfigs(mine))
+// Summary writes the compact table a sweep ends with on stdout: the best
+// configuration of each group, chosen as in Markdown, in a few columns
+// (model, objective, test MRR, Hits@10, LL, wall time, seeds), plus dataset
+// and constraints when the rows differ in them. Groups without a finished
+// run get a row saying so; a table without rows is one line saying so.
+func Summary(w io.Writer, t *Table) error {
+	best, empty := bestConfigs(summariseConfigs(t))
 	rows := append(best, empty...)
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no finished runs to show")
@@ -225,8 +221,7 @@ func writeSummary(w io.Writer, t *resultsTable, ids map[string]bool) error {
 		header = append(header, "constraints")
 	}
 	header = append(header, "MRR", "Hits@10", "LL", "time s", "n")
-	table := newMarkdownTable(w)
-	table.Header(header)
+	var cells [][]string
 	for _, c := range rows {
 		var row []string
 		if showDataset {
@@ -242,11 +237,9 @@ func writeSummary(w io.Writer, t *resultsTable, ids map[string]bool) error {
 		} else {
 			row = append(row, strings.Trim(c.status(), "*"), "", "", "", "0")
 		}
-		if err := table.Append(row); err != nil {
-			return fmt.Errorf("rendering summary table: %w", err)
-		}
+		cells = append(cells, row)
 	}
-	if err := table.Render(); err != nil {
+	if err := MarkdownTable(w, header, cells); err != nil {
 		return fmt.Errorf("rendering summary table: %w", err)
 	}
 	return nil
@@ -264,19 +257,27 @@ func testMetrics(configs []*configSummary) []string {
 			}
 		}
 	}
-	sortMetrics(ms)
+	SortMetrics(ms)
 	return ms
 }
 
-// newMarkdownTable returns a GitHub-markdown table that keeps headers and
-// cells as given (no upper-casing, no wrapping).
-func newMarkdownTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w,
+// MarkdownTable writes a GitHub-markdown table with columns padded to a
+// common width, keeping the header and cells as given: no upper-casing, no
+// wrapping, no escaping (a "|" in a cell must be escaped by the caller).
+func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
+	table := tablewriter.NewTable(w,
 		tablewriter.WithRenderer(renderer.NewMarkdown()),
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
+	table.Header(header)
+	for _, row := range rows {
+		if err := table.Append(row); err != nil {
+			return err
+		}
+	}
+	return table.Render()
 }
 
 func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []string) error {
@@ -290,8 +291,7 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 	}
 	header = append(header, "wall s", "status")
 
-	table := newMarkdownTable(b)
-	table.Header(header)
+	var cells [][]string
 	for _, c := range configs {
 		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr,
 			strconv.Itoa(c.finished)}
@@ -307,11 +307,9 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 		for i := range row {
 			row[i] = strings.ReplaceAll(row[i], "|", `\|`)
 		}
-		if err := table.Append(row); err != nil {
-			return fmt.Errorf("rendering results table: %w", err)
-		}
+		cells = append(cells, row)
 	}
-	if err := table.Render(); err != nil {
+	if err := MarkdownTable(b, header, cells); err != nil {
 		return fmt.Errorf("rendering results table: %w", err)
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -11,15 +11,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
-// results.tsv has one row per run, in the order runs ended. It is the
-// source of results.md. Metric columns are valid_<metric> and
-// test_<metric> for every metric any run reported, so the header grows when
-// a run reports something new; each update rewrites the whole file
-// atomically under <out>/results.lock, which is what makes concurrent
-// writers safe and a crash harmless.
+// Values of the status column. A run is final once finished or diverged;
+// any other status (Failed) means it is retried on resume.
+const (
+	Finished = "finished" // trained and evaluated
+	Diverged = "diverged" // stopped on a NaN/Inf loss; never selected as best
+	Failed   = "failed"   // ended in an error; replaced when the run is retried
+)
 
 var (
 	tsvLeadColumns = []string{"id", "config_id", "dataset", "model", "objective", "constraints", "rank",
@@ -28,25 +28,38 @@ var (
 	tsvTailColumns = []string{"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "finished_at"}
 )
 
-// resultRow is one row, by column name.
-type resultRow map[string]string
+// Row is one run's row of results.tsv, by column name: the lead columns
+// (id, config_id, dataset, model, objective, constraints, rank, batch_size,
+// learning_rate, seed, status, epochs, best_epoch, select), valid_<metric>
+// and test_<metric> for each metric the run reported, and the tail columns
+// (wall_seconds, seconds_per_epoch, peak_rss_mb, finished_at). Values are
+// kept as written; a missing column reads as "".
+type Row map[string]string
 
-type resultsTable struct{ rows []resultRow }
+// Table is results.tsv: one Row per run, in the order runs ended.
+type Table struct {
+	Rows []Row
+}
 
-func readResultsTSV(path string) (*resultsTable, error) {
+// ReadTSV reads the table at path. A missing file is an empty table, the
+// state of a sweep before its first run ends.
+func ReadTSV(path string) (*Table, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &resultsTable{}, nil
+		return &Table{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return parseResultsTSV(path, data)
+	return ParseTSV(path, data)
 }
 
-func parseResultsTSV(path string, data []byte) (*resultsTable, error) {
+// ParseTSV parses a table from data; errors name path and the line. The
+// header must have an id column and every row as many fields as the
+// header.
+func ParseTSV(path string, data []byte) (*Table, error) {
 	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	t := &resultsTable{}
+	t := &Table{}
 	if len(lines) == 0 || lines[0] == "" {
 		return t, nil
 	}
@@ -62,17 +75,17 @@ func parseResultsTSV(path string, data []byte) (*resultsTable, error) {
 		if len(fields) != len(header) {
 			return nil, fmt.Errorf("%s:%d: %d fields, header has %d", path, i+2, len(fields), len(header))
 		}
-		row := resultRow{}
+		row := Row{}
 		for j, h := range header {
 			row[h] = fields[j]
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
 	return t, nil
 }
 
-func (t *resultsTable) find(id string) int {
-	for i, r := range t.rows {
+func (t *Table) find(id string) int {
+	for i, r := range t.Rows {
 		if r["id"] == id {
 			return i
 		}
@@ -80,38 +93,43 @@ func (t *resultsTable) find(id string) int {
 	return -1
 }
 
-// upsert adds row unless the run already has a final row; a failed run's
-// row is replaced when the run is retried, so each run has one row.
-func (t *resultsTable) upsert(row resultRow) bool {
+// Upsert adds row unless its run (by id) already has a final row, finished
+// or diverged; a failed run's row is replaced when the run is retried, so
+// each run has one row. A final row is replaced only by a row that finished
+// later. Upsert reports whether the table changed.
+func (t *Table) Upsert(row Row) bool {
 	i := t.find(row["id"])
 	switch {
 	case i < 0:
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 		return true
-	case Status(t.rows[i]["status"]).final():
+	case final(t.Rows[i]["status"]):
 		// A run ends once; if it is trained again (its run directory was
 		// lost, e.g. on a fresh clone, or removed to retrain it), the later
 		// result is the one whose checkpoint is on disk. Times are UTC
 		// RFC 3339, so they order as strings.
-		if row["finished_at"] > t.rows[i]["finished_at"] {
-			t.rows[i] = row
+		if row["finished_at"] > t.Rows[i]["finished_at"] {
+			t.Rows[i] = row
 			return true
 		}
 		return false
-	case maps.Equal(t.rows[i], row):
+	case maps.Equal(t.Rows[i], row):
 		return false
 	default:
-		t.rows[i] = row
+		t.Rows[i] = row
 		return true
 	}
 }
 
-// header is the lead columns, every metric column present in any row (base
-// metrics always), the tail columns, and then any column this version does
-// not know, so rewriting never drops data.
-func (t *resultsTable) header() []string {
+func final(status string) bool { return status == Finished || status == Diverged }
+
+// Columns is the header TSV writes: the lead columns, every metric column
+// present in any row (mrr, hits@1, hits@3, hits@10 and ll always) in
+// SortMetrics order, valid_ before test_, the tail columns, and then any
+// column this package does not know, sorted, so rewriting never drops data.
+func (t *Table) Columns() []string {
 	present := map[string]bool{}
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		for k := range r {
 			present[k] = true
 		}
@@ -131,7 +149,7 @@ func (t *resultsTable) header() []string {
 				metrics = append(metrics, m)
 			}
 		}
-		sortMetrics(metrics)
+		SortMetrics(metrics)
 		for _, m := range metrics {
 			cols = append(cols, split+m)
 			known[split+m] = true
@@ -148,12 +166,15 @@ func (t *resultsTable) header() []string {
 	return append(cols, unknown...)
 }
 
-func (t *resultsTable) encode() []byte {
+// TSV encodes the table as results.tsv: a header of Columns and one line
+// per row. Tabs and line breaks inside values become spaces, so that every
+// value stays in its column.
+func (t *Table) TSV() []byte {
 	var b bytes.Buffer
-	header := t.header()
+	header := t.Columns()
 	b.WriteString(strings.Join(header, "\t"))
 	b.WriteByte('\n')
-	for _, r := range t.rows {
+	for _, r := range t.Rows {
 		for j, h := range header {
 			if j > 0 {
 				b.WriteByte('\t')
@@ -175,10 +196,10 @@ func tsvClean(s string) string {
 	}, s)
 }
 
-// sortMetrics orders metric names as tables read best: mrr, hits@k by k,
+// SortMetrics orders metric names as tables read best: mrr, hits@k by k,
 // ll, then the rest alphabetically, "name@k" and "name@k_suffix" families
 // by k (sem@1, sem@20, sem@100; hits@1_relation, hits@3_relation).
-func sortMetrics(ms []string) {
+func SortMetrics(ms []string) {
 	key := func(m string) (class int, base string, k int) {
 		base, k = m, -1
 		if i := strings.LastIndexByte(m, '@'); i >= 0 {
@@ -216,43 +237,4 @@ func sortMetrics(ms []string) {
 		}
 		return ms[i] < ms[j]
 	})
-}
-
-// trainedEpochs counts the epochs that trained; a distilled run also
-// records epoch 0, the validation of the model as converted.
-func trainedEpochs(es []epochJSON) int {
-	n := 0
-	for _, e := range es {
-		if e.Epoch > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-func formatMetric(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-
-// rowFromRecord is the results.tsv row of a run.
-func rowFromRecord(rec *runRecord) resultRow {
-	s := rec.Spec
-	row := resultRow{
-		"id": rec.ID, "config_id": rec.ConfigID, "dataset": s.Dataset, "model": s.Model,
-		"objective": s.Objective, "constraints": s.Constraints, "rank": strconv.Itoa(s.Rank),
-		"batch_size": strconv.Itoa(s.BatchSize), "learning_rate": formatFloat(s.LearningRate),
-		"seed": strconv.Itoa(s.Seed), "status": string(rec.Status), "epochs": strconv.Itoa(trainedEpochs(rec.Epochs)),
-		"best_epoch": strconv.Itoa(rec.BestEpoch), "select": s.Eval.Select,
-		"wall_seconds":      strconv.FormatFloat(float64(rec.WallSeconds), 'f', 1, 64),
-		"seconds_per_epoch": strconv.FormatFloat(float64(rec.SecondsPerEpoch), 'f', 2, 64),
-		"finished_at":       rec.FinishedAt.UTC().Format(time.RFC3339),
-	}
-	if rec.PeakRSSBytes > 0 {
-		row["peak_rss_mb"] = strconv.FormatFloat(float64(rec.PeakRSSBytes)/(1<<20), 'f', 1, 64)
-	}
-	for k, v := range rec.Valid {
-		row["valid_"+k] = formatMetric(float64(v))
-	}
-	for k, v := range rec.Test {
-		row["test_"+k] = formatMetric(float64(v))
-	}
-	return row
 }

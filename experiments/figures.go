@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"gekc/metrics"
+	"gekc/report"
+	"gekc/train"
+)
+
+// Per-run figures, PNG, written next to metrics.json:
+//
+//	curves.png       training loss and validation metrics by epoch, for
+//	                 every finished or diverged run
+//	calibration.png  reliability diagrams under the logistic and the min-max
+//	                 mapping (paper, appendix "Calibration Diagrams"), for
+//	                 runs whose test metrics include the ECE
+//
+// Both can be drawn again from finished runs with -analyze plots and
+// -analyze calibration. Package report draws them.
+
+const (
+	curvesName          = "curves.png"
+	calibrationPlotName = "calibration.png"
+)
+
+// writeCurves draws the training curves of a run into dir/curves.png.
+func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) error {
+	es := make([]train.EpochRecord, len(epochs))
+	for i, e := range epochs {
+		es[i] = train.EpochRecord(e)
+	}
+	png, err := report.Curves(describeRun(spec), es, bestEpoch)
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
+}
+
+// writeCalibrationPlot draws the reliability diagrams of a run into
+// dir/calibration.png.
+func writeCalibrationPlot(dir string, spec RunSpec, c *metrics.Calibration) error {
+	png, err := report.Calibration(describeRun(spec), c)
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
+	}
+	return WriteFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
+}
+
+// epochsOf turns metrics.json's epochs back into EpochRecords.
+func epochsOf(rec *runRecord) []EpochRecord {
+	out := make([]EpochRecord, len(rec.Epochs))
+	for i, e := range rec.Epochs {
+		out[i] = EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
+		if e.Valid != nil {
+			out[i].Valid = fromJSONMap(e.Valid)
+		}
+	}
+	return out
+}
