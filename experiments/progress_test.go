@@ -104,30 +104,3 @@ func TestSummaryLine(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
-
-func TestParseVmHWM(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"Name:\tx\nVmPeak:\t  100 kB\nVmHWM:\t    2048 kB\nVmRSS:\t 10 kB\n", 2048 * 1024, false},
-		{"VmHWM: 1 MB\n", 0, true},
-		{"Name: x\n", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := parseVmHWM([]byte(tt.in))
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("parseVmHWM(%q) = %d, %v", tt.in, got, err)
-		}
-	}
-	// On Linux the real thing works, and resetting is allowed.
-	if _, err := peakRSSBytes(); err == nil {
-		if err := resetPeakRSS(); err != nil {
-			t.Logf("clear_refs not writable here: %v", err)
-		}
-		if rss, err := peakRSSBytes(); err != nil || rss <= 0 {
-			t.Errorf("peak RSS after reset: %d, %v", rss, err)
-		}
-	}
-}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gekc/internal/procstat"
 	"gekc/scaling"
 )
 
@@ -135,7 +136,7 @@ func runScaling(ctx context.Context, fs *flag.FlagSet, o *scalingOptions, env cl
 	if opts.MaxMem > 0 && !scaling.CapEnforced {
 		fmt.Fprintf(env.stderr, "note: -scaling-max-mem is enforced on Linux only: points are not stopped at %s\n", opts.MaxMem)
 	}
-	if avail, err := scaling.MemAvailable(); err == nil && opts.MaxMem > 0 && int64(opts.MaxMem) > avail {
+	if avail, err := procstat.MemAvailable(); err == nil && opts.MaxMem > 0 && int64(opts.MaxMem) > avail {
 		fmt.Fprintf(env.stderr, "note: -scaling-max-mem %s is more than the %.1f GiB of memory available now: a large point may make the machine swap or be killed by the kernel (recorded as oom)\n",
 			opts.MaxMem, float64(avail)/(1<<30))
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"gekc/internal/procstat"
 	"gekc/report"
 )
 
@@ -333,7 +334,10 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 			return resFailed
 		}
-		if err := resetPeakRSS(); err != nil {
+		// Resetting VmHWM makes the peak this run's; with -j > 1 runs share
+		// the process and the figure is the process's peak while the run
+		// went. Without /proc it stays 0, "unknown".
+		if err := procstat.ResetPeakRSS(); err != nil {
 			rec.Notes = append(rec.Notes, "peak RSS not reset: "+err.Error())
 		}
 		outcome, runErr = callRun(ctx, s.run, job)
@@ -454,7 +458,7 @@ func (s *sweep) completeRecord(rec *runRecord, o *Outcome, runErr error) {
 		}
 	}
 	if rec.PeakRSSBytes == 0 {
-		if rss, err := peakRSSBytes(); err == nil {
+		if rss, err := procstat.PeakRSS(); err == nil {
 			rec.PeakRSSBytes = rss
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"gekc/internal/procstat"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/objectives"
@@ -92,7 +93,7 @@ func measureJob(j job) (*report, error) {
 			rep.StepMS = append(rep.StepMS, float64(elapsed)/float64(time.Millisecond))
 		}
 	}
-	if rep.PeakRSS, err = peakRSSBytes(); err != nil {
+	if rep.PeakRSS, err = procstat.PeakRSS(); err != nil {
 		rep.PeakRSS = 0 // unknown; the parent falls back on rusage
 	}
 	return rep, nil

@@ -19,6 +19,7 @@ import (
 
 	"gekc/internal/atomicfile"
 	"gekc/internal/filelock"
+	"gekc/internal/procstat"
 )
 
 // The files of a study in its output directory.
@@ -279,7 +280,7 @@ func watchRSS(p *os.Process, limit int64, exited <-chan struct{}, over chan<- in
 		if err != nil {
 			continue
 		}
-		hwm, err := procStatusBytes(status, "VmHWM:")
+		hwm, err := procstat.Field(status, "VmHWM:")
 		if err != nil || hwm <= limit {
 			continue
 		}

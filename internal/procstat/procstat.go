@@ -1,0 +1,62 @@
+// Package procstat reads memory figures from Linux's /proc: the process's
+// peak resident memory (which the sweep records per run and the scaling
+// study per point) and the memory available to new programs. On systems
+// without /proc every call fails, and callers record the figure as unknown.
+package procstat
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// PeakRSS returns this process's high-water resident memory, VmHWM of
+// /proc/self/status, in bytes.
+func PeakRSS() (int64, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	return Field(data, "VmHWM:")
+}
+
+// ResetPeakRSS resets VmHWM to the current resident memory (writing "5" to
+// /proc/self/clear_refs), so that PeakRSS then measures what follows.
+func ResetPeakRSS() error {
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
+
+// MemAvailable returns the memory available for starting new programs
+// without swapping, MemAvailable of /proc/meminfo, in bytes.
+func MemAvailable() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	return Field(data, "MemAvailable:")
+}
+
+// Field returns the value of a "<key> <n> kB" line of a /proc file, in
+// bytes.
+func Field(data []byte, key string) (int64, error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), key)
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("unexpected line %q", sc.Text())
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("unexpected line %q: %w", sc.Text(), err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("no %s line", strings.TrimSuffix(key, ":"))
+}
