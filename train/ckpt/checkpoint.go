@@ -1,4 +1,4 @@
-package main
+package ckpt
 
 import (
 	"archive/zip"
@@ -6,12 +6,19 @@ import (
 	"fmt"
 
 	"gekc/graph"
+	"gekc/internal/atomicfile"
 	"gekc/models"
 
 	"github.com/sbinet/npyio/npz"
 	"gonum.org/v1/gonum/mat"
 )
 
+// CheckpointName is the name of a finished run's checkpoint in its run
+// directory.
+const CheckpointName = "checkpoint.npz"
+
+// Write writes m's parameters to path as a checkpoint, atomically.
+//
 // Checkpoints are NumPy .npz archives, one array per parameter table,
 // named after the table ("entity", "relation", "core", "subject", "object";
 // see each score function's Layout). Values are stored as the model holds
@@ -20,7 +27,7 @@ import (
 // says which model and semantics produced them. In Python:
 //
 //	params = numpy.load("checkpoint.npz"); params["entity"].shape
-func writeCheckpoint(path string, m *models.Model) error {
+func Write(path string, m *models.Model) error {
 	var buf bytes.Buffer
 	w := npz.NewWriter(&buf)
 	for _, name := range m.ParamNames() {
@@ -44,15 +51,15 @@ func writeCheckpoint(path string, m *models.Model) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, buf.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// loadCheckpoint copies the arrays of a checkpoint into m's parameters of
+// Load copies the arrays of a checkpoint into m's parameters of
 // the same names and shapes. Semantics may differ: distilling a trained
 // ComplEx into ComplEx² copies its embeddings as they are (paper, §4.2).
 // Besides this package's own checkpoints it reads what numpy.savez writes,
 // so embeddings trained elsewhere can be loaded.
-func loadCheckpoint(path string, m *models.Model) error {
+func Load(path string, m *models.Model) error {
 	z, err := zip.OpenReader(path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -60,7 +67,7 @@ func loadCheckpoint(path string, m *models.Model) error {
 	defer z.Close()
 	for _, name := range m.ParamNames() {
 		p := m.Param(name)
-		vals, err := readMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
+		vals, err := ReadMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
