@@ -23,16 +23,6 @@ import (
 
 // StateName is the name of an unfinished run's resume state in its run
 // directory.
-//
-// A run's resume state, runs/<id>/state.npz, is what an unfinished run
-// continues from when the sweep is started again: a NumPy archive of the
-// current and best parameters and Adam's moments (arrays "param.<table>",
-// "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
-// "meta", the UTF-8 JSON of everything else (stateMeta). The command writes
-// it after an epoch, at most every -state-every; at once, mid-epoch, when
-// the run is told to stop (SIGINT, SIGTERM, SIGUSR1); and removes it once
-// the run's metrics.json is final. Entries are stored uncompressed: the
-// state of a WN18RR run at d=200 is ~260 MB and is written in a second.
 const StateName = "state.npz"
 
 // stateMeta is the JSON part of a resume state.
@@ -108,6 +98,17 @@ func (m *stateMeta) info() *StateInfo {
 
 // WriteState writes s, the state of run runID after wall time wall,
 // atomically to path.
+//
+// A resume state, runs/<id>/state.npz, is what an unfinished run continues
+// from when the sweep is started again: a NumPy archive of the current and
+// best parameters and Adam's moments (arrays "param.<table>",
+// "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
+// "meta", the UTF-8 JSON of everything else (counters, epoch records,
+// notes, dtype and shapes). The command writes it after an epoch, at most
+// every -state-every; at once, mid-epoch, when the run is told to stop
+// (SIGINT, SIGTERM, SIGUSR1); and removes it once the run's metrics.json is
+// final. Entries are stored uncompressed: the state of a WN18RR run at
+// d=200 is ~260 MB and is written in a second.
 func WriteState(path, runID string, s *train.State, wall time.Duration) error {
 	meta := stateMeta{RunID: runID, Epoch: s.Epoch, Steps: s.Steps, StepSeconds: jsonFloat(s.StepSeconds),
 		Best: jsonFloat(s.Best), BestEpoch: s.BestEpoch, Since: s.Since, Initial: toJSONMap(s.Initial), Notes: s.Notes,
