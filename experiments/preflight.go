@@ -1,10 +1,8 @@
 package main
 
 import (
-	"archive/zip"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,23 +208,11 @@ func checkCheckpointLayout(path string, s RunSpec, ds *kg.Dataset) error {
 	if err != nil {
 		return err
 	}
-	z, err := zip.OpenReader(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s does not exist", path)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: not a readable .npz (zip) file: %w", path, err)
-	}
-	defer z.Close()
 	layout := sf.Layout(models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: s.Rank, RelationRank: s.RelationRank})
-	var errs []string
-	for _, t := range layout.Tables {
-		if _, err := ckpt.ReadMatrix(&z.Reader, t.Name, t.Rows, t.Cols); err != nil {
-			errs = append(errs, err.Error())
-		}
+	err = ckpt.CheckLayout(path, layout)
+	var misfit *ckpt.LayoutError
+	if errors.As(err, &misfit) {
+		return fmt.Errorf("%s does not fit %s with rank %d on %s: %s", path, s.Model, s.Rank, ds.Name, strings.Join(misfit.Misfits, "; "))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s does not fit %s with rank %d on %s: %s", path, s.Model, s.Rank, ds.Name, strings.Join(errs, "; "))
-	}
-	return nil
+	return err
 }

@@ -3,7 +3,10 @@ package ckpt
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 
 	"gekc/graph"
 	"gekc/internal/atomicfile"
@@ -67,7 +70,7 @@ func Load(path string, m *models.Model) error {
 	defer z.Close()
 	for _, name := range m.ParamNames() {
 		p := m.Param(name)
-		vals, err := ReadMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
+		vals, err := readMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -84,4 +87,42 @@ func Load(path string, m *models.Model) error {
 		graph.FlushSubnormals(p)
 	}
 	return nil
+}
+
+// CheckLayout checks, without loading anything into a model, that the
+// checkpoint at path holds an array of the right shape and type for every
+// table of layout, as Load will need: a sweep checks a distilled run's
+// source before any training. A file that is missing or not a zip archive
+// is an error naming it; the tables that do not fit are reported together,
+// in a *LayoutError.
+func CheckLayout(path string, layout models.Layout) error {
+	z, err := zip.OpenReader(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s does not exist", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: not a readable .npz (zip) file: %w", path, err)
+	}
+	defer z.Close()
+	var misfits []string
+	for _, t := range layout.Tables {
+		if _, err := readMatrix(&z.Reader, t.Name, t.Rows, t.Cols); err != nil {
+			misfits = append(misfits, err.Error())
+		}
+	}
+	if len(misfits) > 0 {
+		return &LayoutError{Path: path, Misfits: misfits}
+	}
+	return nil
+}
+
+// A LayoutError reports the tables of a layout that a checkpoint lacks or
+// holds in another shape or type.
+type LayoutError struct {
+	Path    string   // the checkpoint
+	Misfits []string // one message per table that does not fit, naming its entry
+}
+
+func (e *LayoutError) Error() string {
+	return fmt.Sprintf("%s does not fit: %s", e.Path, strings.Join(e.Misfits, "; "))
 }

@@ -1,7 +1,11 @@
 package ckpt
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"gekc/models"
@@ -79,5 +83,54 @@ func TestLoadCheckpointWrittenByNumpy(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// CheckLayout accepts a checkpoint that Load would accept, and reports all
+// the tables that do not fit, a missing file and a file that is not an
+// archive, each naming the file.
+func TestCheckLayout(t *testing.T) {
+	sz := models.Sizes{Entities: 4, Relations: 2, Rank: 3}
+	m, err := models.New("complex", sz, models.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, CheckpointName)
+	if err := Write(path, m); err != nil {
+		t.Fatal(err)
+	}
+	complexLayout := func(sz models.Sizes) models.Layout {
+		sf, _, err := models.Lookup("complex2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sf.Layout(sz)
+	}
+	if err := CheckLayout(path, complexLayout(sz)); err != nil {
+		t.Errorf("a fitting checkpoint: %v", err)
+	}
+	var misfit *LayoutError
+	err = CheckLayout(path, complexLayout(models.Sizes{Entities: 5, Relations: 3, Rank: 3}))
+	if !errors.As(err, &misfit) || misfit.Path != path || len(misfit.Misfits) != 2 ||
+		!strings.Contains(misfit.Misfits[0], "entry entity has shape [4 6], the model needs [5 6]") ||
+		!strings.Contains(misfit.Misfits[1], "entry relation has shape [2 6], the model needs [3 6]") {
+		t.Errorf("other sizes: %v", err)
+	}
+	err = CheckLayout(path, models.Layout{Tables: []models.TableSpec{{Name: "core", Rows: 3, Cols: 9}}})
+	if !errors.As(err, &misfit) || !reflect.DeepEqual(misfit.Misfits, []string{`no array "core" (has [entity relation])`}) {
+		t.Errorf("a missing table: %v", err)
+	}
+	missing := filepath.Join(dir, "missing.npz")
+	if err := CheckLayout(missing, complexLayout(sz)); err == nil || err.Error() != missing+" does not exist" {
+		t.Errorf("a missing file: %v", err)
+	}
+	garbage := filepath.Join(dir, "garbage.npz")
+	if err := os.WriteFile(garbage, []byte("not a zip"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckLayout(garbage, complexLayout(sz)); err == nil || errors.As(err, &misfit) ||
+		!strings.HasPrefix(err.Error(), garbage+": not a readable .npz (zip) file") {
+		t.Errorf("a file that is not a zip archive: %v", err)
 	}
 }

@@ -106,13 +106,12 @@ func readNpyEntry(z *zip.Reader, name string, ptr any, elemSize, maxBytes int) e
 	return decodeNpy(name, raw, r, ptr, elemSize)
 }
 
-// ReadMatrix reads the rows×cols float array stored under key in an .npz
+// readMatrix reads the rows×cols float array stored under key in an .npz
 // archive, as Write stores it (entry "key") or as numpy.savez does
 // ("key.npy"): float32 or float64, in C or Fortran order. The values come
 // back as float64 in row-major order. An array that is missing, of another
-// shape or type, or malformed is an error naming the entry; it is how a
-// caller checks that a checkpoint fits a model before training starts.
-func ReadMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
+// shape or type, or malformed is an error naming the entry.
+func readMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
 	name := ""
 	for _, f := range z.File {
 		if f.Name == key || f.Name == key+".npy" {

@@ -49,7 +49,7 @@ func TestReadMatrixRejects(t *testing.T) {
 		{"not npy", "x", []byte("hello, world"), "entry x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadMatrix(npzOf(t, tc.entry, tc.raw), "x", 2, 3)
+			_, err := readMatrix(npzOf(t, tc.entry, tc.raw), "x", 2, 3)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
@@ -66,7 +66,7 @@ func FuzzReadNpyEntry(f *testing.F) {
 	f.Add(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }", make([]byte, 4)))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		z := npzOf(t, "x.npy", raw)
-		vals, err := ReadMatrix(z, "x", 2, 3)
+		vals, err := readMatrix(z, "x", 2, 3)
 		if err == nil && len(vals) != 6 {
 			t.Fatalf("%d values for a 2×3 array", len(vals))
 		}
