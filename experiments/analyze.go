@@ -21,6 +21,7 @@ import (
 	"gekc/models"
 	"gekc/report"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 // Post-hoc analyses of finished runs, from their checkpoints: no run is
@@ -43,7 +44,6 @@ const (
 	defaultSamples  = 25000
 	ktdDraws        = 100
 	ktdDrawSize     = 1000
-	checkpointName  = "checkpoint.npz"
 	ktdTSVName      = "ktd.tsv"
 	ktdMarkdownName = "ktd.md"
 	calTSVName      = "calibration.tsv"
@@ -82,7 +82,7 @@ func loadFinished(dir, dataRoot string) (*finishedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := loadCheckpoint(filepath.Join(dir, checkpointName), m); err != nil {
+	if err := ckpt.Load(filepath.Join(dir, ckpt.CheckpointName), m); err != nil {
 		return nil, err
 	}
 	return &finishedRun{ID: rec.ID, Dir: dir, Spec: spec, Data: ds, Model: m}, nil
@@ -371,7 +371,7 @@ func (a *analysis) calibration(ctx context.Context) error {
 		if rec == nil || rec.Status != StatusFinished {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, checkpointName)); errors.Is(err, fs.ErrNotExist) && rowOf(r.ID) >= 0 {
+		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) && rowOf(r.ID) >= 0 {
 			fmt.Fprintf(a.stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
 			continue
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"gekc/internal/atomicfile"
@@ -12,13 +11,6 @@ import (
 // part (see package atomicfile).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return atomicfile.WriteFile(path, data, perm)
-}
-
-// writeAtomic is WriteFileAtomic for contents produced by write, which
-// streams them instead of holding them in memory (resume states are
-// hundreds of megabytes).
-func writeAtomic(path string, perm os.FileMode, write func(io.Writer) error) error {
-	return atomicfile.Write(path, perm, write)
 }
 
 // isTempFile reports whether name is a WriteFileAtomic temporary.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"gekc/train/ckpt"
 )
 
 // resolveDistill finds the checkpoint named by distill_from: the ID of a
@@ -51,14 +53,14 @@ func (s *sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 		}
 		return "", fmt.Errorf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, status)
 	}
-	ckpt, err := filepath.Abs(filepath.Join(dir, "checkpoint.npz"))
+	path, err := filepath.Abs(filepath.Join(dir, ckpt.CheckpointName))
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(ckpt); err != nil {
+	if _, err := os.Stat(path); err != nil {
 		return "", fmt.Errorf("distill_from %q: %w", from, err)
 	}
-	return ckpt, nil
+	return path, nil
 }
 
 // orderForDistill moves runs that distil from another selected run after

@@ -31,7 +31,7 @@
 //	<out>/runs/<id>/config.toml     the fully resolved RunSpec
 //	<out>/runs/<id>/metrics.json    Outcome, spec, timing, host; written last
 //	<out>/runs/<id>/checkpoint.npz  written by the run function
-//	<out>/runs/<id>/state.npz       resume state of an unfinished run (state.go)
+//	<out>/runs/<id>/state.npz       resume state of an unfinished run (package train/ckpt)
 //	<out>/results.tsv               one row per run, as runs end
 //	<out>/results.md                best configuration per (dataset, model,
 //	                                objective, constraints), and all of them

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gekc/models"
+	"gekc/train/ckpt"
 )
 
 // realCLI runs the command in process as main does (the real validator and
@@ -84,7 +85,7 @@ func TestPreflightBeforeTraining(t *testing.T) {
 	wrong := filepath.Join(t.TempDir(), "wrong.npz")
 	m, err := models.New("complex", models.Sizes{Entities: 3, Relations: 2, Rank: 4}, models.Options{})
 	must(t, err)
-	must(t, writeCheckpoint(wrong, m))
+	must(t, ckpt.Write(wrong, m))
 	const head = "[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 2\n[[sweep]]\n"
 	tests := []struct {
 		name, block string

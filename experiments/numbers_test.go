@@ -18,6 +18,7 @@ import (
 	"gekc/models"
 	"gekc/report"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 // Every number a real sweep writes to metrics.json and results.tsv,
@@ -183,7 +184,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			// init_*, this run's own test metrics: the converted model is
 			// this model.
 			job := Job{ID: id + "-distilled", Spec: rec.Spec, DataRoot: data, RunDir: t.TempDir(), Observer: nopObserver{},
-				DistillCheckpoint: filepath.Join(dir, checkpointName)}
+				DistillCheckpoint: filepath.Join(dir, ckpt.CheckpointName)}
 			job.Spec.Epochs = 1
 			d, err := trainRun(context.Background(), job)
 			must(t, err)
@@ -204,13 +205,13 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			p := fr.Model.Param(fr.Model.ParamNames()[0]).Data().([]float64)
 			keep := p[0]
 			p[0] = math.NaN()
-			must(t, writeCheckpoint(bad, fr.Model))
+			must(t, ckpt.Write(bad, fr.Model))
 			p[0] = keep
 			job.DistillCheckpoint, job.RunDir = bad, t.TempDir()
 			d, err = trainRun(context.Background(), job)
 			must(t, err)
-			if d.Status != StatusDiverged || fileExists(filepath.Join(job.RunDir, checkpointName)) {
-				t.Errorf("distilled from NaN: status %s, checkpoint written %v", d.Status, fileExists(filepath.Join(job.RunDir, checkpointName)))
+			if d.Status != StatusDiverged || fileExists(filepath.Join(job.RunDir, ckpt.CheckpointName)) {
+				t.Errorf("distilled from NaN: status %s, checkpoint written %v", d.Status, fileExists(filepath.Join(job.RunDir, ckpt.CheckpointName)))
 			}
 
 			for k, v := range row {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"gekc/report"
+	"gekc/train/ckpt"
 )
 
 // decodePNG decodes data and checks that it is a plausible figure: sane
@@ -255,7 +256,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		must(t, err)
 		return strings.Split(strings.TrimSpace(string(data)), "\n")
 	}
-	must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[0], checkpointName)))
+	must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[0], ckpt.CheckpointName)))
 	cli("-analyze", "calibration", "-only", "2")
 	if got := readRows(); !slices.Equal(got, lines) {
 		t.Errorf("-only 2 changed the table:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(lines, "\n"))
@@ -279,7 +280,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	var errOut bytes.Buffer
 	code := runCLI(context.Background(), append(args, "-analyze", "calibration"), cliEnv{stdout: io.Discard, stderr: &errOut,
 		getenv: func(string) string { return "" }, run: trainRun, quiet: true})
-	if code == exitOK || !strings.Contains(errOut.String(), checkpointName) {
+	if code == exitOK || !strings.Contains(errOut.String(), ckpt.CheckpointName) {
 		t.Errorf("a run with neither checkpoint nor row: exit %d: %s", code, errOut.String())
 	}
 	must(t, os.WriteFile(filepath.Join(fx.out, calTSVName), []byte(lines[0]+"\n"+lines[1]+"\nx\ty\n"), 0o644))

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"archive/zip"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,7 @@ import (
 
 	"gekc/kg"
 	"gekc/models"
+	"gekc/train/ckpt"
 )
 
 // Preflight checks, before any run trains, what a grid's runs need beyond
@@ -171,10 +170,10 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[stri
 	if from == "" {
 		return ""
 	}
-	var ckpt string
+	var path string
 	switch {
 	case strings.HasSuffix(from, ".npz"):
-		ckpt = from
+		path = from
 	default:
 		dir := from
 		if !strings.ContainsRune(from, filepath.Separator) {
@@ -194,38 +193,26 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[stri
 		case rec.Status != StatusFinished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
 		}
-		ckpt = filepath.Join(dir, "checkpoint.npz")
+		path = filepath.Join(dir, ckpt.CheckpointName)
 	}
-	if err := checkCheckpointLayout(ckpt, s, ds); err != nil {
+	if err := checkCheckpointLayout(path, s, ds); err != nil {
 		return fmt.Sprintf("distill_from %q: %v", from, err)
 	}
 	return ""
 }
 
 // checkCheckpointLayout checks that path holds an array of the right shape
-// for every table of s's model on ds, as loadCheckpoint will need.
+// for every table of s's model on ds, as ckpt.Load will need.
 func checkCheckpointLayout(path string, s RunSpec, ds *kg.Dataset) error {
 	sf, _, err := models.Lookup(s.Model)
 	if err != nil {
 		return err
 	}
-	z, err := zip.OpenReader(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s does not exist", path)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: not a readable .npz (zip) file: %w", path, err)
-	}
-	defer z.Close()
 	layout := sf.Layout(models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: s.Rank, RelationRank: s.RelationRank})
-	var errs []string
-	for _, t := range layout.Tables {
-		if _, err := readMatrix(&z.Reader, t.Name, t.Rows, t.Cols); err != nil {
-			errs = append(errs, err.Error())
-		}
+	err = ckpt.CheckLayout(path, layout)
+	var misfit *ckpt.LayoutError
+	if errors.As(err, &misfit) {
+		return fmt.Errorf("%s does not fit %s with rank %d on %s: %s", path, s.Model, s.Rank, ds.Name, strings.Join(misfit.Misfits, "; "))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s does not fit %s with rank %d on %s: %s", path, s.Model, s.Rank, ds.Name, strings.Join(errs, "; "))
-	}
-	return nil
+	return err
 }

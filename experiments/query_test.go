@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"gekc/models"
+	"gekc/train/ckpt"
 )
 
 // fakeFinishedRun writes a finished run of model on UMLS with the random
@@ -27,7 +28,7 @@ func fakeFinishedRun(t *testing.T, dir, model string, rank int) string {
 	must(t, os.MkdirAll(run, 0o755))
 	m, err := models.New(model, models.Sizes{Entities: 135, Relations: 46, Rank: rank}, models.Options{Seed: 7})
 	must(t, err)
-	must(t, writeCheckpoint(filepath.Join(run, checkpointName), m))
+	must(t, ckpt.Write(filepath.Join(run, ckpt.CheckpointName), m))
 	must(t, writeRecord(filepath.Join(run, metricsName), &runRecord{ID: id, Status: StatusFinished, Spec: spec}))
 	return run
 }

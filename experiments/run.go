@@ -14,6 +14,7 @@ import (
 	"gekc/models"
 	"gekc/objectives"
 	"gekc/train"
+	"gekc/train/ckpt"
 
 	"gorgonia.org/tensor"
 )
@@ -33,23 +34,23 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	if job.DistillCheckpoint != "" {
 		path := job.DistillCheckpoint
-		cfg.Init = func(m *models.Model) error { return loadCheckpoint(path, m) }
+		cfg.Init = func(m *models.Model) error { return ckpt.Load(path, m) }
 	}
 	job.Observer.Log(ds.String())
 	started := time.Now()
 	var earlier time.Duration // wall time of earlier attempts
 	var stateNotes []string
 	if job.StatePath != "" {
-		st, meta, err := readState(job.StatePath, job.ID)
+		st, info, err := ckpt.ReadState(job.StatePath, job.ID)
 		switch {
-		case errors.Is(err, errNoState):
+		case errors.Is(err, ckpt.ErrNoState):
 		case err != nil:
 			// A state that cannot be read costs the epochs it held, not the run.
 			stateNotes = append(stateNotes, fmt.Sprintf("resume state ignored, trained from scratch: %v", err))
 			job.Observer.Log(stateNotes[0])
 		default:
 			cfg.Resume = st
-			earlier = time.Duration(float64(meta.WallSeconds) * float64(time.Second))
+			earlier = info.Wall
 		}
 		if job.StateEvery >= 0 {
 			last := started
@@ -60,7 +61,7 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 					return nil
 				}
 				last = time.Now()
-				if err := writeState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
+				if err := ckpt.WriteState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
 					// Not fatal: the run goes on, it just cannot resume from here.
 					msg := fmt.Sprintf("resume state after epoch %d not saved: %v", s.Epoch, err)
 					job.Observer.Log(msg)
@@ -113,7 +114,7 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	if out.Status == StatusFinished {
-		if err := writeCheckpoint(filepath.Join(job.RunDir, "checkpoint.npz"), res.Model); err != nil {
+		if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model); err != nil {
 			return nil, err
 		}
 	}

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
+
+	"gekc/train/ckpt"
 )
 
 // cleanRunDir empties a run directory except its lock file, which must
-// never be deleted (see fileLock), and its resume state (stateName), which
+// never be deleted (see fileLock), and its resume state (ckpt.StateName), which
 // is what an unfinished run continues from.
 func cleanRunDir(dir string) error {
 	entries, err := os.ReadDir(dir)
@@ -20,7 +22,7 @@ func cleanRunDir(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == runLockName || e.Name() == stateName {
+		if e.Name() == runLockName || e.Name() == ckpt.StateName {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
@@ -85,11 +87,11 @@ func runStatus(out, id string) string {
 	case err != nil:
 		return "unreadable metrics.json"
 	case rec == nil:
-		if meta, err := readStateMeta(filepath.Join(dir, stateName)); err == nil {
-			if meta.Batch > 0 {
-				return fmt.Sprintf("pending, resumes in epoch %d after step %d", meta.Epoch+1, meta.Batch)
+		if info, err := ckpt.ReadStateInfo(filepath.Join(dir, ckpt.StateName)); err == nil {
+			if info.Batch > 0 {
+				return fmt.Sprintf("pending, resumes in epoch %d after step %d", info.Epoch+1, info.Batch)
 			}
-			return fmt.Sprintf("pending, resumes after epoch %d", meta.Epoch)
+			return fmt.Sprintf("pending, resumes after epoch %d", info.Epoch)
 		}
 		return "pending"
 	case rec.Status == StatusFailed:

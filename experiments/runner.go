@@ -29,7 +29,7 @@ type Job struct {
 	// Spec.DistillFrom, resolved by the driver; "" when there is none.
 	DistillCheckpoint string
 	Observer          Observer // progress reporting; never nil
-	// StatePath is where the run keeps its resume state (stateName): the
+	// StatePath is where the run keeps its resume state (ckpt.StateName): the
 	// run continues from it when it exists, and saves it after an epoch at
 	// most every StateEvery and at once, at the next step, when ctx is
 	// cancelled (StateEvery < 0: never). The driver keeps the file when a run is

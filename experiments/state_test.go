@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gekc/train"
+	"gekc/train/ckpt"
 
 	"gorgonia.org/tensor"
 )
@@ -78,7 +79,7 @@ objective = "pll"
 	entries, err := os.ReadDir(dir)
 	must(t, err)
 	for _, e := range entries {
-		if e.Name() != runLockName && e.Name() != stateName {
+		if e.Name() != runLockName && e.Name() != ckpt.StateName {
 			t.Errorf("interrupted run left %s", e.Name())
 		}
 	}
@@ -88,14 +89,14 @@ objective = "pll"
 
 	// The second run's state is garbage: it trains from scratch, with a note.
 	must(t, os.MkdirAll(filepath.Join(fx.out, runsDirName, ids[1]), 0o755))
-	must(t, os.WriteFile(filepath.Join(fx.out, runsDirName, ids[1], stateName), []byte("not a zip"), 0o644))
+	must(t, os.WriteFile(filepath.Join(fx.out, runsDirName, ids[1], ckpt.StateName), []byte("not a zip"), 0o644))
 	// So does a third run whose state is well formed but of other tables
 	// (a state saved by another version of the model).
 	tiny := func() map[string]*tensor.Dense {
 		return map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4}))}
 	}
 	must(t, os.MkdirAll(filepath.Join(fx.out, runsDirName, ids[2]), 0o755))
-	must(t, writeState(filepath.Join(fx.out, runsDirName, ids[2], stateName), ids[2],
+	must(t, ckpt.WriteState(filepath.Join(fx.out, runsDirName, ids[2], ckpt.StateName), ids[2],
 		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second))
 
 	if code, out := cli(fx, context.Background(), trainRun); code != exitOK {
@@ -127,7 +128,7 @@ objective = "pll"
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
 		}
-		if fileExists(filepath.Join(fx.out, runsDirName, id, stateName)) {
+		if fileExists(filepath.Join(fx.out, runsDirName, id, ckpt.StateName)) {
 			t.Errorf("%s: finished run kept its resume state", id)
 		}
 	}
@@ -196,7 +197,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if code, out := cli(fx, ctx, stop); code != exitInterrupted || !strings.Contains(out, "resume in epoch 3 after step 4") {
 		t.Fatalf("stopped sweep: exit %d, want %d and a word on resuming: %s", code, exitInterrupted, out)
 	}
-	meta, err := readStateMeta(filepath.Join(fx.out, runsDirName, id, stateName))
+	meta, err := ckpt.ReadStateInfo(filepath.Join(fx.out, runsDirName, id, ckpt.StateName))
 	must(t, err)
 	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
 		t.Errorf("state saved after epoch %d, step %d of the next, %d steps in all; want 2, 4, 16", meta.Epoch, meta.Batch, meta.Steps)
@@ -229,61 +230,4 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
 	}
 	assertEachRowOnce(t, fx.out, []string{id})
-}
-
-// BenchmarkWriteState writes the resume state of a FB15k-237 ComplEx run at
-// d=200 (four tables of 14,541 x 400 float32 and the relations): ~94 MB.
-func BenchmarkWriteState(b *testing.B) {
-	dir := b.TempDir()
-	table := func(rows, cols int) *tensor.Dense {
-		return tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(make([]float32, rows*cols)))
-	}
-	s := &train.State{Epoch: 3, Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{},
-		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
-	for _, m := range []map[string]*tensor.Dense{s.Params, s.BestParams, s.AdamM, s.AdamV} {
-		m["entity"], m["relation"] = table(14541, 400), table(237, 400)
-	}
-	b.SetBytes(4 * 4 * (14541 + 237) * 400)
-	for b.Loop() {
-		if err := writeState(filepath.Join(dir, stateName), "bench", s, time.Second); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// A corrupt or hostile state file is an error, never a panic: the runner
-// then trains the run from scratch.
-func FuzzReadState(f *testing.F) {
-	dir := f.TempDir()
-	valid := filepath.Join(dir, "valid.npz")
-	table := func(vals ...float32) *tensor.Dense {
-		return tensor.New(tensor.WithShape(len(vals)/2, 2), tensor.WithBacking(vals))
-	}
-	s := &train.State{Epoch: 2, Steps: 7, Best: 0.5, BestEpoch: 1,
-		Epochs:     []train.EpochRecord{{Epoch: 1, TrainLoss: 3, Valid: map[string]float64{"mrr": 0.5}}, {Epoch: 2, TrainLoss: 2}},
-		Params:     map[string]*tensor.Dense{"entity": table(1, 2, 3, 4)},
-		BestParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 5)},
-		AdamM:      map[string]*tensor.Dense{"entity": table(0, 0, 1, 0)},
-		AdamV:      map[string]*tensor.Dense{"entity": table(1, 1, 1, 1)}}
-	if err := writeState(valid, "run", s, time.Second); err != nil {
-		f.Fatal(err)
-	}
-	data, err := os.ReadFile(valid)
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(data)
-	f.Add(data[:len(data)/2])
-	f.Add([]byte("PK\x03\x04"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(t.TempDir(), stateName)
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		st, meta, err := readState(path, "run")
-		if err == nil && (st == nil || meta == nil) {
-			t.Fatal("no error and no state")
-		}
-		readStateMeta(path)
-	})
 }

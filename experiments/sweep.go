@@ -17,6 +17,7 @@ import (
 
 	"gekc/internal/procstat"
 	"gekc/report"
+	"gekc/train/ckpt"
 )
 
 // Output layout, relative to the -out directory.
@@ -323,7 +324,7 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 		spec.Samples = s.samples
 	}
 	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r),
-		StatePath: filepath.Join(dir, stateName), StateEvery: s.stateEvery}
+		StatePath: filepath.Join(dir, ckpt.StateName), StateEvery: s.stateEvery}
 	rec := s.newRecord(r, spec)
 
 	var outcome *Outcome
@@ -348,10 +349,10 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 		if err := cleanRunDir(dir); err != nil {
 			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
 		}
-		if meta, err := readStateMeta(job.StatePath); err == nil && meta.Batch > 0 {
-			s.stderr.printf("%s interrupted; it will resume in epoch %d after step %d next time\n", s.label(r), meta.Epoch+1, meta.Batch)
+		if info, err := ckpt.ReadStateInfo(job.StatePath); err == nil && info.Batch > 0 {
+			s.stderr.printf("%s interrupted; it will resume in epoch %d after step %d next time\n", s.label(r), info.Epoch+1, info.Batch)
 		} else if err == nil {
-			s.stderr.printf("%s interrupted; it will resume after epoch %d next time\n", s.label(r), meta.Epoch)
+			s.stderr.printf("%s interrupted; it will resume after epoch %d next time\n", s.label(r), info.Epoch)
 		} else {
 			s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
 		}

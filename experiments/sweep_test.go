@@ -343,7 +343,8 @@ func TestDistillFrom(t *testing.T) {
 
 // distill_from may also name an .npz file of embeddings trained elsewhere.
 func TestDistillFromNpzFile(t *testing.T) {
-	npz, err := filepath.Abs(filepath.Join("testdata", "numpy-complex.npz"))
+	// The fixture of package ckpt, which reads such archives.
+	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))
 	must(t, err)
 	fx := newSweepFixture(t, base+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \""+npz+"\"\n")
 	fake := newFake()

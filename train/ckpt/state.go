@@ -1,4 +1,4 @@
-package main
+package ckpt
 
 import (
 	"archive/zip"
@@ -14,22 +14,16 @@ import (
 	"unsafe"
 
 	"gekc/graph"
+	"gekc/internal/atomicfile"
 	"gekc/train"
 
 	"github.com/sbinet/npyio/npy"
 	"gorgonia.org/tensor"
 )
 
-// A run's resume state, runs/<id>/state.npz, is what an unfinished run
-// continues from when the sweep is started again: a NumPy archive of the
-// current and best parameters and Adam's moments (arrays "param.<table>",
-// "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
-// "meta", the UTF-8 JSON of everything else (stateMeta). It is written
-// atomically after an epoch, at most every -state-every; at once, mid-epoch,
-// when the run is told to stop (SIGINT, SIGTERM, SIGUSR1); and removed once
-// the run's metrics.json is final. Entries are stored uncompressed: the
-// state of a WN18RR run at d=200 is ~260 MB and is written in a second.
-const stateName = "state.npz"
+// StateName is the name of an unfinished run's resume state in its run
+// directory.
+const StateName = "state.npz"
 
 // stateMeta is the JSON part of a resume state.
 type stateMeta struct {
@@ -83,8 +77,39 @@ func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 	return s.AdamV
 }
 
-// writeState writes s atomically to path.
-func writeState(path, runID string, s *train.State, wall time.Duration) error {
+// StateInfo is what a resume state says about itself besides its tensors.
+type StateInfo struct {
+	// RunID is the run the state was written for.
+	RunID string
+	// Epoch is the number of epochs completed; Batch the number of steps
+	// of epoch Epoch+1 taken when the run was stopped mid-epoch (0 at an
+	// epoch's end); Steps the number of optimiser steps in all.
+	Epoch, Batch, Steps int
+	// Wall is the run's wall time up to the save, over every attempt.
+	Wall time.Duration
+	// SavedAt is when the state was written.
+	SavedAt time.Time
+}
+
+func (m *stateMeta) info() *StateInfo {
+	return &StateInfo{RunID: m.RunID, Epoch: m.Epoch, Batch: m.Batch, Steps: m.Steps,
+		Wall: time.Duration(float64(m.WallSeconds) * float64(time.Second)), SavedAt: m.SavedAt}
+}
+
+// WriteState writes s, the state of run runID after wall time wall,
+// atomically to path.
+//
+// A resume state, runs/<id>/state.npz, is what an unfinished run continues
+// from when the sweep is started again: a NumPy archive of the current and
+// best parameters and Adam's moments (arrays "param.<table>",
+// "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
+// "meta", the UTF-8 JSON of everything else (counters, epoch records,
+// notes, dtype and shapes). The command writes it after an epoch, at most
+// every -state-every; at once, mid-epoch, when the run is told to stop
+// (SIGINT, SIGTERM, SIGUSR1); and removes it once the run's metrics.json is
+// final. Entries are stored uncompressed: the state of a WN18RR run at
+// d=200 is ~260 MB and is written in a second.
+func WriteState(path, runID string, s *train.State, wall time.Duration) error {
 	meta := stateMeta{RunID: runID, Epoch: s.Epoch, Steps: s.Steps, StepSeconds: jsonFloat(s.StepSeconds),
 		Best: jsonFloat(s.Best), BestEpoch: s.BestEpoch, Since: s.Since, Initial: toJSONMap(s.Initial), Notes: s.Notes,
 		Shapes: map[string][]int{}, WallSeconds: jsonFloat(wall.Seconds()), SavedAt: time.Now().UTC(),
@@ -101,7 +126,7 @@ func writeState(path, runID string, s *train.State, wall time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return writeAtomic(path, 0o644, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		z := zip.NewWriter(w)
 		entry := func(name string, v any) error {
 			ew, err := z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
@@ -130,20 +155,26 @@ func writeState(path, runID string, s *train.State, wall time.Duration) error {
 	})
 }
 
-// errNoState: the run has no resume state.
-var errNoState = errors.New("no resume state")
+// ErrNoState is returned by ReadState and ReadStateInfo when there is no
+// state file: the run has not saved one.
+var ErrNoState = errors.New("no resume state")
 
-// readStateMeta reads only the JSON part of a state, for -dry-run.
-func readStateMeta(path string) (*stateMeta, error) {
+// ReadStateInfo reads only what a state says about itself, not its tensors:
+// cheap enough to tell where each run of a sweep would resume.
+func ReadStateInfo(path string) (*StateInfo, error) {
 	z, err := zip.OpenReader(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoState
+		return nil, ErrNoState
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer z.Close()
-	return decodeStateMeta(path, &z.Reader)
+	meta, err := decodeStateMeta(path, &z.Reader)
+	if err != nil {
+		return nil, err
+	}
+	return meta.info(), nil
 }
 
 func decodeStateMeta(path string, z *zip.Reader) (*stateMeta, error) {
@@ -158,12 +189,14 @@ func decodeStateMeta(path string, z *zip.Reader) (*stateMeta, error) {
 	return &meta, nil
 }
 
-// readState reads the state at path written for run runID; errNoState
-// when there is none.
-func readState(path, runID string) (*train.State, *stateMeta, error) {
+// ReadState reads the state at path written for run runID, for
+// train.Config.Resume; ErrNoState when there is none. A state of another
+// run, or one that is corrupt, is an error naming the file; whether its
+// tensors fit the model is train.Run's to check (train.ErrStateMismatch).
+func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 	z, err := zip.OpenReader(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, errNoState
+		return nil, nil, ErrNoState
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
@@ -211,7 +244,7 @@ func readState(path, runID string) (*train.State, *stateMeta, error) {
 			tablesOf(s, group)[n] = t
 		}
 	}
-	return s, meta, nil
+	return s, meta.info(), nil
 }
 
 // readTensor reads one flattened array of a state as a tensor of shape.

@@ -1,4 +1,4 @@
-package main
+package ckpt
 
 import (
 	"archive/zip"
@@ -107,9 +107,10 @@ func readNpyEntry(z *zip.Reader, name string, ptr any, elemSize, maxBytes int) e
 }
 
 // readMatrix reads the rows×cols float array stored under key in an .npz
-// archive, as this package writes it (entry "key") or as numpy.savez does
+// archive, as Write stores it (entry "key") or as numpy.savez does
 // ("key.npy"): float32 or float64, in C or Fortran order. The values come
-// back as float64 in row-major order.
+// back as float64 in row-major order. An array that is missing, of another
+// shape or type, or malformed is an error naming the entry.
 func readMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
 	name := ""
 	for _, f := range z.File {
