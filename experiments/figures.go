@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"gekc/analysis"
 	"gekc/metrics"
 	"gekc/report"
 	"gekc/train"
@@ -22,7 +23,7 @@ import (
 
 const (
 	curvesName          = "curves.png"
-	calibrationPlotName = "calibration.png"
+	calibrationPlotName = analysis.CalibrationPlotName
 )
 
 // writeCurves draws the training curves of a run into dir/curves.png.

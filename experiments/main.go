@@ -227,7 +227,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *analyze != "" {
-		a := &analysis{kind: *analyze, features: *features, samples: *samples, out: out, dataRoot: dataRoot,
+		a := &analyzer{kind: *analyze, features: *features, samples: *samples, out: out, dataRoot: dataRoot,
 			runs: selected, stdout: env.stdout, stderr: env.stderr}
 		if err := a.run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"gekc/analysis"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -126,11 +127,11 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 			if err != nil {
 				return nil, err
 			}
-			ts, dt, err := sampleTriples(res.Model, dom, spec.Samples, uint64(spec.Seed))
+			ts, dt, err := analysis.Sample(res.Model, dom, spec.Samples, uint64(spec.Seed))
 			if err != nil {
 				return nil, fmt.Errorf("sampling: %w", err)
 			}
-			if err := writeSamples(filepath.Join(job.RunDir, samplesName), ds, ts); err != nil {
+			if err := analysis.WriteSamples(filepath.Join(job.RunDir, samplesName), ds, ts); err != nil {
 				return nil, err
 			}
 			out.Test["sample_s"] = dt.Seconds()
