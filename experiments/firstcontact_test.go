@@ -95,6 +95,8 @@ func TestPreflightBeforeTraining(t *testing.T) {
 			[]string{"grid.toml:7: [[sweep]] block 1: run cp2-pll-", "eval.sem_k [100]: 100 more than the 14 entities of nations"}},
 		{"Sem@k without a schema", "model = \"cp2\"\nobjective = \"pll\"\neval = { metrics = [\"mrr\", \"sem\"], sem_k = [1, 5] }\n",
 			[]string{`eval.metrics has "sem", but data set nations has no schema`}},
+		{"unfiltered Sem@k without a schema", "model = \"cp2\"\nobjective = \"pll\"\neval = { metrics = [\"mrr\", \"sem_unfiltered\"], sem_k = [1, 5] }\n",
+			[]string{`eval.metrics has "sem_unfiltered", but data set nations has no schema`}},
 		{"domain constraints without a schema", "model = [\"cp2\", \"complex2\"]\nobjective = \"pll\"\nconstraints = \"domain\"\n",
 			[]string{`constraints = "domain", but data set nations has no schema`, "(and 1 more runs of this block)"}},
 		{"unreadable distill_from", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + bad + "\"\n",

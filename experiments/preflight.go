@@ -135,9 +135,15 @@ func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
 	// sem_k is checked when Sem@k is asked for, and when it was set at all
 	// (it differs from the default): a k beyond the entities is a mistake
 	// either way.
-	sem := slices.Contains(s.Eval.Metrics, "sem")
-	if sem && ds.Schema == nil {
-		msgs = append(msgs, fmt.Sprintf(`eval.metrics has "sem", but data set %s has no schema (entity_types.tsv and relation_schema.tsv) to judge candidates by`, ds.Name))
+	var sem bool
+	for _, name := range []string{"sem", "sem_unfiltered"} {
+		if !slices.Contains(s.Eval.Metrics, name) {
+			continue
+		}
+		sem = true
+		if ds.Schema == nil {
+			msgs = append(msgs, fmt.Sprintf(`eval.metrics has %q, but data set %s has no schema (entity_types.tsv and relation_schema.tsv) to judge candidates by`, name, ds.Name))
+		}
 	}
 	if sem || !slices.Equal(s.Eval.SemK, DefaultRunSpec().Eval.SemK) {
 		n := ds.Entities.Len()

@@ -243,7 +243,9 @@ echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB
 # after it has saved. SIGTERM reaches the run from SLURM itself; this
 # shell ignores it and waits.
 requeue=0
-"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+# -v: a line per epoch in the task's log (a log is not a terminal, where
+# the default would print one every 30 s).
+"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
 pid=$!
 trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1
 trap ':' TERM INT

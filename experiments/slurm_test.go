@@ -133,7 +133,7 @@ func TestSlurmScriptRuns(t *testing.T) {
 	if err := containsAll(lines[1], "sbatch ", "--array=0-11", "--job-name=gekc-toy", "--cpus-per-task=4", "--output="+fx.out+"/slurm/%A_%a.out", script); err != nil {
 		t.Errorf("submit %q: %v", lines[1], err)
 	}
-	want := "gekc-experiments -grid " + filepath.Join(fx.out, gridCopyName) + " -out " + fx.out + " -data " + fx.data + " -only 7 -samples=3"
+	want := "gekc-experiments -grid " + filepath.Join(fx.out, gridCopyName) + " -out " + fx.out + " -data " + fx.data + " -only 7 -v -samples=3"
 	if lines[2] != want {
 		t.Errorf("task ran\n %q\nwant\n %q", lines[2], want)
 	}
