@@ -120,3 +120,35 @@ func TestEarlyStoppingSurvivesResume(t *testing.T) {
 		t.Errorf("resumed run stopped after epoch %d with best %d after %d validations; want 8, 5, 8", stop, res.BestEpoch, *calls)
 	}
 }
+
+// A stop requested while an epoch is being validated ends the run with the
+// state saved after that epoch, once: not again at the next epoch's first
+// step (a d = 1000 state is ~0.5 GB, written inside SLURM's warning).
+func TestStopDuringValidationSavesOnce(t *testing.T) {
+	ds := typedTiny(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	real := validationMetrics
+	t.Cleanup(func() { validationMetrics = real })
+	validations := 0
+	validationMetrics = func(*metrics.Evaluator, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
+		validations++
+		if validations == 2 {
+			cancel() // the signal arrives while epoch 2 is validated
+		}
+		return map[string]float64{"mrr": float64(validations)}, nil
+	}
+	cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: 10,
+		Patience: 3, Seed: 1, Eval: EvalConfig{SkipTest: true}}
+	var saved [][2]int // (epoch, batch) of every state saved
+	cfg.SaveState = func(s *State) error {
+		saved = append(saved, [2]int{s.Epoch, s.Batch})
+		return nil
+	}
+	if _, err := Run(ctx, cfg, ds, nil); err == nil {
+		t.Fatal("the stopped run returned no error")
+	}
+	if want := [][2]int{{1, 0}, {2, 0}}; !slices.Equal(saved, want) {
+		t.Errorf("states saved (epoch, batch) %v, want %v", saved, want)
+	}
+}

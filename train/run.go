@@ -308,6 +308,12 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 			if err := cfg.SaveState(s); err != nil {
 				return nil, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)
 			}
+			// A stop that came during the epoch's validation: this state is
+			// the one to resume from; saving it again at the next step would
+			// write the same ~0.5 GB twice inside a SLURM warning window.
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 		}
 		if since >= cfg.Patience {
 			obs.Log(fmt.Sprintf("early stop at epoch %d: validation %s did not improve for %d evaluations (best %.4f at epoch %d)",
