@@ -185,17 +185,7 @@ func (q *querier) logPartition() (float64, error) {
 	if err := q.zProg.Run(); err != nil {
 		return 0, err
 	}
-	return scalarOf(q.logZ.Value()), nil
-}
-
-func scalarOf(v G.Value) float64 {
-	switch v := v.(type) {
-	case *G.F32:
-		return float64(*v)
-	case *G.F64:
-		return float64(*v)
-	}
-	return math.NaN()
+	return graph.Scalar(q.logZ.Value()), nil
 }
 
 // relationLogMarginals returns log Σ_{s,o} φ_K(s, r, o) for every r.

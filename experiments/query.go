@@ -367,8 +367,12 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 				v = x
 			}
 		}
-		if o.target != "" && o.target != v.String() {
-			return nil, fmt.Errorf("-target %s: the query's free slot is the %v", o.target, v)
+		if o.target != "" {
+			if t, err := parseTarget(o.target); err != nil {
+				return nil, err
+			} else if t != v {
+				return nil, fmt.Errorf("-target %s: the query's free slot is the %v", o.target, v)
+			}
 		}
 		lp, err := q.conditional(given, v)
 		if err != nil {
@@ -401,16 +405,9 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 	if o.target == "" {
 		return nil, fmt.Errorf("%d of -s -r -o given: give two for completions, three (or -triples) to score, or -target for a marginal, or -sample", n)
 	}
-	var target models.Var
-	switch o.target {
-	case "subject", "s":
-		target = models.Subject
-	case "relation", "r":
-		target = models.Relation
-	case "object", "o":
-		target = models.Object
-	default:
-		return nil, fmt.Errorf("-target %q: want subject, relation or object", o.target)
+	target, err := parseTarget(o.target)
+	if err != nil {
+		return nil, err
 	}
 	lp, err := q.marginal(given, target)
 	if err != nil {
@@ -727,4 +724,17 @@ func jsonSafe(r *queryResult) any {
 		queryResult
 		Rows []row `json:"rows"`
 	}{out, rows}
+}
+
+// parseTarget reads -target: subject, relation or object, or s, r, o.
+func parseTarget(name string) (models.Var, error) {
+	switch name {
+	case "subject", "s":
+		return models.Subject, nil
+	case "relation", "r":
+		return models.Relation, nil
+	case "object", "o":
+		return models.Object, nil
+	}
+	return 0, fmt.Errorf("-target %q: want subject, relation or object", name)
 }
