@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -157,6 +158,14 @@ func handle(out io.Writer, pkgs map[string]*pkgState, e event) bool {
 		}
 	case "fail":
 		p.done = true
+		// A test that never ended (a timeout's panic, a crash) has its
+		// output, the panic and goroutine dump included, still buffered
+		// under its name: it is the cause, so it comes first, in name order.
+		for _, name := range slices.Sorted(maps.Keys(p.tests)) {
+			for _, l := range p.tests[name] {
+				fmt.Fprint(out, l)
+			}
+		}
 		for _, l := range p.output {
 			if !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- PASS") && !strings.HasPrefix(l, "PASS") {
 				fmt.Fprint(out, l)

@@ -43,6 +43,14 @@ func TestRun(t *testing.T) {
 {"Action":"output","Package":"p/a","Output":"FAIL\tp/a [build failed]\n"}
 {"Action":"fail","Package":"p/a","Elapsed":0,"FailedBuild":"p/a [p/a.test]"}
 `, 1, []string{"# p/a", "a_test.go:1: undefined: x", "FAIL\tp/a [build failed]", "FAIL ("}, nil},
+		{"a test that timed out", `{"Action":"start","Package":"p/a"}
+{"Action":"run","Package":"p/a","Test":"TestHang"}
+{"Action":"output","Package":"p/a","Test":"TestHang","Output":"=== RUN   TestHang\n"}
+{"Action":"output","Package":"p/a","Test":"TestHang","Output":"panic: test timed out after 3s\n"}
+{"Action":"output","Package":"p/a","Test":"TestHang","Output":"\trunning tests:\n\t\tTestHang (3s)\n"}
+{"Action":"output","Package":"p/a","Output":"FAIL\tp/a\t3.005s\n"}
+{"Action":"fail","Package":"p/a","Elapsed":3.005}
+`, 1, []string{"running p/a", "panic: test timed out after 3s", "TestHang (3s)", "FAIL\tp/a\t3.005s", "FAIL ("}, nil},
 		{"not JSON", "go: unknown flag -x\n", 1, []string{"go: unknown flag -x", "FAIL ("}, nil},
 		{"a package without a result", `{"Action":"start","Package":"p/a"}
 `, 1, []string{"running p/a", "FAIL\tp/a\t(no result)", "FAIL ("}, nil},
