@@ -166,7 +166,7 @@ func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []i
 
 // handSem adds Sem@k to out for each k: over the subject and object
 // queries of triples, the share of the k best-scored candidates (ties in
-// entity order, unfiltered) whose type the relation allows in that slot.
+// entity order, filtered as below) whose type the relation allows in that slot.
 func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, out map[string]float64) {
 	ne, nr := ds.Entities.Len(), ds.Relations.Len()
 	// Filtered, as the paper's appendix ranks Sem@k's candidates "in the
