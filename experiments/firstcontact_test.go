@@ -106,7 +106,7 @@ func TestPreflightBeforeTraining(t *testing.T) {
 		{"distill_from of another graph", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + wrong + "\"\n",
 			[]string{"distill_from", "does not fit complex2 with rank 4 on nations", "entry entity has shape [3 8], the model needs [14 8]"}},
 		{"distill_from nowhere", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"cp-pll-somewhere\"\n",
-			[]string{"distill_from \"cp-pll-somewhere\": neither a selected run of this grid"}},
+			[]string{"distill_from \"cp-pll-somewhere\": neither a run of this grid"}},
 	}
 	// nations without test triples
 	noTest := t.TempDir()

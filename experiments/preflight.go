@@ -57,9 +57,15 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		}
 	}
 
-	selected := map[string]bool{}
+	// A distill_from naming any run of the grid is checked when that run
+	// has trained: it may be selected here, or trained by another process
+	// (a SLURM array's other task, with -only).
+	inGrid := map[string]bool{}
+	for _, r := range g.Runs {
+		inGrid[r.ID] = true
+	}
 	for _, r := range runs {
-		selected[r.ID] = true
+		inGrid[r.ID] = true
 	}
 	type problem struct {
 		first Run
@@ -84,7 +90,7 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		for _, msg := range checkRunAgainstData(r.Spec, ds) {
 			report(r, msg)
 		}
-		if msg := checkDistillSource(r.Spec, ds, out, selected); msg != "" {
+		if msg := checkDistillSource(r.Spec, ds, out, inGrid); msg != "" {
 			report(r, msg)
 		}
 	}
@@ -170,8 +176,8 @@ func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
 
 // checkDistillSource resolves distill_from as resolveDistill will and
 // checks the checkpoint's arrays against the run's model on ds; "" when
-// all is well or the source is a selected run, to be trained first.
-func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[string]bool) string {
+// all is well or the source is a run of the grid still to be trained.
+func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string]bool) string {
 	from := s.DistillFrom
 	if from == "" {
 		return ""
@@ -191,10 +197,10 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, selected map[stri
 		switch {
 		case err != nil:
 			return fmt.Sprintf("distill_from %q: %v", from, err)
-		case (rec == nil || rec.Status != StatusFinished) && selected[from]:
-			return "" // trained by this sweep first; checked when it has a checkpoint
+		case (rec == nil || rec.Status != StatusFinished) && inGrid[from]:
+			return "" // a run of this grid, trained first; checked when it has a checkpoint
 		case rec == nil:
-			return fmt.Sprintf("distill_from %q: neither a selected run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
+			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
 				from, filepath.Join(out, runsDirName))
 		case rec.Status != StatusFinished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
