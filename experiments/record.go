@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
+
+	"gekc/internal/jsonfloat"
 )
 
 // runRecord is metrics.json: the Outcome plus what is needed to trust and
@@ -56,62 +56,13 @@ type epochJSON struct {
 	Valid       map[string]jsonFloat `json:"valid,omitempty"`
 }
 
-// jsonFloat survives NaN and ±Inf, which encoding/json refuses: a diverged
-// run's loss is exactly such a value, and it must be recorded, not lost.
-// They are written as the strings "NaN", "+Inf" and "-Inf".
-type jsonFloat float64
+// jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).
+type jsonFloat = jsonfloat.Float
 
-func (f jsonFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	}
-	return []byte(strconv.FormatFloat(x, 'g', -1, 64)), nil
-}
-
-func (f *jsonFloat) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"NaN"`, "null":
-		*f = jsonFloat(math.NaN())
-		return nil
-	case `"+Inf"`, `"Inf"`:
-		*f = jsonFloat(math.Inf(1))
-		return nil
-	case `"-Inf"`:
-		*f = jsonFloat(math.Inf(-1))
-		return nil
-	}
-	x, err := strconv.ParseFloat(string(b), 64)
-	if err != nil {
-		return fmt.Errorf("not a number: %s", b)
-	}
-	*f = jsonFloat(x)
-	return nil
-}
-
-func toJSONMap(m map[string]float64) map[string]jsonFloat {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]jsonFloat, len(m))
-	for k, v := range m {
-		out[k] = jsonFloat(v)
-	}
-	return out
-}
-
-func fromJSONMap(m map[string]jsonFloat) map[string]float64 {
-	out := make(map[string]float64, len(m))
-	for k, v := range m {
-		out[k] = float64(v)
-	}
-	return out
-}
+var (
+	toJSONMap   = jsonfloat.Map
+	fromJSONMap = jsonfloat.Unmap
+)
 
 func toEpochJSON(recs []EpochRecord) []epochJSON {
 	out := make([]epochJSON, len(recs))
