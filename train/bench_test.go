@@ -40,14 +40,7 @@ func BenchmarkStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rng := rand.New(rand.NewPCG(1, 2))
-				triples := make([]kg.Triple, batch)
-				draw := func() {
-					for i := range triples {
-						triples[i] = kg.Triple{S: int32(rng.IntN(ne)), R: int32(rng.IntN(nr)), O: int32(rng.IntN(ne))}
-					}
-				}
-				benchmarkSteps(b, st, triples, draw)
+				benchmarkRandomSteps(b, st, batch, ne, nr)
 			})
 		}
 	}
@@ -144,16 +137,23 @@ func BenchmarkLargeBatchStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					rng := rand.New(rand.NewPCG(1, 2))
-					triples := make([]kg.Triple, batch)
-					draw := func() {
-						for i := range triples {
-							triples[i] = kg.Triple{S: int32(rng.IntN(ne)), R: int32(rng.IntN(nr)), O: int32(rng.IntN(ne))}
-						}
-					}
-					benchmarkSteps(b, st, triples, draw)
+					benchmarkRandomSteps(b, st, batch, ne, nr)
 				})
 			}
 		}
 	}
+}
+
+// benchmarkRandomSteps times st.Step on batches of uniformly random triples
+// over ne entities and nr relations.
+func benchmarkRandomSteps(b *testing.B, st *Stepper, batch, ne, nr int) {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	triples := make([]kg.Triple, batch)
+	draw := func() {
+		for i := range triples {
+			triples[i] = kg.Triple{S: int32(rng.IntN(ne)), R: int32(rng.IntN(nr)), O: int32(rng.IntN(ne))}
+		}
+	}
+	benchmarkSteps(b, st, triples, draw)
 }
