@@ -249,7 +249,7 @@ func (e *Evaluator) LogProbs(triples []kg.Triple) ([]float64, error) {
 	if err := e.zProg.Run(); err != nil {
 		return nil, err
 	}
-	logZ := scalar(e.logZ.Value())
+	logZ := graph.Scalar(e.logZ.Value())
 	out := make([]float64, len(triples))
 	err := e.LogScores(triples, func(i int, ls float64) { out[i] = ls - logZ })
 	return out, err
@@ -282,15 +282,5 @@ func (e *Evaluator) LogPartition() (float64, error) {
 	if err := e.zProg.Run(); err != nil {
 		return 0, err
 	}
-	return scalar(e.logZ.Value()), nil
-}
-
-func scalar(v G.Value) float64 {
-	switch v := v.(type) {
-	case *G.F32:
-		return float64(*v)
-	case *G.F64:
-		return float64(*v)
-	}
-	return math.NaN()
+	return graph.Scalar(e.logZ.Value()), nil
 }
