@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gekc/graph"
+	"gekc/internal/logmath"
 	"gekc/models"
 
 	G "gorgonia.org/gorgonia"
@@ -273,7 +274,7 @@ func (q *querier) marginal(given [3]int, target models.Var) ([]float64, error) {
 	}
 	switch {
 	case fixed < 0 && target == models.Relation:
-		return normalise(rel, logSumExp(rel))
+		return normalise(rel, logmath.LogSumExp(rel))
 	case fixed < 0:
 		out := make([]float64, q.m.Sizes.Entities)
 		for i := range out {
@@ -285,10 +286,10 @@ func (q *querier) marginal(given [3]int, target models.Var) ([]float64, error) {
 				return nil, err
 			}
 			for i, x := range pm {
-				out[i] = logAddExp(out[i], x)
+				out[i] = logmath.LogAddExp(out[i], x)
 			}
 		}
-		return normalise(out, logSumExp(rel))
+		return normalise(out, logmath.LogSumExp(rel))
 	case fixed == int(models.Relation):
 		r := given[models.Relation]
 		pm, err := q.pairMarginals(target, r)
@@ -324,7 +325,7 @@ func (q *querier) marginal(given [3]int, target models.Var) ([]float64, error) {
 	}); err != nil {
 		return nil, err
 	}
-	lz := logSumExp(w)
+	lz := logmath.LogSumExp(w)
 	if target == models.Relation {
 		return normalise(w, lz)
 	}
@@ -337,29 +338,10 @@ func (q *querier) marginal(given [3]int, target models.Var) ([]float64, error) {
 			return
 		}
 		for j, x := range row {
-			out[j] = logAddExp(out[j], x)
+			out[j] = logmath.LogAddExp(out[j], x)
 		}
 	}); err != nil {
 		return nil, err
 	}
 	return normalise(out, lz)
-}
-
-func logAddExp(a, b float64) float64 {
-	if math.IsInf(a, -1) {
-		return b
-	}
-	if math.IsInf(b, -1) {
-		return a
-	}
-	m := math.Max(a, b)
-	return m + math.Log1p(math.Exp(-math.Abs(a-b)))
-}
-
-func logSumExp(x []float64) float64 {
-	out := math.Inf(-1)
-	for _, v := range x {
-		out = logAddExp(out, v)
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"gekc/internal/logmath"
 	"gekc/models"
 
 	"gorgonia.org/tensor"
@@ -28,7 +29,7 @@ func enumerateJoint(t *testing.T, q *querier) [][][]float64 {
 	if err := q.each(ts, q.scoreProg, q.logScore, 1, func(i int, row []float64) { ls[i] = row[0] }); err != nil {
 		t.Fatal(err)
 	}
-	lz := logSumExp(ls)
+	lz := logmath.LogSumExp(ls)
 	out := make([][][]float64, sz.Entities)
 	for i, tr := range ts {
 		if out[tr[0]] == nil {
@@ -58,11 +59,11 @@ func bruteMarginal(joint [][][]float64, given [3]int, target models.Var) []float
 				if (given[0] >= 0 && given[0] != s) || (given[1] >= 0 && given[1] != r) || (given[2] >= 0 && given[2] != o) {
 					continue
 				}
-				out[tr[target]] = logAddExp(out[tr[target]], joint[s][r][o])
+				out[tr[target]] = logmath.LogAddExp(out[tr[target]], joint[s][r][o])
 			}
 		}
 	}
-	lz := logSumExp(out)
+	lz := logmath.LogSumExp(out)
 	for i := range out {
 		out[i] -= lz
 	}
