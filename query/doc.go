@@ -17,7 +17,8 @@
 // Free (−1) marks a slot that is not given. An energy-based model (cp,
 // complex, ...) answers conditionals, as the softmax of its scores over
 // the free slot; everything that needs a partition function returns an
-// error that matches ErrEnergy and models.ErrIntractable.
+// error that matches ErrEnergy and models.ErrIntractable. Ids outside the
+// model are errors that name the slot, not panics.
 //
 // Answers are log-probabilities indexed by id; metrics.TopK orders them.
 //
