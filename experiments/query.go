@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,10 +14,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"gekc/kg"
+	"gekc/metrics"
 	"gekc/models"
+	"gekc/query"
 )
 
 const queryUsage = `usage: go run ./experiments query -run RUN [-s NAME] [-r NAME] [-o NAME] [flags]
@@ -138,7 +138,7 @@ func (o *queryOptions) execute() error {
 	if err != nil {
 		return err
 	}
-	q, err := newQuerier(fr.Model, dom, o.batch)
+	q, err := query.New(fr.Model, dom, o.batch)
 	if err != nil {
 		return err
 	}
@@ -246,45 +246,7 @@ func closeNames(names []string, name string, n int) []string {
 	return out
 }
 
-// queryResult is what a query prints.
-type queryResult struct {
-	Run         string     `json:"run"`
-	Model       string     `json:"model"`
-	Constrained bool       `json:"constrained"`
-	Query       string     `json:"query"`
-	Kind        string     `json:"kind"` // see queryKinds
-	Filtered    bool       `json:"filtered,omitempty"`
-	Rows        []queryRow `json:"rows"`
-}
-
-// Kinds of answers: what the probabilities are.
-const (
-	kindConditional = "conditional" // a GeKC's exact conditional distribution
-	kindSoftmax     = "softmax"     // an energy-based model's softmax of its scores over the slot
-	kindMarginal    = "marginal"    // a GeKC's exact marginal distribution
-	kindJoint       = "joint"       // log p(s, r, o) and the three conditionals
-	kindSample      = "sample"      // exact samples
-)
-
-// queryRow is one line of an answer. Fields that do not apply are omitted
-// from JSON and left empty in tables.
-type queryRow struct {
-	Rank     int      `json:"rank,omitempty"`
-	Subject  string   `json:"subject,omitempty"`
-	Relation string   `json:"relation,omitempty"`
-	Object   string   `json:"object,omitempty"`
-	Prob     *float64 `json:"p,omitempty"`
-	LogProb  *float64 `json:"log_p,omitempty"`
-	Known    *bool    `json:"known,omitempty"`
-	// Conditionals of a scored triple.
-	LogPSubject  *float64 `json:"log_p_subject,omitempty"`
-	LogPRelation *float64 `json:"log_p_relation,omitempty"`
-	LogPObject   *float64 `json:"log_p_object,omitempty"`
-}
-
-func fptr(x float64) *float64 { return &x }
-
-func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) {
+func (o *queryOptions) answer(q *query.Querier, ds *kg.Dataset) (*queryResult, error) {
 	o.subject, o.rel, o.object = -1, -1, -1
 	var err error
 	if o.s != "" {
@@ -350,7 +312,7 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 		if o.object >= 0 || o.target != "" {
 			return nil, errors.New("-sample conditions on -s and/or -r only")
 		}
-		ts, err := sampleGiven(q, given, o.sample, rand.New(rand.NewPCG(o.seed, 0x9e1)))
+		ts, err := q.SampleGiven(given, o.sample, rand.New(rand.NewPCG(o.seed, 0x9e1)))
 		if err != nil {
 			return nil, err
 		}
@@ -374,17 +336,17 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 				return nil, fmt.Errorf("-target %s: the query's free slot is the %v", o.target, v)
 			}
 		}
-		lp, err := q.conditional(given, v)
+		lp, err := q.Conditional(given, v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", describe(given), err)
 		}
 		kind := kindConditional
-		if q.m.Semantics == models.Energy {
+		if q.Model().Semantics == models.Energy {
 			kind = kindSoftmax
 		}
 		filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 		res := &queryResult{Query: describe(given), Kind: kind, Filtered: o.filtered}
-		for _, i := range o.top(lp) {
+		for _, i := range metrics.TopK(lp, 0, nil) {
 			t := given
 			t[v] = i
 			known := filter.Contains(kg.Triple{S: int32(t[0]), R: int32(t[1]), O: int32(t[2])})
@@ -409,7 +371,7 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	lp, err := q.marginal(given, target)
+	lp, err := q.Marginal(given, target)
 	if err != nil {
 		return nil, err
 	}
@@ -420,7 +382,7 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 			res.Query = fmt.Sprintf("p(%v | %v = %s)", target, v, [3]string{s, r, ob}[v])
 		}
 	}
-	for _, i := range o.top(lp) {
+	for _, i := range metrics.TopK(lp, o.k, nil) {
 		row := queryRow{Prob: fptr(math.Exp(lp[i])), LogProb: fptr(lp[i])}
 		switch target {
 		case models.Subject:
@@ -435,29 +397,16 @@ func (o *queryOptions) answer(q *querier, ds *kg.Dataset) (*queryResult, error) 
 	for i := range res.Rows {
 		res.Rows[i].Rank = i + 1
 	}
-	if o.k > 0 && len(res.Rows) > o.k {
-		res.Rows = res.Rows[:o.k]
-	}
 	return res, nil
 }
 
-// top returns the indices of lp best first (ties in index order).
-func (o *queryOptions) top(lp []float64) []int {
-	idx := make([]int, len(lp))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return lp[idx[a]] > lp[idx[b]] })
-	return idx
-}
-
 // score answers log p(s, r, o) (GeKCs) and the three conditionals.
-func (o *queryOptions) score(q *querier, ds *kg.Dataset, ts [][3]int, names func([3]int) (string, string, string)) (*queryResult, error) {
+func (o *queryOptions) score(q *query.Querier, ds *kg.Dataset, ts [][3]int, names func([3]int) (string, string, string)) (*queryResult, error) {
 	res := &queryResult{Kind: kindJoint, Query: "log p(s, r, o) and log p(s | r, o), log p(r | s, o), log p(o | s, r)"}
 	var joint []float64
-	if q.m.Semantics != models.Energy {
+	if q.Model().Semantics != models.Energy {
 		var err error
-		if joint, err = q.logJoint(ts); err != nil {
+		if joint, err = q.LogJoint(ts); err != nil {
 			return nil, err
 		}
 	} else {
@@ -472,24 +421,11 @@ func (o *queryOptions) score(q *querier, ds *kg.Dataset, ts [][3]int, names func
 		if joint != nil {
 			row.LogProb, row.Prob = fptr(joint[i]), fptr(math.Exp(joint[i]))
 		}
-		for _, v := range models.Vars {
-			x := math.Inf(-1)
-			if q.admissible(withFree(t, v)) {
-				lp, err := q.conditional(t, v)
-				if err != nil {
-					return nil, err
-				}
-				x = lp[t[v]]
-			}
-			switch v {
-			case models.Subject:
-				row.LogPSubject = fptr(x)
-			case models.Relation:
-				row.LogPRelation = fptr(x)
-			default:
-				row.LogPObject = fptr(x)
-			}
+		lc, err := q.SlotConditionals(t)
+		if err != nil {
+			return nil, err
 		}
+		row.LogPSubject, row.LogPRelation, row.LogPObject = fptr(lc[0]), fptr(lc[1]), fptr(lc[2])
 		res.Rows = append(res.Rows, row)
 	}
 	return res, nil
@@ -533,197 +469,6 @@ func readQueryTriples(path string, ds *kg.Dataset) ([][3]int, error) {
 		return nil, fmt.Errorf("%s: no triples", path)
 	}
 	return out, nil
-}
-
-// sampleGiven draws n triples exactly from p(· | given), given fixing the
-// subject and/or the relation (−1: free): r from p(r | s) or p(r), then s
-// from p(s | r) unless given, then o from p(o | s, r). Distributions are
-// cached, so many samples cost few model evaluations.
-func sampleGiven(q *querier, given [3]int, n int, rng *rand.Rand) ([][3]int, error) {
-	if q.relProg == nil {
-		return nil, errEnergyMarginal
-	}
-	if given[models.Object] >= 0 {
-		return nil, errors.New("sampling conditions on the subject and/or the relation only")
-	}
-	draw := func(lp []float64) int {
-		u := rng.Float64()
-		acc := 0.0
-		last := -1
-		for i, x := range lp {
-			if math.IsInf(x, -1) {
-				continue
-			}
-			acc += math.Exp(x)
-			last = i
-			if u < acc {
-				return i
-			}
-		}
-		return last // rounding: the mass summed to just under u
-	}
-	var relDist []float64
-	if given[models.Relation] < 0 {
-		var err error
-		if relDist, err = q.marginal([3]int{given[0], -1, -1}, models.Relation); err != nil {
-			return nil, err
-		}
-	}
-	subjDist := map[int][]float64{}
-	objDist := map[[2]int][]float64{}
-	out := make([][3]int, 0, n)
-	for len(out) < n {
-		t := given
-		if t[1] < 0 {
-			t[1] = draw(relDist)
-		}
-		if t[0] < 0 {
-			d, ok := subjDist[t[1]]
-			if !ok {
-				var err error
-				if d, err = q.marginal([3]int{-1, t[1], -1}, models.Subject); err != nil {
-					return nil, err
-				}
-				subjDist[t[1]] = d
-			}
-			t[0] = draw(d)
-		}
-		key := [2]int{t[0], t[1]}
-		d, ok := objDist[key]
-		if !ok {
-			var err error
-			if d, err = q.conditional(t, models.Object); err != nil {
-				return nil, err
-			}
-			objDist[key] = d
-		}
-		t[2] = draw(d)
-		if t[0] < 0 || t[1] < 0 || t[2] < 0 {
-			return nil, errors.New("sampling: a distribution has no mass")
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// write prints the result as text (aligned columns with a heading), TSV
-// (a header line, then rows) or JSON.
-func (r *queryResult) write(w io.Writer, format string) error {
-	if format == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(jsonSafe(r))
-	}
-	cols := r.columns()
-	if format == "text" {
-		constrained := ""
-		if r.Constrained {
-			constrained = ", domain-constrained"
-		}
-		fmt.Fprintf(w, "# run %s (%s%s)\n# %s: %s\n", r.Run, r.Model, constrained, r.Kind, r.Query)
-		if r.Kind == kindSoftmax {
-			fmt.Fprintln(w, "# energy-based model: p is the softmax of its scores over the free slot, not a GeKC's exact conditional")
-		}
-		if r.Filtered {
-			fmt.Fprintln(w, "# filtered: known triples (train, valid, test) left out; p is still the model's")
-		}
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(cols, "\t"))
-		for _, row := range r.Rows {
-			fmt.Fprintln(tw, strings.Join(row.cells(cols), "\t"))
-		}
-		return tw.Flush()
-	}
-	fmt.Fprintln(w, strings.Join(cols, "\t"))
-	for _, row := range r.Rows {
-		fmt.Fprintln(w, strings.Join(row.cells(cols), "\t"))
-	}
-	return nil
-}
-
-// columns are the fields any row has, in a fixed order.
-func (r *queryResult) columns() []string {
-	all := []string{"rank", "subject", "relation", "object", "p", "log_p", "log_p_subject", "log_p_relation", "log_p_object", "known"}
-	var cols []string
-	for _, c := range all {
-		for _, row := range r.Rows {
-			if row.cells([]string{c})[0] != "" {
-				cols = append(cols, c)
-				break
-			}
-		}
-	}
-	return cols
-}
-
-func (row queryRow) cells(cols []string) []string {
-	num := func(x *float64) string {
-		if x == nil {
-			return ""
-		}
-		return strconv.FormatFloat(*x, 'g', 8, 64)
-	}
-	out := make([]string, len(cols))
-	for i, c := range cols {
-		switch c {
-		case "rank":
-			if row.Rank > 0 {
-				out[i] = strconv.Itoa(row.Rank)
-			}
-		case "subject":
-			out[i] = row.Subject
-		case "relation":
-			out[i] = row.Relation
-		case "object":
-			out[i] = row.Object
-		case "p":
-			out[i] = num(row.Prob)
-		case "log_p":
-			out[i] = num(row.LogProb)
-		case "log_p_subject":
-			out[i] = num(row.LogPSubject)
-		case "log_p_relation":
-			out[i] = num(row.LogPRelation)
-		case "log_p_object":
-			out[i] = num(row.LogPObject)
-		case "known":
-			if row.Known != nil {
-				out[i] = strconv.FormatBool(*row.Known)
-			}
-		}
-	}
-	return out
-}
-
-// jsonSafe replaces −Inf log-probabilities (no mass under a constraint),
-// which encoding/json refuses, by nil-able strings.
-func jsonSafe(r *queryResult) any {
-	type row struct {
-		queryRow
-		LogProb      any `json:"log_p,omitempty"`
-		LogPSubject  any `json:"log_p_subject,omitempty"`
-		LogPRelation any `json:"log_p_relation,omitempty"`
-		LogPObject   any `json:"log_p_object,omitempty"`
-	}
-	conv := func(x *float64) any {
-		switch {
-		case x == nil:
-			return nil
-		case math.IsInf(*x, -1):
-			return "-Inf"
-		}
-		return *x
-	}
-	rows := make([]row, len(r.Rows))
-	for i, x := range r.Rows {
-		rows[i] = row{queryRow: x, LogProb: conv(x.LogProb), LogPSubject: conv(x.LogPSubject),
-			LogPRelation: conv(x.LogPRelation), LogPObject: conv(x.LogPObject)}
-	}
-	out := *r
-	return struct {
-		queryResult
-		Rows []row `json:"rows"`
-	}{out, rows}
 }
 
 // parseTarget reads -target: subject, relation or object, or s, r, o.

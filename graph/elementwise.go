@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gekc/internal/logmath"
+
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -125,21 +127,11 @@ func binaryKernel[T Float](kind binaryKind, a, b, out []T, s tensor.Shape) {
 				}
 			case kindLogAddExp:
 				for j := range or {
-					or[j] = T(logAddExp(float64(ar[j]), float64(br[j])))
+					or[j] = T(logmath.LogAddExp(float64(ar[j]), float64(br[j])))
 				}
 			}
 		}
 	})
-}
-
-func logAddExp(a, b float64) float64 {
-	if a < b {
-		a, b = b, a
-	}
-	if math.IsInf(a, -1) {
-		return a
-	}
-	return a + math.Log1p(math.Exp(b-a))
 }
 
 func (o *binaryOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {

@@ -4,6 +4,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"gekc/internal/logmath"
 )
 
 // Float is the element type of every tensor the package computes on:
@@ -42,30 +44,9 @@ func lseRows[T Float](x []T, rows, cols, ld int, out []T) {
 			return
 		}
 		for i := lo; i < hi; i++ {
-			out[i] = T(logSumExp(x[i*ld : i*ld+cols]))
+			out[i] = T(logmath.LogSumExp(x[i*ld : i*ld+cols]))
 		}
 	})
-}
-
-func logSumExp[T Float](x []T) float64 {
-	m := math.Inf(-1)
-	for _, v := range x {
-		f := float64(v)
-		if f != f {
-			return math.NaN()
-		}
-		if f > m {
-			m = f
-		}
-	}
-	if math.IsInf(m, 0) {
-		return m
-	}
-	var s float64
-	for _, v := range x {
-		s += math.Exp(float64(v) - m)
-	}
-	return m + math.Log(s)
 }
 
 // softmaxScale writes out[i,j] = g[i]·exp(x[i,j] − lse[i]).

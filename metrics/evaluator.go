@@ -27,6 +27,15 @@ type Evaluator struct {
 	llProg   *graph.Program
 	logZ     *G.Node
 	zProg    *graph.Program
+
+	// The circuit and batch stay bound so that the queries few callers
+	// need (marginals) are compiled on first use, not by every evaluator.
+	c        *models.Circuit
+	b        *models.Batch
+	marg     [3]*G.Node
+	margProg [3]*graph.Program
+	relMarg  *G.Node
+	relProg  *graph.Program
 }
 
 // NewEvaluator compiles the evaluation programs of m for batches of the
@@ -52,6 +61,7 @@ func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Eva
 	if err != nil {
 		return nil, err
 	}
+	e.c, e.b = c, b
 	for _, v := range []models.Var{models.Subject, models.Object, models.Relation} {
 		if e.cand[v], err = c.Candidates(b, v); err != nil {
 			return nil, err
@@ -99,25 +109,77 @@ func (e *Evaluator) Candidates(triples []kg.Triple, v models.Var, fn func(i int,
 	if v == models.Relation {
 		dom = e.m.Sizes.Relations
 	}
-	row := make([]float64, dom)
+	return e.rows(triples, e.candProg[v], e.cand[v], dom, fn)
+}
+
+// rows runs prog on the triples batch by batch and calls fn with each real
+// row (width values) of out, as float64; the slice is reused.
+func (e *Evaluator) rows(triples []kg.Triple, prog *graph.Program, out *G.Node, width int, fn func(i int, row []float64)) error {
+	row := make([]float64, width)
 	for from := 0; from < len(triples); from += e.batch {
 		n := e.load(triples, from)
-		if err := e.candProg[v].Run(); err != nil {
+		if err := prog.Run(); err != nil {
 			return err
 		}
 		for i := 0; i < n; i++ {
-			switch d := e.cand[v].Value().Data().(type) {
+			switch d := out.Value().Data().(type) {
 			case []float32:
-				for j, x := range d[i*dom : (i+1)*dom] {
+				for j, x := range d[i*width : (i+1)*width] {
 					row[j] = float64(x)
 				}
 			case []float64:
-				copy(row, d[i*dom:(i+1)*dom])
+				copy(row, d[i*width:(i+1)*width])
 			}
 			fn(from+i, row)
 		}
 	}
 	return nil
+}
+
+// LogMarginals calls fn with log Σ_x φ(t with slot v set to x) of each
+// triple t: slot v summed out by the circuit (its value in t is ignored).
+// Under a constraint only the values of v the schema admits are summed —
+// for an entity slot, the entities of the type the relation requires; the
+// type of the given entity is not checked against the relation. Energy-
+// based models sum their B × |candidates| scores; GeKCs answer in closed
+// form. The programs are compiled on the first call.
+func (e *Evaluator) LogMarginals(triples []kg.Triple, v models.Var, fn func(i int, logMarginal float64)) error {
+	if e.margProg[v] == nil {
+		marg, err := e.c.LogMarginal(e.b, v)
+		if err != nil {
+			return err
+		}
+		prog, err := graph.Compile(marg)
+		if err != nil {
+			return err
+		}
+		e.marg[v], e.margProg[v] = marg, prog
+	}
+	return e.rows(triples, e.margProg[v], e.marg[v], 1, func(i int, row []float64) { fn(i, row[0]) })
+}
+
+// RelationLogMarginals returns log Σ_{s,o} φ(s, r, o) for every relation
+// r (under the constraint, if any), or models.ErrIntractable for an
+// energy-based model. The program is compiled on the first call.
+func (e *Evaluator) RelationLogMarginals() ([]float64, error) {
+	if e.relProg == nil {
+		if e.zProg == nil {
+			return nil, models.ErrIntractable
+		}
+		rel, err := e.c.RelationLogMarginals()
+		if err != nil {
+			return nil, err
+		}
+		prog, err := graph.Compile(rel)
+		if err != nil {
+			return nil, err
+		}
+		e.relMarg, e.relProg = rel, prog
+	}
+	if err := e.relProg.Run(); err != nil {
+		return nil, err
+	}
+	return append([]float64(nil), graph.Float64s(e.relMarg.Value())...), nil // a copy: the caller may keep it
 }
 
 // Rank returns the filtered ranks of the true subject and object of every
@@ -257,21 +319,7 @@ func (e *Evaluator) LogProbs(triples []kg.Triple) ([]float64, error) {
 
 // LogScores calls fn with log φ(s,r,o) of each triple (unnormalised).
 func (e *Evaluator) LogScores(triples []kg.Triple, fn func(i int, logScore float64)) error {
-	for from := 0; from < len(triples); from += e.batch {
-		n := e.load(triples, from)
-		if err := e.llProg.Run(); err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			switch d := e.logScore.Value().Data().(type) {
-			case []float32:
-				fn(from+i, float64(d[i]))
-			case []float64:
-				fn(from+i, d[i])
-			}
-		}
-	}
-	return nil
+	return e.rows(triples, e.llProg, e.logScore, 1, func(i int, row []float64) { fn(i, row[0]) })
 }
 
 // LogPartition returns log Z, or models.ErrIntractable.

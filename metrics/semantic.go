@@ -73,26 +73,49 @@ func (e *Evaluator) Sem(triples []kg.Triple, schema *kg.Schema, ks []int, filter
 	return out, nil
 }
 
-// topK appends to dst the indices of the k largest scores, best first, ties
-// in index order, NaN last.
-func topK(scores []float64, k int, dst []int) []int { return topKExcept(scores, k, dst, nil, -1) }
+// TopK appends to dst (which may be nil) the indices of the k largest
+// scores, best first, ties in index order, NaN last; k ≤ 0 or k ≥
+// len(scores) orders them all.
+func TopK(scores []float64, k int, dst []int) []int {
+	if k > 0 && k < len(scores) {
+		return topKExcept(scores, k, dst, nil, -1)
+	}
+	dst = dst[:0]
+	for i := range scores {
+		dst = append(dst, i)
+	}
+	slices.SortStableFunc(dst, func(a, b int) int {
+		switch {
+		case ranksBefore(scores, a, b):
+			return -1
+		case ranksBefore(scores, b, a):
+			return 1
+		}
+		return 0 // two NaNs: stable, so in index order
+	})
+	return dst
+}
+
+// ranksBefore reports whether candidate a ranks before b: a higher score,
+// NaN last, ties in index order.
+func ranksBefore(scores []float64, a, b int) bool {
+	x, y := scores[a], scores[b]
+	switch {
+	case math.IsNaN(x):
+		return false
+	case math.IsNaN(y):
+		return true
+	case x != y:
+		return x > y
+	}
+	return a < b
+}
 
 // topKExcept is topK over the candidates not in skip (sorted), keep
 // excepted. It keeps a sorted window of k candidates, which for
 // k ≪ len(scores) costs about one comparison per score.
 func topKExcept(scores []float64, k int, dst []int, skip []int32, keep int) []int {
-	better := func(a, b int) bool { // a ranks before b
-		x, y := scores[a], scores[b]
-		switch {
-		case math.IsNaN(x):
-			return false
-		case math.IsNaN(y):
-			return true
-		case x != y:
-			return x > y
-		}
-		return a < b
-	}
+	better := func(a, b int) bool { return ranksBefore(scores, a, b) }
 	dst = dst[:0]
 	for i := range scores {
 		for len(skip) > 0 && int(skip[0]) < i {

@@ -25,10 +25,16 @@ func TestTopK(t *testing.T) {
 		{[]float64{nan, 1, nan, 0}, 3, []int{1, 3, 0}},
 		{[]float64{math.Inf(-1), 5, math.Inf(-1)}, 3, []int{1, 0, 2}},
 		{[]float64{4}, 1, []int{0}},
+		// k ≤ 0 or ≥ len(scores): all of them, by a full sort.
+		{[]float64{nan, 1, nan, 0}, 0, []int{1, 3, 0, 2}},
+		{[]float64{2, 2, 1, 2}, 4, []int{0, 1, 3, 2}},
+		{[]float64{math.Inf(-1), 5, math.Inf(-1)}, -1, []int{1, 0, 2}},
+		{[]float64{1, 3, 2}, 9, []int{1, 2, 0}},
+		{nil, 0, nil},
 	}
 	for _, c := range cases {
-		if got := topK(c.scores, c.k, nil); !slices.Equal(got, c.want) {
-			t.Errorf("topK(%v, %d) = %v, want %v", c.scores, c.k, got, c.want)
+		if got := TopK(c.scores, c.k, nil); !slices.Equal(got, c.want) {
+			t.Errorf("TopK(%v, %d) = %v, want %v", c.scores, c.k, got, c.want)
 		}
 	}
 	// Against a full sort on random scores with many ties.
@@ -44,8 +50,11 @@ func TestTopK(t *testing.T) {
 		}
 		sort.SliceStable(idx, func(a, b int) bool { return s[idx[a]] > s[idx[b]] })
 		k := 1 + rng.IntN(len(s))
-		if got := topK(s, k, nil); !slices.Equal(got, idx[:k]) {
-			t.Fatalf("trial %d: topK = %v, want %v", trial, got, idx[:k])
+		if got := TopK(s, k, nil); !slices.Equal(got, idx[:k]) {
+			t.Fatalf("trial %d: TopK = %v, want %v", trial, got, idx[:k])
+		}
+		if got := TopK(s, 0, nil); !slices.Equal(got, idx) {
+			t.Fatalf("trial %d: TopK of all = %v, want %v", trial, got, idx)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"gekc/graph"
+	"gekc/internal/logmath"
 	"gekc/kg"
 
 	G "gorgonia.org/gorgonia"
@@ -442,24 +443,9 @@ func columnLogSums(t *tensor.Dense) []float64 {
 		for i := 0; i < rows; i++ {
 			col[i] = at(t, i*cols+j)
 		}
-		out[j] = logSumExp(col)
+		out[j] = logmath.LogSumExp(col)
 	}
 	return out
-}
-
-func logSumExp(x []float64) float64 {
-	m := math.Inf(-1)
-	for _, v := range x {
-		m = math.Max(m, v)
-	}
-	if math.IsInf(m, -1) {
-		return m
-	}
-	var s float64
-	for _, v := range x {
-		s += math.Exp(v - m)
-	}
-	return m + math.Log(s)
 }
 
 func (a *AncestralSampler) column(slot Var, j int) (categorical, error) {

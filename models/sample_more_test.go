@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"gekc/internal/logmath"
+
 	"gorgonia.org/tensor"
 )
 
@@ -82,7 +84,7 @@ func TestInitialisations(t *testing.T) {
 		for i := range rows {
 			col[i] = y[i*cols+j]
 		}
-		if s := logSumExp(col); !(math.Abs(s) <= 1e-12) {
+		if s := logmath.LogSumExp(col); !(math.Abs(s) <= 1e-12) {
 			t.Errorf("Dirichlet column %d: log Σ exp = %v, want 0", j, s)
 		}
 	}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// queryResult is what a query prints.
+type queryResult struct {
+	Run         string     `json:"run"`
+	Model       string     `json:"model"`
+	Constrained bool       `json:"constrained"`
+	Query       string     `json:"query"`
+	Kind        string     `json:"kind"` // see queryKinds
+	Filtered    bool       `json:"filtered,omitempty"`
+	Rows        []queryRow `json:"rows"`
+}
+
+// Kinds of answers: what the probabilities are.
+const (
+	kindConditional = "conditional" // a GeKC's exact conditional distribution
+	kindSoftmax     = "softmax"     // an energy-based model's softmax of its scores over the slot
+	kindMarginal    = "marginal"    // a GeKC's exact marginal distribution
+	kindJoint       = "joint"       // log p(s, r, o) and the three conditionals
+	kindSample      = "sample"      // exact samples
+)
+
+// queryRow is one line of an answer. Fields that do not apply are omitted
+// from JSON and left empty in tables.
+type queryRow struct {
+	Rank     int      `json:"rank,omitempty"`
+	Subject  string   `json:"subject,omitempty"`
+	Relation string   `json:"relation,omitempty"`
+	Object   string   `json:"object,omitempty"`
+	Prob     *float64 `json:"p,omitempty"`
+	LogProb  *float64 `json:"log_p,omitempty"`
+	Known    *bool    `json:"known,omitempty"`
+	// Conditionals of a scored triple.
+	LogPSubject  *float64 `json:"log_p_subject,omitempty"`
+	LogPRelation *float64 `json:"log_p_relation,omitempty"`
+	LogPObject   *float64 `json:"log_p_object,omitempty"`
+}
+
+func fptr(x float64) *float64 { return &x }
+
+// write prints the result as text (aligned columns with a heading), TSV
+// (a header line, then rows) or JSON.
+func (r *queryResult) write(w io.Writer, format string) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(jsonSafe(r))
+	}
+	cols := r.columns()
+	if format == "text" {
+		constrained := ""
+		if r.Constrained {
+			constrained = ", domain-constrained"
+		}
+		fmt.Fprintf(w, "# run %s (%s%s)\n# %s: %s\n", r.Run, r.Model, constrained, r.Kind, r.Query)
+		if r.Kind == kindSoftmax {
+			fmt.Fprintln(w, "# energy-based model: p is the softmax of its scores over the free slot, not a GeKC's exact conditional")
+		}
+		if r.Filtered {
+			fmt.Fprintln(w, "# filtered: known triples (train, valid, test) left out; p is still the model's")
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+		for _, row := range r.Rows {
+			fmt.Fprintln(tw, strings.Join(row.cells(cols), "\t"))
+		}
+		return tw.Flush()
+	}
+	fmt.Fprintln(w, strings.Join(cols, "\t"))
+	for _, row := range r.Rows {
+		fmt.Fprintln(w, strings.Join(row.cells(cols), "\t"))
+	}
+	return nil
+}
+
+// columns are the fields any row has, in a fixed order.
+func (r *queryResult) columns() []string {
+	all := []string{"rank", "subject", "relation", "object", "p", "log_p", "log_p_subject", "log_p_relation", "log_p_object", "known"}
+	var cols []string
+	for _, c := range all {
+		for _, row := range r.Rows {
+			if row.cells([]string{c})[0] != "" {
+				cols = append(cols, c)
+				break
+			}
+		}
+	}
+	return cols
+}
+
+func (row queryRow) cells(cols []string) []string {
+	num := func(x *float64) string {
+		if x == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*x, 'g', 8, 64)
+	}
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		switch c {
+		case "rank":
+			if row.Rank > 0 {
+				out[i] = strconv.Itoa(row.Rank)
+			}
+		case "subject":
+			out[i] = row.Subject
+		case "relation":
+			out[i] = row.Relation
+		case "object":
+			out[i] = row.Object
+		case "p":
+			out[i] = num(row.Prob)
+		case "log_p":
+			out[i] = num(row.LogProb)
+		case "log_p_subject":
+			out[i] = num(row.LogPSubject)
+		case "log_p_relation":
+			out[i] = num(row.LogPRelation)
+		case "log_p_object":
+			out[i] = num(row.LogPObject)
+		case "known":
+			if row.Known != nil {
+				out[i] = strconv.FormatBool(*row.Known)
+			}
+		}
+	}
+	return out
+}
+
+// jsonSafe replaces −Inf log-probabilities (no mass under a constraint),
+// which encoding/json refuses, by nil-able strings.
+func jsonSafe(r *queryResult) any {
+	type row struct {
+		queryRow
+		LogProb      any `json:"log_p,omitempty"`
+		LogPSubject  any `json:"log_p_subject,omitempty"`
+		LogPRelation any `json:"log_p_relation,omitempty"`
+		LogPObject   any `json:"log_p_object,omitempty"`
+	}
+	conv := func(x *float64) any {
+		switch {
+		case x == nil:
+			return nil
+		case math.IsInf(*x, -1):
+			return "-Inf"
+		}
+		return *x
+	}
+	rows := make([]row, len(r.Rows))
+	for i, x := range r.Rows {
+		rows[i] = row{queryRow: x, LogProb: conv(x.LogProb), LogPSubject: conv(x.LogPSubject),
+			LogPRelation: conv(x.LogPRelation), LogPObject: conv(x.LogPObject)}
+	}
+	out := *r
+	return struct {
+		queryResult
+		Rows []row `json:"rows"`
+	}{out, rows}
+}

@@ -1,0 +1,5 @@
+package query
+
+// The tests run on OpenBLAS with subnormals flushed, as the experiments
+// command does; the package itself imports neither.
+import _ "gekc/graph/openblas"
