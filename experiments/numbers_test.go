@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -95,6 +96,12 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			test := fromJSONMap(rec.Test)
 			stepMS := test["step_ms"]
 			delete(test, "step_ms")
+			// Recomputed below, from the parameters after its epoch.
+			llAtBestLL, hasLLAtBestLL := test["ll_at_best_ll"]
+			delete(test, "ll_at_best_ll")
+			if hasLLAtBestLL != withLL {
+				t.Errorf("metrics.json test has ll_at_best_ll: %v; the model has a log-likelihood: %v", hasLLAtBestLL, withLL)
+			}
 			compareMetrics(t, "metrics.json test", test, wantTest, 1e-9)
 			compareMetrics(t, "metrics.json valid", fromJSONMap(rec.Valid), wantValid, 1e-9)
 
@@ -148,6 +155,38 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 				}
 			}
 
+			// ll_at_best_ll is the test log-likelihood of the parameters
+			// after the first epoch with the best validation
+			// log-likelihood, recomputed by hand from them.
+			if withLL {
+				bestLL, llEpoch := math.Inf(-1), -1
+				for _, e := range rec.Epochs {
+					if v := float64(e.Valid["ll"]); v > bestLL {
+						bestLL, llEpoch = v, e.Epoch
+					}
+				}
+				params, ok := after[llEpoch]
+				if !ok {
+					t.Fatalf("the best validation log-likelihood is at epoch %d, whose parameters were not captured", llEpoch)
+				}
+				m := fr.Model // its parameters swapped for a moment
+				kept := map[string][]float64{}
+				for _, n := range m.ParamNames() {
+					kept[n] = slices.Clone(m.Param(n).Data().([]float64))
+					copy(m.Param(n).Data().([]float64), params[n])
+				}
+				want := handRankMetrics(ds, handScores(t, m, consistent), ds.Test, hits, policy, true)["ll"]
+				for _, n := range m.ParamNames() {
+					copy(m.Param(n).Data().([]float64), kept[n])
+				}
+				if !(math.Abs(llAtBestLL-want) <= 1e-9*max(1, math.Abs(want))) {
+					t.Errorf("metrics.json test ll_at_best_ll = %v; the parameters after epoch %d (best validation log-likelihood) score %v by hand",
+						llAtBestLL, llEpoch, want)
+				}
+				t.Logf("best validation log-likelihood at epoch %d", llEpoch)
+				wantTest["ll_at_best_ll"] = want
+			}
+
 			var secs float64
 			for _, e := range rec.Epochs {
 				secs += float64(e.Seconds)
@@ -194,7 +233,9 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 					initial[m] = v
 				}
 			}
-			compareMetrics(t, "distilled run's init_ metrics", initial, wantTest, 1e-9)
+			wantInitial := maps.Clone(wantTest) // no log-likelihood track before training
+			delete(wantInitial, "ll_at_best_ll")
+			compareMetrics(t, "distilled run's init_ metrics", initial, wantInitial, 1e-9)
 			if len(d.Epochs) == 0 || d.Epochs[0].Epoch != 0 {
 				t.Errorf("distilled run: no epoch 0 (%v)", d.Epochs)
 			}

@@ -172,7 +172,8 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
-			Select: spec.Eval.Select, Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece,
+			Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",
+			Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece,
 			SemUnfilteredK: semUnfilteredK, Relations: slices.Contains(spec.Eval.Metrics, "relation")},
 	}, nil
 }

@@ -18,7 +18,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 	spec.LearningRate, spec.BatchSize, spec.Epochs, spec.Patience, spec.Seed = 0.03, 77, 9, 4, 11
 	spec.InitScale, spec.DType, spec.Constraints = 0.2, "float64", "domain"
 	spec.Eval = EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
-		Select: "mrr", Every: 3, MaxValid: 50, SemK: []int{1, 4}}
+		Select: "mrr", Stop: "select_and_ll", MinDelta: 2e-4, LLMinDelta: 0.02, Every: 3, MaxValid: 50, SemK: []int{1, 4}}
 	cfg, err := trainConfig(spec)
 	must(t, err)
 	want := objectives.PLL{Weights: objectives.Weights{Subject: 0.5, Relation: 2, Object: 1.5}}
@@ -36,6 +36,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 		{"eval.tie_policy", cfg.Eval.TiePolicy, metrics.Optimistic}, {"eval.hits", len(cfg.Eval.Hits) == 2 && cfg.Eval.Hits[1] == 7, true},
 		{"eval.batch_size", cfg.Eval.BatchSize, 13}, {"eval.select", cfg.Eval.Select, "mrr"}, {"eval.every", cfg.Eval.Every, 3},
 		{"eval.max_valid", cfg.Eval.MaxValid, 50}, {"eval.metrics ll", cfg.Eval.LogLikelihood, false},
+		{"eval.stop", cfg.Eval.StopOnLL, true}, {"eval.min_delta", cfg.Eval.MinDelta, 2e-4}, {"eval.ll_min_delta", cfg.Eval.LLMinDelta, 0.02},
 		{"eval.metrics ece", cfg.Eval.ECE, true}, {"eval.sem_k", len(cfg.Eval.SemK) == 2 && cfg.Eval.SemK[1] == 4, true},
 	} {
 		if c.got != c.want {
@@ -43,11 +44,11 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 		}
 	}
 	spec.DType, spec.Constraints, spec.Objective = "float32", "none", "mle"
-	spec.Eval.Metrics, spec.Eval.TiePolicy = []string{"mrr", "ll"}, "realistic"
+	spec.Eval.Metrics, spec.Eval.TiePolicy, spec.Eval.Stop = []string{"mrr", "ll"}, "realistic", "select"
 	cfg, err = trainConfig(spec)
 	must(t, err)
 	if cfg.Dtype != tensor.Float32 || cfg.Constrained || cfg.Objective != (objectives.MLE{}) || !cfg.Eval.LogLikelihood ||
-		cfg.Eval.ECE || cfg.Eval.SemK != nil || cfg.Eval.TiePolicy != metrics.Realistic {
+		cfg.Eval.ECE || cfg.Eval.SemK != nil || cfg.Eval.TiePolicy != metrics.Realistic || cfg.Eval.StopOnLL {
 		t.Errorf("second spec: %+v", cfg)
 	}
 }

@@ -165,6 +165,21 @@ func validateEval(e EvalSpec) []error {
 	} else if !slices.Contains(e.Metrics, e.Select) {
 		bad("eval.select %q is not among eval.metrics %v", e.Select, e.Metrics)
 	}
+	switch e.Stop {
+	case "select":
+	case "select_and_ll":
+		if !slices.Contains(e.Metrics, "ll") {
+			bad("eval.stop %q needs \"ll\" among eval.metrics %v", e.Stop, e.Metrics)
+		}
+	default:
+		bad("eval.stop %q: want \"select\" or \"select_and_ll\"", e.Stop)
+	}
+	if e.MinDelta < 0 || math.IsNaN(e.MinDelta) {
+		bad("eval.min_delta %v: want a rise >= 0", e.MinDelta)
+	}
+	if e.LLMinDelta < 0 || math.IsNaN(e.LLMinDelta) {
+		bad("eval.ll_min_delta %v: want a rise >= 0", e.LLMinDelta)
+	}
 	if e.BatchSize <= 0 {
 		bad("eval.batch_size %d: want a positive size", e.BatchSize)
 	}

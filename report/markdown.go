@@ -321,6 +321,8 @@ func metricTitle(m string) string {
 		return "MRR"
 	case m == "ll":
 		return "LL"
+	case m == "ll_at_best_ll":
+		return "LL at best valid LL"
 	case strings.HasPrefix(m, "hits@"):
 		return "Hits@" + strings.TrimPrefix(m, "hits@")
 	}
@@ -335,7 +337,7 @@ func formatCell(metric string, xs []float64) string {
 	}
 	prec := 4
 	switch metric {
-	case "ll":
+	case "ll", "ll_at_best_ll":
 		prec = 3
 	case "wall", "step_ms":
 		prec = 1

@@ -197,7 +197,7 @@ func tsvClean(s string) string {
 }
 
 // SortMetrics orders metric names as tables read best: mrr, hits@k by k,
-// ll, then the rest alphabetically, "name@k" and "name@k_suffix" families
+// ll and ll_at_best_ll, then the rest alphabetically, "name@k" and "name@k_suffix" families
 // by k (sem@1, sem@20, sem@100; hits@1_relation, hits@3_relation).
 func SortMetrics(ms []string) {
 	key := func(m string) (class int, base string, k int) {
@@ -219,7 +219,7 @@ func SortMetrics(ms []string) {
 			return 0, base, k
 		case base == "hits" && k >= 0:
 			return 1, base, k
-		case m == "ll":
+		case m == "ll", m == "ll_at_best_ll":
 			return 2, base, k
 		}
 		return 3, base, k

@@ -57,10 +57,10 @@ func TestParseTSVErrors(t *testing.T) {
 }
 
 func TestSortMetrics(t *testing.T) {
-	got := []string{"sem@100", "ll", "ece_minmax", "hits@10", "sem@1", "mrr_object", "hits@3", "mrr", "sem@20", "hits@1", "ece_logistic",
+	got := []string{"sem@100", "ll_at_best_ll", "ll", "ece_minmax", "hits@10", "sem@1", "mrr_object", "hits@3", "mrr", "sem@20", "hits@1", "ece_logistic",
 		"hits@10_relation", "mrr_relation", "hits@1_relation", "sem_unfiltered@20", "sem_unfiltered@1"}
 	SortMetrics(got)
-	want := []string{"mrr", "hits@1", "hits@3", "hits@10", "ll", "ece_logistic", "ece_minmax", "hits@1_relation", "hits@10_relation",
+	want := []string{"mrr", "hits@1", "hits@3", "hits@10", "ll", "ll_at_best_ll", "ece_logistic", "ece_minmax", "hits@1_relation", "hits@10_relation",
 		"mrr_object", "mrr_relation", "sem@1", "sem@20", "sem@100", "sem_unfiltered@1", "sem_unfiltered@20"}
 	if !slices.Equal(got, want) {
 		t.Errorf("SortMetrics = %v\nwant %v", got, want)

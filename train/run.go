@@ -61,8 +61,19 @@ type EvalConfig struct {
 	Hits      []int
 	BatchSize int
 	Select    string // "mrr" or "ll": early stopping and best-epoch metric
-	Every     int    // validate every so many epochs
-	MaxValid  int    // evaluate on a seeded subset of this many validation triples (0: all)
+	// MinDelta is the least rise of the Select metric that counts as an
+	// improvement (0: any rise); LLMinDelta that of the validation
+	// log-likelihood, for StopOnLL and Result.LL. The paper's code uses
+	// 2e-4 on the MRR and 0.02 nats.
+	MinDelta, LLMinDelta float64
+	// StopOnLL makes early stopping wait, as the paper's code does, until
+	// neither the Select metric nor the validation log-likelihood has
+	// improved for Patience validations. For a model without a
+	// log-likelihood (or without "ll" among the validation metrics) it
+	// changes nothing.
+	StopOnLL bool
+	Every    int // validate every so many epochs
+	MaxValid int // evaluate on a seeded subset of this many validation triples (0: all)
 	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
 	// models that can compute it.
 	LogLikelihood bool
@@ -118,6 +129,12 @@ type Result struct {
 	Epochs      []EpochRecord
 	BestEpoch   int
 	Valid, Test map[string]float64
+	// LL follows the best validation log-likelihood, whichever metric
+	// selects the model; its test log-likelihood is also in Test as
+	// "ll_at_best_ll" (the number the paper reports). Its Epoch is -1 when
+	// the validation had no log-likelihood, or when the run resumed from a
+	// state written before runs tracked it.
+	LL          LLTrack
 	Model       *models.Model      // with the best validated parameters
 	StepSeconds float64            // mean seconds per optimisation step
 	Initial     map[string]float64 // test metrics before training, when Config.Init is set
@@ -187,7 +204,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		}
 	}
 
-	best, bestEpoch, since := math.Inf(-1), -1, 0
+	stop := newStopping(cfg.Eval, cfg.Patience)
 	snapshot := snapshotOf(m)
 	var steps int
 	var stepTime time.Duration
@@ -200,7 +217,12 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		if err := r.restore(m, snapshot, st.Adam()); err != nil {
 			return nil, err
 		}
-		best, bestEpoch, since = r.Best, r.BestEpoch, r.Since
+		stop.best, stop.bestEpoch, stop.since = r.Best, r.BestEpoch, r.Since
+		if r.LL != nil {
+			stop.ll = *r.LL
+		} else {
+			stop.llTracked = false
+		}
 		steps, stepTime = r.Steps, time.Duration(r.StepSeconds*float64(time.Second))
 		res.Epochs = append(res.Epochs, r.Epochs...)
 		res.Initial = r.Initial
@@ -220,7 +242,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 			return nil, fmt.Errorf("train: resume state is at step %d of epoch %d, which has %d steps of %d epochs: %w",
 				firstBatch, first, nb, cfg.Epochs, ErrStateMismatch)
 		}
-		if since >= cfg.Patience {
+		if stop.stop() {
 			first = cfg.Epochs + 1 // it had stopped early: only the test is left
 		}
 	} else if cfg.Init != nil {
@@ -232,8 +254,11 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 			return nil, err
 		}
 		if score := vm[cfg.Eval.Select]; !math.IsNaN(score) {
-			best, bestEpoch = score, 0
+			stop.observe(0, vm)
 			snapshot.take(m)
+			if err := stop.testLL(ev, testSplit, cfg.Eval); err != nil {
+				return nil, err
+			}
 		}
 		res.Epochs = append(res.Epochs, EpochRecord{Epoch: 0, TrainLoss: math.NaN(), Valid: vm})
 	}
@@ -251,7 +276,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 		for i := i0; i < nb; i++ {
 			if err := ctx.Err(); err != nil {
 				if cfg.SaveState != nil {
-					s := stateOf(m, snapshot, st.Adam(), res, epoch-1, steps, stepTime.Seconds(), best, bestEpoch, since, resumeNotes)
+					s := stateOf(m, snapshot, st.Adam(), res, epoch-1, steps, stepTime.Seconds(), stop, resumeNotes)
 					s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(start).Seconds()
 					if serr := cfg.SaveState(s); serr != nil {
 						return nil, fmt.Errorf("train: saving the state at step %d of epoch %d: %w (stopped: %w)", i, epoch, serr, err)
@@ -294,17 +319,20 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 				obs.EpochEnd(rec)
 				break
 			}
-			if score > best {
-				best, bestEpoch, since = score, epoch, 0
+			improved, llImproved := stop.observe(epoch, vm)
+			if improved {
 				snapshot.take(m)
-			} else {
-				since++
+			}
+			if llImproved {
+				if err := stop.testLL(ev, testSplit, cfg.Eval); err != nil {
+					return nil, err
+				}
 			}
 		}
 		res.Epochs = append(res.Epochs, rec)
 		obs.EpochEnd(rec)
-		if cfg.SaveState != nil && since < cfg.Patience && epoch < cfg.Epochs {
-			s := stateOf(m, snapshot, st.Adam(), res, epoch, steps, stepTime.Seconds(), best, bestEpoch, since, resumeNotes)
+		if cfg.SaveState != nil && !stop.stop() && epoch < cfg.Epochs {
+			s := stateOf(m, snapshot, st.Adam(), res, epoch, steps, stepTime.Seconds(), stop, resumeNotes)
 			if err := cfg.SaveState(s); err != nil {
 				return nil, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)
 			}
@@ -315,13 +343,18 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 				return nil, err
 			}
 		}
-		if since >= cfg.Patience {
-			obs.Log(fmt.Sprintf("early stop at epoch %d: validation %s did not improve for %d evaluations (best %.4f at epoch %d)",
-				epoch, cfg.Eval.Select, since, best, bestEpoch))
+		if stop.stop() {
+			msg := fmt.Sprintf("early stop at epoch %d: validation %s did not improve for %d evaluations (best %.4f at epoch %d)",
+				epoch, cfg.Eval.Select, stop.since, stop.best, stop.bestEpoch)
+			if cfg.Eval.StopOnLL && stop.llTracked && stop.ll.Epoch >= 0 {
+				msg += fmt.Sprintf(", nor the log-likelihood for %d (best %.4f at epoch %d)", stop.ll.Since, stop.ll.Best, stop.ll.Epoch)
+			}
+			obs.Log(msg)
 			break
 		}
 	}
 	res.StepSeconds = stepTime.Seconds() / float64(max(steps, 1))
+	bestEpoch := stop.bestEpoch
 	if bestEpoch < 0 {
 		if res.Status == Diverged {
 			return res, nil
@@ -330,6 +363,12 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	}
 	snapshot.restore(m)
 	res.BestEpoch = bestEpoch
+	res.LL = newLLTrack()
+	if stop.llTracked {
+		res.LL = stop.ll
+	} else if stop.ll.Epoch >= 0 {
+		res.Notes = append(res.Notes, "no test log-likelihood at the best validation log-likelihood: the run resumed from a state written before runs tracked it")
+	}
 	for _, r := range res.Epochs {
 		if r.Epoch == bestEpoch {
 			res.Valid = r.Valid
@@ -338,6 +377,9 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if !cfg.Eval.SkipTest {
 		if res.Test, err = evaluate(ev, testSplit, filter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
+		}
+		if !math.IsNaN(res.LL.Test) {
+			res.Test["ll_at_best_ll"] = res.LL.Test
 		}
 		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
 			if res.Calibration, err = addCalibration(res.Test, ev, ds, filter, cfg.Seed); err != nil {

@@ -34,9 +34,12 @@ type State struct {
 	Best         float64 // best validation score so far; −Inf when none
 	BestEpoch    int     // epoch of Best; -1 when none
 	Since        int     // validations without improvement since BestEpoch
-	Epochs       []EpochRecord
-	Initial      map[string]float64 // Result.Initial of a distilled run
-	Notes        []string           // notes of earlier resumptions
+	// LL is the run's log-likelihood track (Result.LL); nil in a state
+	// written before runs tracked it.
+	LL      *LLTrack
+	Epochs  []EpochRecord
+	Initial map[string]float64 // Result.Initial of a distilled run
+	Notes   []string           // notes of earlier resumptions
 	// Params and BestParams are the model's current and best validated
 	// parameters; AdamM and AdamV Adam's first and second moments of each
 	// (absent before the first step), all keyed by parameter name.
@@ -49,11 +52,15 @@ type State struct {
 var ErrStateMismatch = errors.New("resume state does not fit the run")
 
 // stateOf describes the loop's state. Its tensors alias the live ones.
-func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoch, steps int, stepSeconds, bestScore float64, bestEpoch, since int, notes []string) *State {
-	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: bestScore, BestEpoch: bestEpoch, Since: since,
+func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoch, steps int, stepSeconds float64, stop *stopping, notes []string) *State {
+	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: stop.best, BestEpoch: stop.bestEpoch, Since: stop.since,
 		Epochs: res.Epochs, Initial: res.Initial, Notes: notes,
 		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense(best),
 		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
+	if stop.llTracked {
+		ll := stop.ll
+		s.LL = &ll
+	}
 	for _, n := range m.ParamNames() {
 		p := m.Param(n)
 		s.Params[n] = p
@@ -129,6 +136,10 @@ func (s *State) Clone() *State {
 	c := *s
 	c.Epochs = slices.Clone(s.Epochs)
 	c.Notes = slices.Clone(s.Notes)
+	if s.LL != nil {
+		ll := *s.LL
+		c.LL = &ll
+	}
 	if s.Initial != nil {
 		c.Initial = maps.Clone(s.Initial)
 	}

@@ -28,18 +28,21 @@ const StateName = "state.npz"
 // stateMeta is the JSON part of a resume state.
 type stateMeta struct {
 	// RunID guards against a state copied into another run's directory.
-	RunID       string               `json:"run_id"`
-	Epoch       int                  `json:"epoch"`
-	Steps       int                  `json:"steps"`
-	StepSeconds jsonFloat            `json:"step_seconds"`
-	Best        jsonFloat            `json:"best"`
-	BestEpoch   int                  `json:"best_epoch"`
-	Since       int                  `json:"since"`
-	Epochs      []stateEpoch         `json:"epochs"`
-	Initial     map[string]jsonFloat `json:"initial,omitempty"`
-	Notes       []string             `json:"notes,omitempty"`
-	Dtype       string               `json:"dtype"`
-	Shapes      map[string][]int     `json:"shapes"`
+	RunID       string    `json:"run_id"`
+	Epoch       int       `json:"epoch"`
+	Steps       int       `json:"steps"`
+	StepSeconds jsonFloat `json:"step_seconds"`
+	Best        jsonFloat `json:"best"`
+	BestEpoch   int       `json:"best_epoch"`
+	Since       int       `json:"since"`
+	// LL is train.State.LL; absent in states written before runs tracked
+	// the best validation log-likelihood.
+	LL      *stateLL             `json:"ll,omitempty"`
+	Epochs  []stateEpoch         `json:"epochs"`
+	Initial map[string]jsonFloat `json:"initial,omitempty"`
+	Notes   []string             `json:"notes,omitempty"`
+	Dtype   string               `json:"dtype"`
+	Shapes  map[string][]int     `json:"shapes"`
 	// WallSeconds is the run's wall time up to the save, over every
 	// attempt; SavedAt is when the state was written.
 	WallSeconds jsonFloat `json:"wall_seconds"`
@@ -50,6 +53,15 @@ type stateMeta struct {
 	Batch        int       `json:"batch,omitempty"`
 	EpochLoss    jsonFloat `json:"epoch_loss,omitempty"`
 	EpochSeconds jsonFloat `json:"epoch_seconds,omitempty"`
+}
+
+// stateLL is train.LLTrack with JSON-safe floats (Best is −Inf and Test
+// NaN until the first validation).
+type stateLL struct {
+	Best  jsonFloat `json:"best"`
+	Epoch int       `json:"epoch"`
+	Since int       `json:"since"`
+	Test  jsonFloat `json:"test"`
 }
 
 // stateEpoch is train.EpochRecord with JSON-safe floats (the epoch-0 loss
@@ -114,6 +126,9 @@ func WriteState(path, runID string, s *train.State, wall time.Duration) error {
 		Best: jsonFloat(s.Best), BestEpoch: s.BestEpoch, Since: s.Since, Initial: toJSONMap(s.Initial), Notes: s.Notes,
 		Shapes: map[string][]int{}, WallSeconds: jsonFloat(wall.Seconds()), SavedAt: time.Now().UTC(),
 		Batch: s.Batch, EpochLoss: jsonFloat(s.EpochLoss), EpochSeconds: jsonFloat(s.EpochSeconds)}
+	if l := s.LL; l != nil {
+		meta.LL = &stateLL{Best: jsonFloat(l.Best), Epoch: l.Epoch, Since: l.Since, Test: jsonFloat(l.Test)}
+	}
 	for _, e := range s.Epochs {
 		meta.Epochs = append(meta.Epochs, stateEpoch{Epoch: e.Epoch, TrainLoss: jsonFloat(e.TrainLoss), Seconds: jsonFloat(e.Seconds),
 			EvalSeconds: jsonFloat(e.EvalSeconds), Valid: toJSONMap(e.Valid)})
@@ -215,6 +230,9 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{}, AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
 	if meta.Initial != nil {
 		s.Initial = fromJSONMap(meta.Initial)
+	}
+	if l := meta.LL; l != nil {
+		s.LL = &train.LLTrack{Best: float64(l.Best), Epoch: l.Epoch, Since: l.Since, Test: float64(l.Test)}
 	}
 	for _, e := range meta.Epochs {
 		rec := train.EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds), EvalSeconds: float64(e.EvalSeconds)}

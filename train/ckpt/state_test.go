@@ -23,7 +23,7 @@ func TestStateRoundTrip(t *testing.T) {
 		return tensor.New(tensor.WithShape(len(vals)/2, 2), tensor.WithBacking(vals))
 	}
 	s := &train.State{Epoch: 2, Batch: 3, EpochLoss: 1.25, EpochSeconds: 0.5, Steps: 9, StepSeconds: 0.75,
-		Best: 0.5, BestEpoch: 1, Since: 1,
+		Best: 0.5, BestEpoch: 1, Since: 1, LL: &train.LLTrack{Best: -17.5, Epoch: 1, Since: 1, Test: -17.25},
 		Epochs: []train.EpochRecord{{Epoch: 1, TrainLoss: math.NaN(), Seconds: 2, EvalSeconds: 1, Valid: map[string]float64{"mrr": 0.5}},
 			{Epoch: 2, TrainLoss: math.Inf(1), Seconds: 3}},
 		Initial:    map[string]float64{"mrr": 0.25},
@@ -47,6 +47,9 @@ func TestStateRoundTrip(t *testing.T) {
 		got.Steps != s.Steps || got.StepSeconds != s.StepSeconds || got.Best != s.Best || got.BestEpoch != s.BestEpoch ||
 		got.Since != s.Since || !reflect.DeepEqual(got.Initial, s.Initial) || !reflect.DeepEqual(got.Notes, s.Notes) {
 		t.Errorf("counters %+v, want %+v", got, s)
+	}
+	if got.LL == nil || *got.LL != *s.LL {
+		t.Errorf("log-likelihood track %+v, want %+v", got.LL, *s.LL)
 	}
 	if len(got.Epochs) != 2 || !math.IsNaN(got.Epochs[0].TrainLoss) || !math.IsInf(got.Epochs[1].TrainLoss, 1) ||
 		got.Epochs[0].Seconds != 2 || got.Epochs[0].EvalSeconds != 1 || !reflect.DeepEqual(got.Epochs[0].Valid, s.Epochs[0].Valid) {
@@ -133,4 +136,37 @@ func FuzzReadState(f *testing.F) {
 		}
 		ReadStateInfo(path)
 	})
+}
+
+// The log-likelihood track survives its non-finite starting values (−Inf
+// best, NaN test), and a state without one (written before runs tracked it)
+// reads back without one, so that the resumed run knows not to trust it.
+func TestStateLLTrack(t *testing.T) {
+	tbl := tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float32{1, 2}))
+	for _, c := range []struct {
+		name string
+		ll   *train.LLTrack
+	}{
+		{"none", nil},
+		{"before the first validation", &train.LLTrack{Best: math.Inf(-1), Epoch: -1, Test: math.NaN()}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &train.State{Epoch: 1, Best: math.Inf(-1), BestEpoch: -1, LL: c.ll,
+				Params: map[string]*tensor.Dense{"entity": tbl}, BestParams: map[string]*tensor.Dense{"entity": tbl}}
+			path := filepath.Join(t.TempDir(), StateName)
+			if err := WriteState(path, "run", s, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := ReadState(path, "run")
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case c.ll == nil && got.LL != nil:
+				t.Errorf("read a track %+v from a state without one", *got.LL)
+			case c.ll != nil && (got.LL == nil || !math.IsInf(got.LL.Best, -1) || got.LL.Epoch != -1 || !math.IsNaN(got.LL.Test)):
+				t.Errorf("track %+v, want %+v", got.LL, *c.ll)
+			}
+		})
+	}
 }

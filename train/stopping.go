@@ -1,0 +1,100 @@
+package train
+
+import (
+	"errors"
+	"math"
+
+	"gekc/metrics"
+	"gekc/models"
+)
+
+// LLTrack follows the best validation log-likelihood of a run, apart from
+// its selection metric: the paper's code reports a GeKC's test
+// log-likelihood at the epoch of its best validation log-likelihood, while
+// its test MRR and Hits@k come from the epoch of the best validation MRR.
+// Under PLL the two epochs are far apart (the log-likelihood peaks early
+// and falls while the MRR still rises), so the test log-likelihood of the
+// MRR-selected parameters is not the paper's number.
+type LLTrack struct {
+	Best  float64 // best validation log-likelihood; −Inf when none
+	Epoch int     // its epoch; -1 when none
+	Since int     // validations without improvement since Epoch
+	// Test is the test log-likelihood of the parameters at Epoch, computed
+	// when that validation happened; NaN when not computed (SkipTest, or a
+	// run without a test split).
+	Test float64
+}
+
+func newLLTrack() LLTrack { return LLTrack{Best: math.Inf(-1), Epoch: -1, Test: math.NaN()} }
+
+// stopping is early stopping and model selection: the best validation
+// score of the selection metric, and the log-likelihood track.
+type stopping struct {
+	cfg       EvalConfig
+	patience  int
+	best      float64
+	bestEpoch int
+	since     int
+	ll        LLTrack
+	// llTracked is false for a run resumed from a state written before
+	// runs tracked the log-likelihood: its track would start mid-run and
+	// name a wrong epoch.
+	llTracked bool
+}
+
+func newStopping(cfg EvalConfig, patience int) *stopping {
+	return &stopping{cfg: cfg, patience: patience, best: math.Inf(-1), bestEpoch: -1, ll: newLLTrack(), llTracked: true}
+}
+
+// observe takes a validation's metrics at epoch and reports whether the
+// selection metric improved (by more than MinDelta) and whether the
+// log-likelihood did (by more than LLMinDelta; never for a model without
+// one). The selection score must not be NaN.
+func (s *stopping) observe(epoch int, vm map[string]float64) (improved, llImproved bool) {
+	if score := vm[s.cfg.Select]; score > s.best+s.cfg.MinDelta {
+		s.best, s.bestEpoch, s.since = score, epoch, 0
+		improved = true
+	} else {
+		s.since++
+	}
+	if ll, ok := vm["ll"]; ok && !math.IsNaN(ll) {
+		if ll > s.ll.Best+s.cfg.LLMinDelta {
+			s.ll = LLTrack{Best: ll, Epoch: epoch, Test: math.NaN()}
+			llImproved = true
+		} else {
+			s.ll.Since++
+		}
+	}
+	return improved, llImproved
+}
+
+// stop reports whether the run ends here: Patience validations without an
+// improvement of the selection metric and, with StopOnLL, of the
+// log-likelihood too (for models that have one).
+func (s *stopping) stop() bool {
+	if s.since < s.patience {
+		return false
+	}
+	if s.cfg.StopOnLL && s.llTracked && s.ll.Epoch >= 0 {
+		return s.ll.Since >= s.patience
+	}
+	return true
+}
+
+// testLL records the test log-likelihood of the model as it is now, at a
+// new best validation log-likelihood: one forward pass over the test
+// triples, far cheaper than keeping a second copy of the parameters.
+func (s *stopping) testLL(ev *metrics.Evaluator, test split, cfg EvalConfig) error {
+	if !s.llTracked || s.ll.Epoch < 0 || cfg.SkipTest || len(test.triples) == 0 {
+		return nil
+	}
+	ll, err := ev.LogLikelihood(test.triples)
+	if errors.Is(err, models.ErrIntractable) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.ll.Test = ll
+	return nil
+}

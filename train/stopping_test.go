@@ -1,0 +1,175 @@
+package train
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/objectives"
+)
+
+// scriptMRRAndLL makes Run's validations return the (MRR, log-likelihood)
+// pairs in script, in order.
+func scriptMRRAndLL(t *testing.T, script [][2]float64) *int {
+	t.Helper()
+	real := validationMetrics
+	t.Cleanup(func() { validationMetrics = real })
+	calls := 0
+	validationMetrics = func(*metrics.Evaluator, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
+		if calls >= len(script) {
+			t.Fatalf("validation %d: the script has %d", calls+1, len(script))
+		}
+		calls++
+		return map[string]float64{"mrr": script[calls-1][0], "ll": script[calls-1][1]}, nil
+	}
+	return &calls
+}
+
+// The log-likelihood track and StopOnLL, on scripted validations worked out
+// by hand. The MRR rises until epoch 6 and then stalls; the log-likelihood
+// peaks at epoch 2 (PLL's pattern) in one script and keeps rising until
+// epoch 9 in the other (MLE's).
+func TestStoppingOnMRRAndLL(t *testing.T) {
+	mrr := []float64{0.10, 0.20, 0.25, 0.28, 0.30, 0.31, 0.30, 0.305, 0.31, 0.30, 0.29, 0.28, 0.27, 0.26}
+	llPeakEarly := []float64{-20, -17, -17.5, -18, -18.2, -18.4, -18.5, -18.6, -18.7, -18.8, -18.9, -19, -19.1, -19.2}
+	llRising := []float64{-20, -19, -18.5, -18.2, -18.0, -17.9, -17.85, -17.8, -17.79, -17.795, -17.8, -17.81, -17.82, -17.83}
+	for _, c := range []struct {
+		name                   string
+		ll                     []float64
+		eval                   EvalConfig
+		wantStop, wantBest     int
+		wantLLEpoch, wantSince int
+	}{
+		// Patience 3 after the best MRR at epoch 6: epochs 7, 8, 9.
+		{"MRR alone", llRising, EvalConfig{}, 9, 6, 9, 0},
+		// The early log-likelihood peak has long stalled: the MRR decides.
+		{"both, LL stalled early", llPeakEarly, EvalConfig{StopOnLL: true}, 9, 6, 2, 7},
+		// The log-likelihood improves until epoch 9: three more epochs.
+		{"both, LL rising", llRising, EvalConfig{StopOnLL: true}, 12, 6, 9, 3},
+		// A rise of the log-likelihood under 0.02 nats does not count:
+		// epochs 7 (+0.05), 8 (+0.05) count, 9 (+0.01) does not.
+		{"both, LL min delta", llRising, EvalConfig{StopOnLL: true, LLMinDelta: 0.02}, 11, 6, 8, 3},
+		// Under an MRR min delta of 0.015 epoch 6 (+0.01) is no
+		// improvement: the best is epoch 5 and the stop comes at 8.
+		{"MRR min delta", llRising, EvalConfig{MinDelta: 0.015}, 8, 5, 8, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			script := make([][2]float64, len(mrr))
+			for i := range mrr {
+				script[i] = [2]float64{mrr[i], c.ll[i]}
+			}
+			scriptMRRAndLL(t, script)
+			cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: len(mrr),
+				Patience: 3, Seed: 1, Eval: c.eval}
+			cfg.Eval.SkipTest = true
+			res, err := Run(context.Background(), cfg, typedTiny(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if stop := res.Epochs[len(res.Epochs)-1].Epoch; stop != c.wantStop {
+				t.Errorf("stopped after epoch %d, want %d", stop, c.wantStop)
+			}
+			if res.BestEpoch != c.wantBest {
+				t.Errorf("best epoch %d, want %d", res.BestEpoch, c.wantBest)
+			}
+			if res.LL.Epoch != c.wantLLEpoch || res.LL.Best != c.ll[c.wantLLEpoch-1] {
+				t.Errorf("log-likelihood track %+v, want epoch %d (%v)", res.LL, c.wantLLEpoch, c.ll[c.wantLLEpoch-1])
+			}
+			if !math.IsNaN(res.LL.Test) {
+				t.Errorf("test log-likelihood %v with SkipTest", res.LL.Test)
+			}
+			if got := c.wantStop - c.wantLLEpoch; res.LL.Since != got {
+				t.Errorf("%d validations since the best log-likelihood, want %d", res.LL.Since, got)
+			}
+		})
+	}
+}
+
+// The test log-likelihood reported at the best validation log-likelihood is
+// that of the parameters the run had at that epoch: a second run, trained
+// for exactly that many epochs and selecting on the log-likelihood (so its
+// last epoch is its best), reports the same test log-likelihood. The run is
+// chosen so that the two selections disagree (here the log-likelihood
+// peaks at epoch 5, the MRR at 7), else the test would not tell the two
+// numbers apart.
+func TestTestLLAtBestLL(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "complex2", Rank: 3, Objective: objectives.PLL{Weights: objectives.Weights{Subject: 1, Object: 1, Relation: 1}},
+		LearningRate: 0.1, BatchSize: 8, Epochs: 15, Seed: 1, Eval: EvalConfig{LogLikelihood: true}}
+	res, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := res.Test["ll_at_best_ll"]
+	if !ok || res.LL.Epoch < 1 {
+		t.Fatalf("no test log-likelihood at the best validation one: track %+v, test %v", res.LL, res.Test)
+	}
+	if res.LL.Epoch == res.BestEpoch {
+		t.Fatalf("the best MRR and the best log-likelihood are both at epoch %d: pick a run where they differ", res.BestEpoch)
+	}
+	again := cfg
+	again.Epochs = res.LL.Epoch
+	again.Eval.Select = "ll"
+	ref, err := Run(context.Background(), again, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.BestEpoch != res.LL.Epoch {
+		t.Fatalf("the rerun selected epoch %d, want its last, %d", ref.BestEpoch, res.LL.Epoch)
+	}
+	if want := ref.Test["ll"]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("test log-likelihood at the best validation one %v, want %v (epoch %d)", got, want, res.LL.Epoch)
+	}
+	if got == res.Test["ll"] {
+		t.Errorf("it equals the test log-likelihood of the MRR-selected epoch %d", res.BestEpoch)
+	}
+}
+
+// A run resumed from a state without a log-likelihood track (written before
+// runs kept one) does not report a test log-likelihood at a best epoch it
+// cannot know, and says so.
+func TestResumeWithoutLLTrack(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.05, BatchSize: 8, Epochs: 4, Seed: 1,
+		Eval: EvalConfig{LogLikelihood: true}}
+	var saved *State
+	first := cfg
+	first.SaveState = func(s *State) error {
+		if s.Epoch == 2 {
+			saved = s.Clone()
+		}
+		return nil
+	}
+	full, err := Run(context.Background(), first, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := full.Test["ll_at_best_ll"]; !ok || saved == nil || saved.LL == nil {
+		t.Fatalf("the uninterrupted run: test %v, saved state %+v", full.Test, saved)
+	}
+	resumed := *saved.Clone()
+	resumed.LL = nil
+	cfg.Resume = &resumed
+	res, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := res.Test["ll_at_best_ll"]; ok {
+		t.Errorf("reported %v without knowing the best epoch", v)
+	}
+	if res.LL.Epoch != -1 {
+		t.Errorf("track %+v, want none", res.LL)
+	}
+	if res.Test["mrr"] != full.Test["mrr"] || res.Test["ll"] != full.Test["ll"] {
+		t.Errorf("resumed test metrics %v, want the uninterrupted run's %v", res.Test, full.Test)
+	}
+	noted := false
+	for _, n := range res.Notes {
+		noted = noted || n == "no test log-likelihood at the best validation log-likelihood: the run resumed from a state written before runs tracked it"
+	}
+	if !noted {
+		t.Errorf("notes %q do not say why", res.Notes)
+	}
+}
