@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -83,7 +83,7 @@ func TestValidateModels(t *testing.T) {
 	} {
 		s := exampleSpec()
 		tt.mutate(&s)
-		err := validateRun(s)
+		err := Validate(s)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: unexpected error: %v", tt.name, err)

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ import (
 // the grid file itself: the data sets, and the settings that depend on
 // them. It returns notes worth a line on stderr (once per sweep) and every
 // problem found, so that a sweep never spends its epochs on a run that was
-// bound to fail at test time. runTraining's is preflightRuns; the tests'
+// bound to fail at test time. Train's is PreflightRuns; the tests'
 // fake run functions need none.
 type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, err error)
 
-// preflightRuns loads each data set once (the runs reuse it: see
+// PreflightRuns loads each data set once (the runs reuse it: see
 // loadDataset) and checks every run against it:
 //
 //   - eval.sem_k: each k at most the number of entities, and a schema;
@@ -33,7 +33,7 @@ type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, 
 //
 // Problems are reported per block and problem, with the grid's file:line
 // of the block, as grid errors are.
-func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
+func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
 	var notes []string
 	var errs []error
 	loaded := map[string]*kg.Dataset{}
@@ -109,13 +109,13 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 	return notes, nil
 }
 
-// unfinished returns the runs without a final record in out: the ones a
+// Unfinished returns the runs without a final record in out: the ones a
 // sweep would train, and so the ones worth a preflight check.
-func unfinished(out string, runs []Run) []Run {
+func Unfinished(out string, runs []Run) []Run {
 	var todo []Run
 	for _, r := range runs {
-		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
-		if err != nil || rec == nil || !rec.Status.final() {
+		rec, err := readRecord(filepath.Join(out, RunsDir, r.ID, metricsName))
+		if err != nil || rec == nil || !rec.Status.Final() {
 			todo = append(todo, r)
 		}
 	}
@@ -189,8 +189,8 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 	default:
 		dir := from
 		if !strings.ContainsRune(from, filepath.Separator) {
-			if st, err := os.Stat(filepath.Join(out, runsDirName, from)); err == nil && st.IsDir() {
-				dir = filepath.Join(out, runsDirName, from)
+			if st, err := os.Stat(filepath.Join(out, RunsDir, from)); err == nil && st.IsDir() {
+				dir = filepath.Join(out, RunsDir, from)
 			}
 		}
 		rec, err := readRecord(filepath.Join(dir, metricsName))
@@ -201,7 +201,7 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 			return "" // a run of this grid, trained first; checked when it has a checkpoint
 		case rec == nil:
 			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
-				from, filepath.Join(out, runsDirName))
+				from, filepath.Join(out, RunsDir))
 		case rec.Status != StatusFinished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
 		}

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 )
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
-// train package: run.go holds the one the command uses.
+// train package: Train is the one the command uses; tests pass fakes.
 //
 // The function writes its own artefacts (checkpoint.npz, sample files) into
-// job.RunDir, preferably with WriteFileAtomic; the driver writes
+// job.RunDir, preferably with writeFileAtomic; the driver writes
 // config.toml, metrics.json and the results tables. It must return promptly
 // with ctx.Err() once ctx is cancelled (SIGINT/SIGTERM): the driver then
 // discards the run's directory contents but for its resume state
@@ -47,9 +47,9 @@ const (
 	StatusFailed   Status = "failed"   // the run function returned an error or panicked; retried on resume
 )
 
-// final reports whether a run with this status is done for good: resume
+// Final reports whether a run with this status is done for good: resume
 // skips it and it has its row in results.tsv.
-func (s Status) final() bool { return s == StatusFinished || s == StatusDiverged }
+func (s Status) Final() bool { return s == StatusFinished || s == StatusDiverged }
 
 // Outcome is what a run function reports.
 type Outcome struct {
