@@ -34,10 +34,10 @@ const (
 	StatusDiverged = sweep.StatusDiverged
 	StatusFailed   = sweep.StatusFailed
 
-	runsDirName         = sweep.RunsDir
+	runsDirName         = "runs"
 	gridCopyName        = sweep.GridCopyName
 	resultsMDName       = sweep.ResultsMDName
-	curvesName          = sweep.CurvesName
+	curvesName          = "curves.png"
 	calibrationPlotName = analysis.CalibrationPlotName
 	calTSVName          = analysis.CalibrationTSVName
 	calMarkdownName     = analysis.CalibrationMarkdownName

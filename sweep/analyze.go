@@ -88,7 +88,7 @@ func ResolveRun(out, ref string) (string, error) {
 	if st, err := os.Stat(ref); err == nil && st.IsDir() {
 		return ref, nil
 	}
-	runs := filepath.Join(out, RunsDir)
+	runs := filepath.Join(out, runsDirName)
 	if st, err := os.Stat(filepath.Join(runs, ref)); err == nil && st.IsDir() {
 		return filepath.Join(runs, ref), nil
 	}
@@ -170,7 +170,7 @@ func (a *Analysis) each(ctx context.Context, f func(*Finished) error) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.Out, RunsDir, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil || rec == nil || rec.Status != StatusFinished {
 			continue
@@ -242,20 +242,20 @@ func (a *Analysis) plots(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.Out, RunsDir, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		if rec == nil || !rec.Status.Final() {
+		if rec == nil || !rec.Status.final() {
 			continue
 		}
-		if err := WriteCurves(dir, rec); err != nil {
+		if err := writeCurves(dir, rec.Spec, epochsOf(rec), rec.BestEpoch); err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		n++
 	}
-	fmt.Fprintf(a.Stderr, "wrote %s of %d runs\n", CurvesName, n)
+	fmt.Fprintf(a.Stderr, "wrote %s of %d runs\n", curvesName, n)
 	return nil
 }
 
@@ -269,7 +269,7 @@ func (a *Analysis) plots(ctx context.Context) error {
 // the existing calibration.tsv.
 func (a *Analysis) calibration(ctx context.Context) error {
 	filters := map[string]*kg.Filter{} // by dataset: runs share few of them
-	rows, err := readCalibrationTSV(filepath.Join(a.Out, calTSVName), filepath.Join(a.Out, RunsDir))
+	rows, err := readCalibrationTSV(filepath.Join(a.Out, calTSVName), filepath.Join(a.Out, runsDirName))
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func (a *Analysis) calibration(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.Out, RunsDir, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)

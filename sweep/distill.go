@@ -40,7 +40,7 @@ func (s *Sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 		}
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("distill_from %q: neither a run in %s nor a run directory", from, filepath.Join(s.out, RunsDir))
+		return "", fmt.Errorf("distill_from %q: neither a run in %s nor a run directory", from, filepath.Join(s.out, runsDirName))
 	}
 	rec, err := readRecord(filepath.Join(dir, metricsName))
 	if err != nil {

@@ -22,15 +22,9 @@ import (
 // -analyze calibration. Package report draws them.
 
 const (
-	CurvesName          = "curves.png" // training curves of a run
+	curvesName          = "curves.png" // training curves of a run
 	calibrationPlotName = analysis.CalibrationPlotName
 )
-
-// WriteCurves draws the training curves of the run recorded in rec into
-// runDir/curves.png, from the record alone.
-func WriteCurves(runDir string, rec *Record) error {
-	return writeCurves(runDir, rec.Spec, epochsOf(rec), rec.BestEpoch)
-}
 
 // writeCurves draws the training curves of a run into dir/curves.png.
 func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) error {
@@ -40,9 +34,9 @@ func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) 
 	}
 	png, err := report.Curves(DescribeRun(spec), es, bestEpoch)
 	if err != nil {
-		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, CurvesName), err)
+		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
 	}
-	return writeFileAtomic(filepath.Join(dir, CurvesName), png, 0o644)
+	return writeFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
 }
 
 // writeCalibrationPlot draws the reliability diagrams of a run into

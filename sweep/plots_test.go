@@ -10,11 +10,11 @@ import (
 func TestWritePlotsNameTheirFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
 	err := writeCurves(dir, DefaultRunSpec(), []EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, CurvesName)) {
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, curvesName)) {
 		t.Errorf("writing into a missing directory: %v", err)
 	}
 	err = writeCurves(t.TempDir(), DefaultRunSpec(), nil, 0)
-	if err == nil || !strings.Contains(err.Error(), CurvesName) {
+	if err == nil || !strings.Contains(err.Error(), curvesName) {
 		t.Errorf("no epochs: %v", err)
 	}
 }
@@ -29,7 +29,7 @@ func FuzzReadCalibrationTSV(f *testing.F) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, calTSVName)
 		must(t, os.WriteFile(path, b, 0o644))
-		rows, err := readCalibrationTSV(path, filepath.Join(dir, RunsDir))
+		rows, err := readCalibrationTSV(path, filepath.Join(dir, runsDirName))
 		if err == nil && len(rows) != 0 {
 			t.Fatalf("%d rows without any run's metrics.json", len(rows))
 		}

@@ -114,8 +114,8 @@ func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 func Unfinished(out string, runs []Run) []Run {
 	var todo []Run
 	for _, r := range runs {
-		rec, err := readRecord(filepath.Join(out, RunsDir, r.ID, metricsName))
-		if err != nil || rec == nil || !rec.Status.Final() {
+		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
+		if err != nil || rec == nil || !rec.Status.final() {
 			todo = append(todo, r)
 		}
 	}
@@ -189,8 +189,8 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 	default:
 		dir := from
 		if !strings.ContainsRune(from, filepath.Separator) {
-			if st, err := os.Stat(filepath.Join(out, RunsDir, from)); err == nil && st.IsDir() {
-				dir = filepath.Join(out, RunsDir, from)
+			if st, err := os.Stat(filepath.Join(out, runsDirName, from)); err == nil && st.IsDir() {
+				dir = filepath.Join(out, runsDirName, from)
 			}
 		}
 		rec, err := readRecord(filepath.Join(dir, metricsName))
@@ -201,7 +201,7 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 			return "" // a run of this grid, trained first; checked when it has a checkpoint
 		case rec == nil:
 			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
-				from, filepath.Join(out, RunsDir))
+				from, filepath.Join(out, runsDirName))
 		case rec.Status != StatusFinished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
 		}

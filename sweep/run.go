@@ -108,7 +108,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	// and checkpoint are what hours of training bought, and -analyze plots
 	// or -analyze calibration can draw the figures again.
 	if err := writeCurves(job.RunDir, spec, out.Epochs, out.BestEpoch); err != nil {
-		out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", CurvesName, err))
+		out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", curvesName, err))
 	}
 	if res.Calibration != nil {
 		if err := writeCalibrationPlot(job.RunDir, spec, res.Calibration); err != nil {

@@ -59,7 +59,7 @@ func readConfig(path string) (RunSpec, error) {
 // FinishedRuns lists the runs of out that have a final metrics.json, for
 // -resume=false.
 func FinishedRuns(out string) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(out, RunsDir))
+	entries, err := os.ReadDir(filepath.Join(out, runsDirName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -68,8 +68,8 @@ func FinishedRuns(out string) ([]string, error) {
 	}
 	var ids []string
 	for _, e := range entries {
-		rec, err := readRecord(filepath.Join(out, RunsDir, e.Name(), metricsName))
-		if err == nil && rec != nil && rec.Status.Final() {
+		rec, err := readRecord(filepath.Join(out, runsDirName, e.Name(), metricsName))
+		if err == nil && rec != nil && rec.Status.final() {
 			ids = append(ids, e.Name())
 		}
 	}
@@ -78,7 +78,7 @@ func FinishedRuns(out string) ([]string, error) {
 
 // RunState describes a run's state on disk for -dry-run, without writing.
 func RunState(out, id string) string {
-	dir := filepath.Join(out, RunsDir, id)
+	dir := filepath.Join(out, runsDirName, id)
 	if isLocked(filepath.Join(dir, runLockName)) {
 		return "running"
 	}

@@ -47,9 +47,9 @@ const (
 	StatusFailed   Status = "failed"   // the run function returned an error or panicked; retried on resume
 )
 
-// Final reports whether a run with this status is done for good: resume
+// final reports whether a run with this status is done for good: resume
 // skips it and it has its row in results.tsv.
-func (s Status) Final() bool { return s == StatusFinished || s == StatusDiverged }
+func (s Status) final() bool { return s == StatusFinished || s == StatusDiverged }
 
 // Outcome is what a run function reports.
 type Outcome struct {
@@ -63,7 +63,7 @@ type Outcome struct {
 	Valid, Test     map[string]float64
 	WallSeconds     float64 // 0: the driver measures it around the call
 	SecondsPerEpoch float64 // 0: the driver averages Epochs[].Seconds
-	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see rss.go)
+	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see package procstat)
 	Notes           []string
 }
 

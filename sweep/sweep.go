@@ -25,7 +25,7 @@ import (
 // exported names are the ones a command needs to name files to its user.
 const (
 	GridCopyName   = "grid.toml" // the grid that produced the sweep
-	RunsDir        = "runs"      // one directory per run, named by its ID
+	runsDirName    = "runs"      // one directory per run, named by its ID
 	resultsTSVName = "results.tsv"
 	ResultsMDName  = "results.md" // the tables of the sweep
 	resultsLock    = "results.lock"
@@ -149,14 +149,14 @@ const (
 	resInterrupted                  // cancelled by SIGINT/SIGTERM; resumes next time
 )
 
-func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, RunsDir, id) }
+func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
 func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
 
 // Prepare creates the output directory, saves the grid, removes temporary
 // files of killed writers, and repairs results.tsv: a run killed between
 // writing metrics.json and its row gets its row now, without re-running.
 func (s *Sweep) Prepare() error {
-	if err := os.MkdirAll(filepath.Join(s.out, RunsDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
 	}
 	return s.withResultsLock(func() error {
@@ -185,7 +185,7 @@ func (s *Sweep) Prepare() error {
 				s.stderr.printf("warning: %v; the run will be trained again\n", err)
 				continue
 			}
-			if rec != nil && rec.Status.Final() && table.Upsert(rowFromRecord(rec)) {
+			if rec != nil && rec.Status.final() && table.Upsert(rowFromRecord(rec)) {
 				changed = true
 			}
 		}
@@ -372,7 +372,7 @@ func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 	if err != nil {
 		s.stderr.printf("warning: %v; training the run again\n", err)
 	}
-	if prev != nil && prev.Status.Final() {
+	if prev != nil && prev.Status.final() {
 		if err := s.recordRow(prev); err != nil {
 			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
 		}
@@ -431,7 +431,7 @@ func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	if rec.Status.Final() {
+	if rec.Status.final() {
 		// The checkpoint and metrics.json now hold what the state was for.
 		if err := os.Remove(job.StatePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))

@@ -20,10 +20,10 @@ type Validator func(RunSpec) error
 // Validate is the Validator of the command: DefaultValidator, then what
 // only the models registry knows (model names, which semantics admit MLE,
 // a log-likelihood, domain constraints).
-func Validate(s RunSpec) error { return ChainValidators(DefaultValidator, validateModels)(s) }
+func Validate(s RunSpec) error { return chainValidators(DefaultValidator, validateModels)(s) }
 
-// ChainValidators runs validators in order and returns the first error.
-func ChainValidators(vs ...Validator) Validator {
+// chainValidators runs validators in order and returns the first error.
+func chainValidators(vs ...Validator) Validator {
 	return func(s RunSpec) error {
 		for _, v := range vs {
 			if v == nil {
