@@ -71,8 +71,8 @@ type Sweep struct {
 	done     map[string]chan struct{} // closed when this process is done with a run (distill_from ordering)
 }
 
-// Options are how a Sweep runs; the zero value of each field but Run is a
-// usable default.
+// Options are how a Sweep runs; the zero value of each field is a usable
+// default (nil writers discard).
 type Options struct {
 	Out      string // the results directory
 	DataRoot string // holds one directory per data set
@@ -96,6 +96,12 @@ type Options struct {
 func New(g *Grid, runs []Run, o Options) *Sweep {
 	if o.Run == nil {
 		o.Run = Train
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
 	}
 	return &Sweep{
 		grid: g, runs: orderForDistill(runs), out: o.Out, dataRoot: o.DataRoot, jobs: max(o.Jobs, 1),
@@ -126,13 +132,12 @@ func (s *Sweep) Run(ctx context.Context) Tally {
 	if err := s.refreshReport(); err != nil {
 		s.problem(fmt.Errorf("writing results.md: %w", err))
 	}
+	// The workers are done: s.results and s.problems are no longer written.
 	r := s.results
 	n := 0
 	for _, v := range r {
 		n += v
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	return Tally{Finished: r[resFinished], Diverged: r[resDiverged], Failed: r[resFailed],
 		AlreadyDone: r[resAlreadyDone], Busy: r[resBusy], Interrupted: r[resInterrupted] + len(s.runs) - n,
 		Problems: len(s.problems)}
