@@ -42,10 +42,10 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTriples -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
 	$(GO) test -run '^$$' -fuzz FuzzParseSchema -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
-	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
+	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
-	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./experiments/
+	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
 
 # The emitted SLURM job array on a real single-node SLURM (root, Debian's
 # slurm-wlm and munge; scripts/slurm-local installs them when absent). Jobs

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -13,7 +14,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
+	"gekc/sweep"
 )
 
 // Exit statuses.
@@ -25,13 +29,13 @@ const (
 )
 
 func main() {
-	os.Exit(mainWith(runTraining, preflightRuns))
+	os.Exit(mainWith(sweep.Train, sweep.PreflightRuns))
 }
 
 // mainWith is main with the run function and its preflight check as
 // parameters, so that tests can run the real command, signals included, in
 // a child process with a fake.
-func mainWith(run RunFunc, check Preflight) int {
+func mainWith(run sweep.RunFunc, check sweep.Preflight) int {
 	// SIGUSR1 is what a SLURM job is sent ahead of its time limit
 	// (sbatch --signal): stop like on SIGTERM, saving the resume state.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
@@ -43,7 +47,7 @@ func mainWith(run RunFunc, check Preflight) int {
 		stop()
 	}()
 	return runCLI(ctx, os.Args[1:], cliEnv{
-		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: validateRun, preflight: check,
+		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: sweep.Validate, preflight: check,
 	})
 }
 
@@ -52,11 +56,11 @@ type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	dir            string // working directory; "" = the process's
-	run            RunFunc
-	validate       Validator
+	run            sweep.RunFunc
+	validate       sweep.Validator
 	// preflight checks the runs against their data before training; nil
 	// checks only that each data set's directory exists (fake runs).
-	preflight Preflight
+	preflight sweep.Preflight
 	quiet     bool // no per-epoch progress, as -q
 }
 
@@ -118,7 +122,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
 		scaling    = addScalingFlags(fs)
-		slurmOpts  = addSlurmFlags(fs)
+		slurm      = addSlurmFlags(fs)
 	)
 	fs.Usage = func() {
 		fmt.Fprint(env.stderr, usageText)
@@ -159,16 +163,16 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	repo := findRepoRoot(wd)
 	validate := env.validate
 	if validate == nil {
-		validate = DefaultValidator
+		validate = sweep.DefaultValidator
 	}
-	grid, err := LoadGrid(resolveGridPath(*gridPath, wd, repo), validate)
+	grid, err := sweep.LoadGrid(resolveGridPath(*gridPath, wd, repo), validate)
 	if errors.Is(err, os.ErrNotExist) && repo != "" {
 		return fail(exitUsage, "%v (nor is there %s or %s.toml)", err, filepath.Join(repo, "grids", *gridPath), filepath.Join(repo, "grids", *gridPath))
 	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	selected, err := selectRuns(*only, grid.Runs)
+	selected, err := sweep.Select(*only, grid.Runs)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -189,7 +193,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		out = filepath.Join(wd, out)
 	}
 
-	if !grid.named && sameFile(*gridPath, filepath.Join(out, gridCopyName)) {
+	if !grid.Named() && sameFile(*gridPath, filepath.Join(out, sweep.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would
 		// be called "grid"; the results directory names it better.
 		grid.Name = filepath.Base(out)
@@ -199,10 +203,17 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return exitOK
 	}
 	if *emit == "slurm" {
-		return emitSlurm(env, slurmOpts, grid, selected, out, dataRoot, repo, wd, *samples, args)
+		if err := slurm.Check(); err != nil {
+			return fail(exitUsage, "%v", err)
+		}
+		slurm.Out, slurm.DataRoot, slurm.Repo, slurm.Samples, slurm.Args = out, dataRoot, cmp.Or(repo, wd), *samples, args
+		if err := slurm.Emit(env.stdout, env.stderr, grid, selected); err != nil {
+			return fail(exitRunsFailed, "%v", err)
+		}
+		return exitOK
 	}
 	if !*resume {
-		ids, err := finishedRuns(out)
+		ids, err := sweep.FinishedRuns(out)
 		if err != nil {
 			return fail(exitUsage, "%v", err)
 		}
@@ -218,7 +229,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *analyze == "" && env.preflight != nil {
-		notes, err := env.preflight(grid, dataRoot, out, unfinished(out, selected))
+		notes, err := env.preflight(grid, dataRoot, out, sweep.Unfinished(out, selected))
 		for _, n := range notes {
 			fmt.Fprintln(env.stderr, n)
 		}
@@ -227,48 +238,39 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *analyze != "" {
-		a := &analyzer{kind: *analyze, features: *features, samples: *samples, out: out, dataRoot: dataRoot,
-			runs: selected, stdout: env.stdout, stderr: env.stderr}
-		if err := a.run(ctx); err != nil {
+		a := &sweep.Analysis{Kind: *analyze, Features: *features, Samples: *samples, Out: out, DataRoot: dataRoot,
+			Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
+		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}
 		return exitOK
 	}
 
-	s := &sweep{
-		grid: grid, runs: orderForDistill(selected), out: out, dataRoot: dataRoot, jobs: *jobs,
-		samples: *samples, stateEvery: *stateEvery, run: env.run,
-		stdout: &lockedWriter{w: env.stdout}, stderr: &lockedWriter{w: env.stderr},
-		bars: *jobs == 1 && isTerminal(env.stderr), quiet: env.quiet || *quiet, verbose: *verbose,
-		command: append([]string{"experiments"}, args...),
-	}
-	if s.run == nil {
-		s.run = runTraining
-	}
-	if err := s.prepare(); err != nil {
+	s := sweep.New(grid, selected, sweep.Options{
+		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, StateEvery: *stateEvery, Run: env.run,
+		Stdout: env.stdout, Stderr: env.stderr, Bars: *jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || *quiet,
+		Verbose: *verbose, Command: append([]string{"experiments"}, args...),
+	})
+	if err := s.Prepare(); err != nil {
 		return fail(exitRunsFailed, "preparing %s: %v", out, err)
 	}
 	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", grid.Name, len(selected), len(grid.Runs), out)
-	s.runAll(ctx)
-	if err := s.refreshReport(); err != nil {
-		s.problem(fmt.Errorf("writing results.md: %w", err))
-	}
-
-	r := s.results
+	r := s.Run(ctx)
 	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted. Tables: %s\n",
-		grid.Name, r[resFinished], r[resDiverged], r[resFailed], r[resAlreadyDone], r[resBusy],
-		r[resInterrupted]+len(selected)-total(r), filepath.Join(out, resultsMDName))
-	if err := s.printSummary(); err != nil {
-		s.problem(fmt.Errorf("printing the results table: %w", err))
+		grid.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, filepath.Join(out, sweep.ResultsMDName))
+	if err := s.PrintSummary(); err != nil {
+		// Like a failed results table: the runs are safe, the command fails.
+		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)
+		r.Problems++
 	}
-	if *samples >= 0 && r[resAlreadyDone] > 0 {
-		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r[resAlreadyDone])
+	if *samples >= 0 && r.AlreadyDone > 0 {
+		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r.AlreadyDone)
 	}
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(env.stderr, "interrupted: unfinished runs keep only their resume state (runs/<id>/state.npz) and continue from it when the sweep is started again")
 		return exitInterrupted
-	case r[resFailed] > 0 || len(s.problems) > 0:
+	case r.Failed > 0 || r.Problems > 0:
 		fmt.Fprintln(env.stderr, "some runs failed: their errors are in runs/<id>/metrics.json; starting the sweep again retries them")
 		return exitRunsFailed
 	}
@@ -284,15 +286,13 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
-func total(m map[runResult]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
+// isTerminal reports whether w is a terminal, where progress bars make sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-func printDryRun(w io.Writer, g *Grid, selected []Run, out, dataRoot string) {
+func printDryRun(w io.Writer, g *sweep.Grid, selected []sweep.Run, out, dataRoot string) {
 	fmt.Fprintf(w, "grid %s (%s): %d runs", g.Name, g.Path, len(g.Runs))
 	if g.Duplicates > 0 {
 		fmt.Fprintf(w, " after dropping %d duplicates", g.Duplicates)
@@ -304,7 +304,7 @@ func printDryRun(w io.Writer, g *Grid, selected []Run, out, dataRoot string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
 	for _, r := range selected {
-		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, describeRun(r.Spec), runStatus(out, r.ID))
+		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, sweep.DescribeRun(r.Spec), sweep.RunState(out, r.ID))
 	}
 	tw.Flush()
 	if err := checkDatasets(dataRoot, selected); err != nil {

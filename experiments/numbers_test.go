@@ -18,6 +18,7 @@ import (
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/report"
+	"gekc/sweep"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -78,7 +79,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			if rec.Status != StatusFinished {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
-			fr, err := loadFinished(dir, data)
+			fr, err := sweep.LoadFinished(dir, data)
 			must(t, err)
 			ds := fr.Data
 			var consistent func(kg.Triple) bool

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"gekc/sweep"
 )
 
 // findRepoRoot walks up from dir to the directory holding go.mod, so that
@@ -68,7 +70,7 @@ func resolveDataRoot(flagValue, env, repoRoot string) string {
 
 // checkDatasets makes sure every dataset the runs need is a directory under
 // root, and says how to point elsewhere when one is not.
-func checkDatasets(root string, runs []Run) error {
+func checkDatasets(root string, runs []sweep.Run) error {
 	seen := map[string]bool{}
 	var missing []string
 	for _, r := range runs {

@@ -15,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 
+	"gekc/internal/editdist"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/query"
+	"gekc/sweep"
 )
 
 const queryUsage = `usage: go run ./experiments query -run RUN [-s NAME] [-r NAME] [-o NAME] [flags]
@@ -130,11 +132,11 @@ func (o *queryOptions) execute() error {
 	if !filepath.IsAbs(dataRoot) {
 		dataRoot = filepath.Join(wd, dataRoot)
 	}
-	fr, err := loadFinished(dir, dataRoot)
+	fr, err := sweep.LoadFinished(dir, dataRoot)
 	if err != nil {
 		return err
 	}
-	dom, err := constraintOf(fr.Spec, fr.Data)
+	dom, err := sweep.Constraint(fr.Spec, fr.Data)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,7 @@ func findQueryRun(ref, out, repo, wd string) (string, error) {
 		if !filepath.IsAbs(out) {
 			out = filepath.Join(wd, out)
 		}
-		return resolveRun(out, ref)
+		return sweep.ResolveRun(out, ref)
 	}
 	base := repo
 	if base == "" {
@@ -173,7 +175,7 @@ func findQueryRun(ref, out, repo, wd string) (string, error) {
 	outs, _ := filepath.Glob(filepath.Join(base, "results", "*"))
 	var found []string
 	for _, d := range outs {
-		if dir, err := resolveRun(d, ref); err == nil {
+		if dir, err := sweep.ResolveRun(d, ref); err == nil {
 			found = append(found, dir)
 		}
 	}
@@ -225,7 +227,7 @@ func closeNames(names []string, name string, n int) []string {
 		case strings.Contains(lc, lower):
 			cs = append(cs, cand{c, 2, len(c) - len(name)})
 		default:
-			if d := editDistance(lower, lc); d <= limit {
+			if d := editdist.Distance(lower, lc); d <= limit {
 				cs = append(cs, cand{c, 3, d})
 			}
 		}

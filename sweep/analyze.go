@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"context"
@@ -43,17 +43,18 @@ const (
 	calMarkdownName = analysis.CalibrationMarkdownName
 )
 
-// finishedRun is a run loaded back from its directory.
-type finishedRun struct {
+// Finished is a finished run loaded back from its directory.
+type Finished struct {
 	ID    string
-	Dir   string
+	Dir   string // the run's directory, <out>/runs/<ID>
 	Spec  RunSpec
 	Data  *kg.Dataset
-	Model *models.Model
+	Model *models.Model // with the parameters of its checkpoint
 }
 
-// loadFinished loads a finished run's spec, dataset and best parameters.
-func loadFinished(dir, dataRoot string) (*finishedRun, error) {
+// LoadFinished loads a finished run's spec, dataset and best parameters
+// from its directory dir; the data set is read from dataRoot.
+func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	rec, err := readRecord(filepath.Join(dir, metricsName))
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func loadFinished(dir, dataRoot string) (*finishedRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := trainConfig(spec)
+	cfg, err := TrainConfig(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -78,12 +79,12 @@ func loadFinished(dir, dataRoot string) (*finishedRun, error) {
 	if err := ckpt.Load(filepath.Join(dir, ckpt.CheckpointName), m); err != nil {
 		return nil, err
 	}
-	return &finishedRun{ID: rec.ID, Dir: dir, Spec: spec, Data: ds, Model: m}, nil
+	return &Finished{ID: rec.ID, Dir: dir, Spec: spec, Data: ds, Model: m}, nil
 }
 
-// resolveRun finds a run named by a directory path or by an ID (or unique
+// ResolveRun finds a run named by a directory path or by an ID (or unique
 // ID prefix) under out/runs.
-func resolveRun(out, ref string) (string, error) {
+func ResolveRun(out, ref string) (string, error) {
 	if st, err := os.Stat(ref); err == nil && st.IsDir() {
 		return ref, nil
 	}
@@ -109,12 +110,12 @@ func resolveRun(out, ref string) (string, error) {
 
 // runSamples returns n samples of a run, read from samples.tsv when it
 // holds enough, else drawn and written.
-func runSamples(fr *finishedRun, n int, log io.Writer) ([]kg.Triple, error) {
+func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 	path := filepath.Join(fr.Dir, samplesName)
 	if ts, err := analysis.ReadSamples(path, fr.Data); err == nil && len(ts) >= n {
 		return ts[:n], nil
 	}
-	dom, err := constraintOf(fr.Spec, fr.Data)
+	dom, err := Constraint(fr.Spec, fr.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -126,22 +127,28 @@ func runSamples(fr *finishedRun, n int, log io.Writer) ([]kg.Triple, error) {
 	return ts, analysis.WriteSamples(path, fr.Data, ts)
 }
 
-type analyzer struct {
-	kind, features string
-	samples        int
-	out, dataRoot  string
-	runs           []Run
-	stdout, stderr io.Writer
+// Analysis is a post-hoc analysis of the finished runs of a results
+// directory (see the list above).
+type Analysis struct {
+	Kind     string // "samples", "ktd", "calibration" or "plots"
+	Features string // for ktd: the ID or directory of the finished ComplEx run giving ψ
+	Samples  int    // samples per run; <= 0 means analysis.DefaultSamples
+	Out      string // the results directory
+	DataRoot string
+	Runs     []Run     // the runs to analyse; those not finished are passed over
+	Stdout   io.Writer // the markdown table of ktd and calibration
+	Stderr   io.Writer // a line per run
 }
 
-func (a *analyzer) run(ctx context.Context) error {
-	if a.samples <= 0 {
-		a.samples = analysis.DefaultSamples
+// Run runs the analysis, writing its files into the results directory.
+func (a *Analysis) Run(ctx context.Context) error {
+	if a.Samples <= 0 {
+		a.Samples = analysis.DefaultSamples
 	}
-	switch a.kind {
+	switch a.Kind {
 	case "samples":
-		return a.each(ctx, func(fr *finishedRun) error {
-			_, err := runSamples(fr, a.samples, a.stderr)
+		return a.each(ctx, func(fr *Finished) error {
+			_, err := runSamples(fr, a.Samples, a.Stderr)
 			return err
 		})
 	case "ktd":
@@ -151,19 +158,19 @@ func (a *analyzer) run(ctx context.Context) error {
 	case "plots":
 		return a.plots(ctx)
 	}
-	return fmt.Errorf("-analyze %q: want %s", a.kind, analyzeKinds)
+	return fmt.Errorf("-analyze %q: want %s", a.Kind, analyzeKinds)
 }
 
 // analyzeKinds lists the -analyze modes, for messages.
 const analyzeKinds = "samples, ktd, calibration or plots"
 
 // each calls f on every selected finished GeKC run.
-func (a *analyzer) each(ctx context.Context, f func(*finishedRun) error) error {
-	for _, r := range a.runs {
+func (a *Analysis) each(ctx context.Context, f func(*Finished) error) error {
+	for _, r := range a.Runs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.out, runsDirName, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil || rec == nil || rec.Status != StatusFinished {
 			continue
@@ -171,7 +178,7 @@ func (a *analyzer) each(ctx context.Context, f func(*finishedRun) error) error {
 		if _, sem, err := models.Lookup(rec.Spec.Model); err != nil || sem == models.Energy {
 			continue
 		}
-		fr, err := loadFinished(dir, a.dataRoot)
+		fr, err := LoadFinished(dir, a.DataRoot)
 		if err != nil {
 			return err
 		}
@@ -182,15 +189,15 @@ func (a *analyzer) each(ctx context.Context, f func(*finishedRun) error) error {
 	return nil
 }
 
-func (a *analyzer) ktd(ctx context.Context) error {
-	if a.features == "" {
+func (a *Analysis) ktd(ctx context.Context) error {
+	if a.Features == "" {
 		return errors.New("-analyze ktd needs -features: the ID or directory of a finished ComplEx run whose product units give ψ")
 	}
-	dir, err := resolveRun(a.out, a.features)
+	dir, err := ResolveRun(a.Out, a.Features)
 	if err != nil {
 		return err
 	}
-	ref, err := loadFinished(dir, a.dataRoot)
+	ref, err := LoadFinished(dir, a.DataRoot)
 	if err != nil {
 		return err
 	}
@@ -200,28 +207,28 @@ func (a *analyzer) ktd(ctx context.Context) error {
 	}
 	ds := ref.Data
 	rng := rand.New(rand.NewPCG(1, 0x7d))
-	size := analysis.KTDSize(len(ds.Test), a.samples)
-	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.samples, rng)
+	size := analysis.KTDSize(len(ds.Test), a.Samples)
+	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rng)
 	if err != nil {
 		return err
 	}
-	err = a.each(ctx, func(fr *finishedRun) error {
+	err = a.each(ctx, func(fr *Finished) error {
 		if fr.Spec.Dataset != ref.Spec.Dataset {
 			return nil
 		}
-		ts, err := runSamples(fr, a.samples, a.stderr)
+		ts, err := runSamples(fr, a.Samples, a.Stderr)
 		if err != nil {
 			return err
 		}
 		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
 		rows = append(rows, analysis.KTDRow{Dataset: fr.Spec.Dataset, Model: fr.Spec.Model, Objective: fr.Spec.Objective, Run: fr.ID, Stat: st})
-		fmt.Fprintf(a.stderr, "%s: KTD %.4f ± %.4f\n", fr.ID, st.Mean, st.Std)
+		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", fr.ID, st.Mean, st.Std)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	tsv, md, err := analysis.KTDTables(rows, ref.ID, size, a.samples)
+	tsv, md, err := analysis.KTDTables(rows, ref.ID, size, a.Samples)
 	if err != nil {
 		return err
 	}
@@ -229,13 +236,13 @@ func (a *analyzer) ktd(ctx context.Context) error {
 }
 
 // plots draws curves.png again for every selected run with a final record.
-func (a *analyzer) plots(ctx context.Context) error {
+func (a *Analysis) plots(ctx context.Context) error {
 	n := 0
-	for _, r := range a.runs {
+	for _, r := range a.Runs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.out, runsDirName, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
@@ -248,7 +255,7 @@ func (a *analyzer) plots(ctx context.Context) error {
 		}
 		n++
 	}
-	fmt.Fprintf(a.stderr, "wrote %s of %d runs\n", curvesName, n)
+	fmt.Fprintf(a.Stderr, "wrote %s of %d runs\n", curvesName, n)
 	return nil
 }
 
@@ -260,9 +267,9 @@ func (a *analyzer) plots(ctx context.Context) error {
 // (-only), and of selected runs whose checkpoint is absent (checkpoints are
 // not committed, so a fresh clone has only those it trained), are kept from
 // the existing calibration.tsv.
-func (a *analyzer) calibration(ctx context.Context) error {
+func (a *Analysis) calibration(ctx context.Context) error {
 	filters := map[string]*kg.Filter{} // by dataset: runs share few of them
-	rows, err := readCalibrationTSV(filepath.Join(a.out, calTSVName), filepath.Join(a.out, runsDirName))
+	rows, err := readCalibrationTSV(filepath.Join(a.Out, calTSVName), filepath.Join(a.Out, runsDirName))
 	if err != nil {
 		return err
 	}
@@ -277,11 +284,11 @@ func (a *analyzer) calibration(ctx context.Context) error {
 		}
 	}
 	computed := 0
-	for _, r := range a.runs {
+	for _, r := range a.Runs {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(a.out, runsDirName, r.ID)
+		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
@@ -290,14 +297,14 @@ func (a *analyzer) calibration(ctx context.Context) error {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) && rowOf(r.ID) >= 0 {
-			fmt.Fprintf(a.stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
+			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
 			continue
 		}
-		fr, err := loadFinished(dir, a.dataRoot)
+		fr, err := LoadFinished(dir, a.DataRoot)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		dom, err := constraintOf(fr.Spec, fr.Data)
+		dom, err := Constraint(fr.Spec, fr.Data)
 		if err != nil {
 			return err
 		}
@@ -314,12 +321,12 @@ func (a *analyzer) calibration(ctx context.Context) error {
 		if err := writeCalibrationPlot(dir, fr.Spec, c); err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		fmt.Fprintf(a.stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
+		fmt.Fprintf(a.Stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
 		put(analysis.CalibrationRow{Run: runOf(fr.ID, fr.Spec), Cal: c})
 		computed++
 	}
 	if computed == 0 {
-		return fmt.Errorf("no finished run with a checkpoint in %s to calibrate", a.out)
+		return fmt.Errorf("no finished run with a checkpoint in %s to calibrate", a.Out)
 	}
 
 	tsv, md, err := analysis.CalibrationTables(rows)
@@ -350,13 +357,13 @@ func runOf(id string, s RunSpec) analysis.Run {
 
 // writeTables writes an analysis's TSV and markdown tables next to
 // results.tsv, atomically, and prints the markdown.
-func (a *analyzer) writeTables(tsvName string, tsv []byte, mdName string, md []byte) error {
-	if err := WriteFileAtomic(filepath.Join(a.out, tsvName), tsv, 0o644); err != nil {
+func (a *Analysis) writeTables(tsvName string, tsv []byte, mdName string, md []byte) error {
+	if err := writeFileAtomic(filepath.Join(a.Out, tsvName), tsv, 0o644); err != nil {
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(a.out, mdName), md, 0o644); err != nil {
+	if err := writeFileAtomic(filepath.Join(a.Out, mdName), md, 0o644); err != nil {
 		return err
 	}
-	_, err := a.stdout.Write(md)
+	_, err := a.Stdout.Write(md)
 	return err
 }

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 )
 
 func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
-	rec := &runRecord{
+	rec := &Record{
 		ID: "cp-pll-x", ConfigID: "cp-pll", Status: StatusFinished, Spec: exampleSpec(),
 		Epochs: []epochJSON{{Epoch: 0}, {Epoch: 1}, {Epoch: 2}, {Epoch: 3}, {Epoch: 4}, {Epoch: 5}, {Epoch: 6}, {Epoch: 7}}, BestEpoch: 4,
 		Valid:       map[string]jsonFloat{"mrr": 0.5, "ll": -3},

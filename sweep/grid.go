@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -24,6 +24,10 @@ type Grid struct {
 	Runs        []Run
 	Duplicates  int // expanded runs dropped because an earlier block produced the same spec
 }
+
+// Named reports whether Name came from the file's name key rather than
+// from its file name.
+func (g *Grid) Named() bool { return g.named }
 
 // Run is one expanded run of a grid.
 type Run struct {
@@ -562,9 +566,9 @@ func mergeAssignments(defaults, b block) []assignment {
 	return assigns
 }
 
-// describeRun is the one-line summary of a run's key hyperparameters used
+// DescribeRun is the one-line summary of a run's key hyperparameters used
 // by -dry-run.
-func describeRun(s RunSpec) string {
+func DescribeRun(s RunSpec) string {
 	parts := []string{s.Dataset, s.Model, s.Objective, "d=" + strconv.Itoa(s.Rank), "b=" + strconv.Itoa(s.BatchSize),
 		"lr=" + formatFloat(s.LearningRate), "seed=" + strconv.Itoa(s.Seed)}
 	if s.Constraints != "none" {

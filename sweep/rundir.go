@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bytes"
@@ -40,7 +40,7 @@ func writeConfig(path string, spec RunSpec) error {
 	if err := toml.NewEncoder(&b).Encode(spec); err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, b.Bytes(), 0o644)
+	return writeFileAtomic(path, b.Bytes(), 0o644)
 }
 
 // readConfig reads a config.toml back; keys it lacks take their defaults.
@@ -56,9 +56,9 @@ func readConfig(path string) (RunSpec, error) {
 	return spec, nil
 }
 
-// finishedRuns lists the runs of out that have a final metrics.json, for
+// FinishedRuns lists the runs of out that have a final metrics.json, for
 // -resume=false.
-func finishedRuns(out string) ([]string, error) {
+func FinishedRuns(out string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join(out, runsDirName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -76,8 +76,8 @@ func finishedRuns(out string) ([]string, error) {
 	return ids, nil
 }
 
-// runStatus describes a run's state on disk for -dry-run, without writing.
-func runStatus(out, id string) string {
+// RunState describes a run's state on disk for -dry-run, without writing.
+func RunState(out, id string) string {
 	dir := filepath.Join(out, runsDirName, id)
 	if isLocked(filepath.Join(dir, runLockName)) {
 		return "running"

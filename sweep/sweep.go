@@ -1,10 +1,11 @@
-package main
+package sweep
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,19 +21,20 @@ import (
 	"gekc/train/ckpt"
 )
 
-// Output layout, relative to the -out directory.
+// Output layout, relative to the results directory (Options.Out). The
+// exported names are the ones a command needs to name files to its user.
 const (
-	gridCopyName   = "grid.toml"
-	runsDirName    = "runs"
+	GridCopyName   = "grid.toml" // the grid that produced the sweep
+	runsDirName    = "runs"      // one directory per run, named by its ID
 	resultsTSVName = "results.tsv"
-	resultsMDName  = "results.md"
+	ResultsMDName  = "results.md" // the tables of the sweep
 	resultsLock    = "results.lock"
 	runLockName    = "lock"
 	configName     = "config.toml"
 	metricsName    = "metrics.json"
 )
 
-// sweep runs the selected runs of a grid into one output directory. Any
+// Sweep runs the selected runs of a grid into one output directory. Any
 // number of sweeps, in this process (-j) or others (SLURM array tasks, a
 // second terminal), may share the directory:
 //
@@ -47,28 +49,98 @@ const (
 // So a SIGKILL at any moment loses no finished run and repeats none: a run
 // killed before its metrics.json continues from its last resume state (or
 // from scratch), one killed after it gets its row added on the next start.
-type sweep struct {
-	grid     *Grid
-	runs     []Run // the selection, in execution order
-	out      string
-	dataRoot string
-	jobs     int
-	samples  int // -samples override; < 0 keeps the grid's value
-	// stateEvery is how often a run saves its resume state (after an
-	// epoch, at most this often); < 0: never.
+type Sweep struct {
+	grid       *Grid
+	runs       []Run // the selection, in execution order
+	out        string
+	dataRoot   string
+	jobs       int
+	samples    int
 	stateEvery time.Duration
 	run        RunFunc
 	stdout     *lockedWriter
 	stderr     *lockedWriter
-	bars       bool // progress bars (terminal and -j 1) rather than plain lines
-	quiet      bool // no per-epoch progress (-q, tests)
-	verbose    bool // a line for every epoch (-v)
+	bars       bool
+	quiet      bool
+	verbose    bool
 	command    []string
 
 	mu       sync.Mutex
 	results  map[runResult]int
 	problems []error                  // failures of the machinery itself, not of runs
 	done     map[string]chan struct{} // closed when this process is done with a run (distill_from ordering)
+}
+
+// Options are how a Sweep runs; the zero value of each field is a usable
+// default (nil writers discard).
+type Options struct {
+	Out      string // the results directory
+	DataRoot string // holds one directory per data set
+	Jobs     int    // runs trained at once; < 1 means 1
+	Samples  int    // overrides the grid's samples when >= 0 (-samples)
+	// StateEvery is how often a run saves its resume state (after an
+	// epoch, at most this often); 0: every epoch; < 0: never.
+	StateEvery time.Duration
+	Run        RunFunc   // trains one run; nil means Train
+	Stdout     io.Writer // the summary table (PrintSummary)
+	Stderr     io.Writer // progress, one line per run, warnings
+	Bars       bool      // progress bars (a terminal and one job) rather than plain lines
+	Quiet      bool      // no per-epoch progress (-q)
+	Verbose    bool      // a line for every epoch (-v)
+	Command    []string  // the command line, recorded in each metrics.json
+}
+
+// New returns a sweep of runs, a selection of g.Runs, reordered so that a
+// run distilling from another selected run comes after it. Call Prepare,
+// then Run, then PrintSummary.
+func New(g *Grid, runs []Run, o Options) *Sweep {
+	if o.Run == nil {
+		o.Run = Train
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	return &Sweep{
+		grid: g, runs: orderForDistill(runs), out: o.Out, dataRoot: o.DataRoot, jobs: max(o.Jobs, 1),
+		samples: o.Samples, stateEvery: o.StateEvery, run: o.Run,
+		stdout: &lockedWriter{w: o.Stdout}, stderr: &lockedWriter{w: o.Stderr},
+		bars: o.Bars, quiet: o.Quiet, verbose: o.Verbose, command: o.Command,
+	}
+}
+
+// Tally counts how the runs of a sweep ended.
+type Tally struct {
+	Finished    int // trained now, finished
+	Diverged    int // trained now, diverged
+	Failed      int // trained now (or tried to), failed
+	AlreadyDone int // finished or diverged before this sweep
+	Busy        int // being trained by another process
+	Interrupted int // stopped, or never started, because the context was cancelled
+	// Problems counts failures of the machinery itself (a results table
+	// that could not be written, say), not of runs.
+	Problems int
+}
+
+// Run trains the selection and returns how the runs ended, once all are
+// done or ctx is cancelled and the runs in flight have saved their state.
+// It ends by regenerating results.md.
+func (s *Sweep) Run(ctx context.Context) Tally {
+	s.runAll(ctx)
+	if err := s.refreshReport(); err != nil {
+		s.problem(fmt.Errorf("writing results.md: %w", err))
+	}
+	// The workers are done: s.results and s.problems are no longer written.
+	r := s.results
+	n := 0
+	for _, v := range r {
+		n += v
+	}
+	return Tally{Finished: r[resFinished], Diverged: r[resDiverged], Failed: r[resFailed],
+		AlreadyDone: r[resAlreadyDone], Busy: r[resBusy], Interrupted: r[resInterrupted] + len(s.runs) - n,
+		Problems: len(s.problems)}
 }
 
 type runResult int
@@ -82,13 +154,13 @@ const (
 	resInterrupted                  // cancelled by SIGINT/SIGTERM; resumes next time
 )
 
-func (s *sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
-func (s *sweep) path(name string) string { return filepath.Join(s.out, name) }
+func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
+func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
 
-// prepare creates the output directory, saves the grid, removes temporary
+// Prepare creates the output directory, saves the grid, removes temporary
 // files of killed writers, and repairs results.tsv: a run killed between
 // writing metrics.json and its row gets its row now, without re-running.
-func (s *sweep) prepare() error {
+func (s *Sweep) Prepare() error {
 	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
 	}
@@ -123,7 +195,7 @@ func (s *sweep) prepare() error {
 			}
 		}
 		if changed {
-			if err := WriteFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+			if err := writeFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 				return err
 			}
 		}
@@ -134,8 +206,8 @@ func (s *sweep) prepare() error {
 // saveGridCopy writes <out>/grid.toml. A different grid already there is
 // kept as grid.<time>.toml: its runs are still in runs/, and it is the only
 // record of what produced them.
-func (s *sweep) saveGridCopy() error {
-	dst := s.path(gridCopyName)
+func (s *Sweep) saveGridCopy() error {
+	dst := s.path(GridCopyName)
 	old, err := os.ReadFile(dst)
 	switch {
 	case err == nil && bytes.Equal(old, s.grid.Source):
@@ -149,10 +221,10 @@ func (s *sweep) saveGridCopy() error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	return WriteFileAtomic(dst, s.grid.Source, 0o644)
+	return writeFileAtomic(dst, s.grid.Source, 0o644)
 }
 
-func (s *sweep) withResultsLock(fn func() error) error {
+func (s *Sweep) withResultsLock(fn func() error) error {
 	l, err := waitLock(s.path(resultsLock))
 	if err != nil {
 		return err
@@ -163,7 +235,7 @@ func (s *sweep) withResultsLock(fn func() error) error {
 
 // recordRow gives a run its results.tsv row, unless it has one already, and
 // regenerates results.md.
-func (s *sweep) recordRow(rec *runRecord) error {
+func (s *Sweep) recordRow(rec *Record) error {
 	return s.withResultsLock(func() error {
 		table, err := report.ReadTSV(s.path(resultsTSVName))
 		if err != nil {
@@ -172,7 +244,7 @@ func (s *sweep) recordRow(rec *runRecord) error {
 		if !table.Upsert(rowFromRecord(rec)) {
 			return nil
 		}
-		if err := WriteFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+		if err := writeFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 			return err
 		}
 		return s.writeReport(table)
@@ -180,7 +252,7 @@ func (s *sweep) recordRow(rec *runRecord) error {
 }
 
 // refreshReport regenerates results.md from results.tsv.
-func (s *sweep) refreshReport() error {
+func (s *Sweep) refreshReport() error {
 	return s.withResultsLock(func() error {
 		table, err := report.ReadTSV(s.path(resultsTSVName))
 		if err != nil {
@@ -190,18 +262,18 @@ func (s *sweep) refreshReport() error {
 	})
 }
 
-func (s *sweep) writeReport(table *report.Table) error {
+func (s *Sweep) writeReport(table *report.Table) error {
 	md, err := report.Markdown(s.grid.Name, table)
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.path(resultsMDName), md, 0o644)
+	return writeFileAtomic(s.path(ResultsMDName), md, 0o644)
 }
 
-// printSummary writes the best configuration of each model and objective
+// PrintSummary writes the best configuration of each model and objective
 // among the selected runs to stdout, from results.tsv (so runs finished
 // before this invocation count too).
-func (s *sweep) printSummary() error {
+func (s *Sweep) PrintSummary() error {
 	table, err := report.ReadTSV(s.path(resultsTSVName))
 	if err != nil {
 		return err
@@ -219,12 +291,12 @@ func (s *sweep) printSummary() error {
 		}
 	}
 	fmt.Fprintf(s.stdout, "%s: best configuration per model and objective (test split; selected on validation %s; all columns in %s)\n\n",
-		s.grid.Name, s.selectMetrics(), s.path(resultsMDName))
+		s.grid.Name, s.selectMetrics(), s.path(ResultsMDName))
 	return report.Summary(s.stdout, mine)
 }
 
 // selectMetrics names the validation metrics the selected runs select on.
-func (s *sweep) selectMetrics() string {
+func (s *Sweep) selectMetrics() string {
 	var sel []string
 	for _, r := range s.runs {
 		if !slices.Contains(sel, r.Spec.Eval.Select) {
@@ -236,7 +308,7 @@ func (s *sweep) selectMetrics() string {
 
 // runAll trains the selection with s.jobs workers and returns when all are
 // done or ctx is cancelled and the runs in flight have stopped.
-func (s *sweep) runAll(ctx context.Context) {
+func (s *Sweep) runAll(ctx context.Context) {
 	s.results = map[runResult]int{}
 	s.done = make(map[string]chan struct{}, len(s.runs))
 	for _, r := range s.runs {
@@ -267,19 +339,19 @@ feed:
 	wg.Wait()
 }
 
-func (s *sweep) problem(err error) {
+func (s *Sweep) problem(err error) {
 	s.mu.Lock()
 	s.problems = append(s.problems, err)
 	s.mu.Unlock()
 	s.stderr.printf("error: %v\n", err)
 }
 
-func (s *sweep) label(r Run) string {
+func (s *Sweep) label(r Run) string {
 	return fmt.Sprintf("[%d/%d] %s", r.Index, len(s.grid.Runs), r.ID)
 }
 
 // runOne claims, trains and records one run.
-func (s *sweep) runOne(ctx context.Context, r Run) runResult {
+func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 	if ctx.Err() != nil {
 		return resInterrupted
 	}
@@ -384,7 +456,7 @@ func (s *sweep) runOne(ctx context.Context, r Run) runResult {
 	return resFailed
 }
 
-func (s *sweep) observer(r Run) Observer {
+func (s *Sweep) observer(r Run) Observer {
 	if s.quiet {
 		return nopObserver{}
 	}
@@ -402,9 +474,9 @@ func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error)
 	return fn(ctx, job)
 }
 
-func (s *sweep) newRecord(r Run, spec RunSpec) *runRecord {
+func (s *Sweep) newRecord(r Run, spec RunSpec) *Record {
 	host, _ := os.Hostname()
-	return &runRecord{
+	return &Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
 		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuDescription(),
 		Env: map[string]string{
@@ -418,7 +490,7 @@ func (s *sweep) newRecord(r Run, spec RunSpec) *runRecord {
 
 // completeRecord fills rec from what the run function returned, measuring
 // what it left zero.
-func (s *sweep) completeRecord(rec *runRecord, o *Outcome, runErr error) {
+func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	rec.FinishedAt = time.Now().UTC()
 	wall := rec.FinishedAt.Sub(rec.StartedAt).Seconds()
 	switch {

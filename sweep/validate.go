@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"gekc/models"
 )
 
 // Validator rejects a run that cannot be trained, e.g. an energy-based
@@ -15,14 +17,13 @@ import (
 // starts rather than hours in.
 type Validator func(RunSpec) error
 
-// validateRun is the Validator main uses. The lead replaces it with one that
-// also asks the models registry, e.g.
-//
-//	validateRun = ChainValidators(DefaultValidator, models.ValidateSpec)
-var validateRun Validator = DefaultValidator
+// Validate is the Validator of the command: DefaultValidator, then what
+// only the models registry knows (model names, which semantics admit MLE,
+// a log-likelihood, domain constraints).
+func Validate(s RunSpec) error { return chainValidators(DefaultValidator, validateModels)(s) }
 
-// ChainValidators runs validators in order and returns the first error.
-func ChainValidators(vs ...Validator) Validator {
+// chainValidators runs validators in order and returns the first error.
+func chainValidators(vs ...Validator) Validator {
 	return func(s RunSpec) error {
 		for _, v := range vs {
 			if v == nil {
@@ -200,4 +201,26 @@ func splitModel(model string) (family, semantics string) {
 		}
 	}
 	return model, ""
+}
+
+// validateModels asks the models registry and the objectives what the
+// default validator cannot know.
+func validateModels(s RunSpec) error {
+	_, sem, err := models.Lookup(s.Model)
+	if err != nil {
+		return err
+	}
+	if s.Objective == "mle" && sem == models.Energy {
+		return fmt.Errorf("model %q with objective mle: %w; use pll, or a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
+	}
+	if s.Eval.Select == "ll" && sem == models.Energy {
+		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
+	}
+	if s.Constraints == "domain" && sem == models.Energy {
+		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
+	}
+	if s.Optimizer != "" && s.Optimizer != "adam" {
+		return fmt.Errorf("optimizer %q is not implemented (only adam)", s.Optimizer)
+	}
+	return nil
 }

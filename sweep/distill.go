@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // of an .npz file (embeddings trained elsewhere, saved by numpy.savez with
 // one array per parameter table). A source run that this process is
 // training is waited for.
-func (s *sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
+func (s *Sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 	from := r.Spec.DistillFrom
 	if from == "" {
 		return "", nil

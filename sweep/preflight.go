@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ import (
 // the grid file itself: the data sets, and the settings that depend on
 // them. It returns notes worth a line on stderr (once per sweep) and every
 // problem found, so that a sweep never spends its epochs on a run that was
-// bound to fail at test time. runTraining's is preflightRuns; the tests'
+// bound to fail at test time. Train's is PreflightRuns; the tests'
 // fake run functions need none.
 type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, err error)
 
-// preflightRuns loads each data set once (the runs reuse it: see
+// PreflightRuns loads each data set once (the runs reuse it: see
 // loadDataset) and checks every run against it:
 //
 //   - eval.sem_k: each k at most the number of entities, and a schema;
@@ -33,7 +33,7 @@ type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, 
 //
 // Problems are reported per block and problem, with the grid's file:line
 // of the block, as grid errors are.
-func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
+func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
 	var notes []string
 	var errs []error
 	loaded := map[string]*kg.Dataset{}
@@ -109,9 +109,9 @@ func preflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 	return notes, nil
 }
 
-// unfinished returns the runs without a final record in out: the ones a
+// Unfinished returns the runs without a final record in out: the ones a
 // sweep would train, and so the ones worth a preflight check.
-func unfinished(out string, runs []Run) []Run {
+func Unfinished(out string, runs []Run) []Run {
 	var todo []Run
 	for _, r := range runs {
 		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"context"
@@ -20,16 +20,17 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// runTraining trains one run with the train package.
-var runTraining RunFunc = trainRun
-
-func trainRun(ctx context.Context, job Job) (*Outcome, error) {
+// Train is the RunFunc of the command: it trains job's run with package
+// train, resuming from job.StatePath when it holds a state, and writes the
+// run's checkpoint.npz, curves.png (and calibration.png, samples.tsv when
+// the spec asks for them) into job.RunDir.
+func Train(ctx context.Context, job Job) (*Outcome, error) {
 	spec := job.Spec
 	ds, err := loadDataset(filepath.Join(job.DataRoot, spec.Dataset))
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := trainConfig(spec)
+	cfg, err := TrainConfig(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 		if res.Model.Semantics == models.Energy {
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
 		} else {
-			dom, err := constraintOf(spec, ds)
+			dom, err := Constraint(spec, ds)
 			if err != nil {
 				return nil, err
 			}
@@ -140,8 +141,8 @@ func trainRun(ctx context.Context, job Job) (*Outcome, error) {
 	return out, nil
 }
 
-// trainConfig translates a grid run into a training configuration.
-func trainConfig(spec RunSpec) (train.Config, error) {
+// TrainConfig translates a grid run into the configuration of train.Run.
+func TrainConfig(spec RunSpec) (train.Config, error) {
 	if spec.Optimizer != "" && spec.Optimizer != "adam" {
 		return train.Config{}, fmt.Errorf("optimizer %q is not implemented (only adam)", spec.Optimizer)
 	}
@@ -178,10 +179,10 @@ func trainConfig(spec RunSpec) (train.Config, error) {
 	}, nil
 }
 
-// constraintOf returns the domain constraint a run is trained under: nil
+// Constraint returns the domain constraint a run is trained under: nil
 // for an unconstrained run, an error when a constrained run's data set has
 // no usable schema (its samples or metrics would silently be unconstrained).
-func constraintOf(spec RunSpec, ds *kg.Dataset) (*models.Domain, error) {
+func Constraint(spec RunSpec, ds *kg.Dataset) (*models.Domain, error) {
 	if spec.Constraints != "domain" {
 		return nil, nil
 	}
@@ -206,30 +207,6 @@ func loadDataset(dir string) (*kg.Dataset, error) {
 	ent.once.Do(func() { ent.ds, ent.err = kg.Load(dir) })
 	return ent.ds, ent.err
 }
-
-// validateModels asks the models registry and the objectives what the
-// default validator cannot know.
-func validateModels(s RunSpec) error {
-	_, sem, err := models.Lookup(s.Model)
-	if err != nil {
-		return err
-	}
-	if s.Objective == "mle" && sem == models.Energy {
-		return fmt.Errorf("model %q with objective mle: %w; use pll, or a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
-	}
-	if s.Eval.Select == "ll" && sem == models.Energy {
-		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
-	}
-	if s.Constraints == "domain" && sem == models.Energy {
-		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
-	}
-	if s.Optimizer != "" && s.Optimizer != "adam" {
-		return fmt.Errorf("optimizer %q is not implemented (only adam)", s.Optimizer)
-	}
-	return nil
-}
-
-func init() { validateRun = ChainValidators(DefaultValidator, validateModels) }
 
 type observerAdapter struct{ o Observer }
 

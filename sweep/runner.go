@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 )
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
-// train package: run.go holds the one the command uses.
+// train package: Train is the one the command uses; tests pass fakes.
 //
 // The function writes its own artefacts (checkpoint.npz, sample files) into
-// job.RunDir, preferably with WriteFileAtomic; the driver writes
+// job.RunDir, preferably with writeFileAtomic; the driver writes
 // config.toml, metrics.json and the results tables. It must return promptly
 // with ctx.Err() once ctx is cancelled (SIGINT/SIGTERM): the driver then
 // discards the run's directory contents but for its resume state
@@ -63,7 +63,7 @@ type Outcome struct {
 	Valid, Test     map[string]float64
 	WallSeconds     float64 // 0: the driver measures it around the call
 	SecondsPerEpoch float64 // 0: the driver averages Epochs[].Seconds
-	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see rss.go)
+	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see package procstat)
 	Notes           []string
 }
 

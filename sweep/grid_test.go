@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -307,7 +307,7 @@ func TestGridErrors(t *testing.T) {
 			[]string{"grid.toml:9:", "more than 100000 runs"}},
 		{"too many seeds", base + "[[sweep]]\nseeds = 200000\n", nil,
 			[]string{"grid.toml:10:", "seeds"}},
-		{"unknown model", base + "[[sweep]]\nmodel = \"cpx\"\n", validateRun,
+		{"unknown model", base + "[[sweep]]\nmodel = \"cpx\"\n", Validate,
 			[]string{"grid.toml:9:", `unknown model "cpx" (known: complex,`}},
 		{"no dataset", strings.Replace(base, `dataset = "toy"`, "", 1), nil,
 			[]string{"grid.toml:1:", `missing required key "dataset"`, "required keys are dataset, model,"}},
@@ -353,7 +353,7 @@ func TestGridReportsEveryError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseGrid("grid.toml", []byte(tt.src), validateRun)
+			_, err := ParseGrid("grid.toml", []byte(tt.src), Validate)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -485,7 +485,7 @@ func TestShippedGrids(t *testing.T) {
 	must(t, err)
 	for _, r := range g.Runs {
 		if r.Spec.Dataset != "umls" || r.Spec.Rank != 50 || r.Spec.Seed != 0 || r.Spec.BatchSize != 500 {
-			t.Errorf("umls grid run %s: %s", r.ID, describeRun(r.Spec))
+			t.Errorf("umls grid run %s: %s", r.ID, DescribeRun(r.Spec))
 		}
 		// GeKCs use lr 1e-2 on UMLS (few steps per epoch; see the grid's comments).
 		if _, sem := splitModel(r.Spec.Model); (sem != "") != (r.Spec.LearningRate == 1e-2) {

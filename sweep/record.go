@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -15,10 +16,10 @@ import (
 	"gekc/internal/jsonfloat"
 )
 
-// runRecord is metrics.json: the Outcome plus what is needed to trust and
+// Record is metrics.json: the Outcome plus what is needed to trust and
 // reproduce it. It is written last, atomically: a run is finished exactly
 // when its metrics.json says finished or diverged.
-type runRecord struct {
+type Record struct {
 	ID              string               `json:"id"`
 	ConfigID        string               `json:"config_id"` // the ID without the seed
 	Status          Status               `json:"status"`
@@ -73,16 +74,22 @@ func toEpochJSON(recs []EpochRecord) []epochJSON {
 	return out
 }
 
-func writeRecord(path string, rec *runRecord) error {
+func writeRecord(path string, rec *Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'), 0o644)
+	return writeFileAtomic(path, append(data, '\n'), 0o644)
+}
+
+// ReadRecord reads the record of the run in runDir (its metrics.json); it
+// returns nil and no error when the run has none yet.
+func ReadRecord(runDir string) (*Record, error) {
+	return readRecord(filepath.Join(runDir, metricsName))
 }
 
 // readRecord returns the record at path, or nil if there is none.
-func readRecord(path string) (*runRecord, error) {
+func readRecord(path string) (*Record, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -90,7 +97,7 @@ func readRecord(path string) (*runRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	var rec runRecord
+	var rec Record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 	spec.InitScale, spec.DType, spec.Constraints = 0.2, "float64", "domain"
 	spec.Eval = EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
 		Select: "mrr", Stop: "select_and_ll", MinDelta: 2e-4, LLMinDelta: 0.02, Every: 3, MaxValid: 50, SemK: []int{1, 4}}
-	cfg, err := trainConfig(spec)
+	cfg, err := TrainConfig(spec)
 	must(t, err)
 	want := objectives.PLL{Weights: objectives.Weights{Subject: 0.5, Relation: 2, Object: 1.5}}
 	if cfg.Objective != want {
@@ -45,7 +45,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 	}
 	spec.DType, spec.Constraints, spec.Objective = "float32", "none", "mle"
 	spec.Eval.Metrics, spec.Eval.TiePolicy, spec.Eval.Stop = []string{"mrr", "ll"}, "realistic", "select"
-	cfg, err = trainConfig(spec)
+	cfg, err = TrainConfig(spec)
 	must(t, err)
 	if cfg.Dtype != tensor.Float32 || cfg.Constrained || cfg.Objective != (objectives.MLE{}) || !cfg.Eval.LogLikelihood ||
 		cfg.Eval.ECE || cfg.Eval.SemK != nil || cfg.Eval.TiePolicy != metrics.Realistic || cfg.Eval.StopOnLL {
@@ -57,8 +57,8 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 // it is not a trained epoch, in results.tsv's epochs nor in
 // seconds_per_epoch.
 func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
-	s := &sweep{jobs: 1}
-	rec := &runRecord{ID: "x", StartedAt: time.Now().UTC()}
+	s := &Sweep{jobs: 1}
+	rec := &Record{ID: "x", StartedAt: time.Now().UTC()}
 	s.completeRecord(rec, &Outcome{Status: StatusFinished, BestEpoch: 0, Epochs: []EpochRecord{
 		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
 		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"os"
@@ -6,12 +6,12 @@ import (
 	"gekc/internal/atomicfile"
 )
 
-// WriteFileAtomic replaces path with data so that readers, and a process
+// writeFileAtomic replaces path with data so that readers, and a process
 // restarted after a crash, see either the old file or the new one, never a
 // part (see package atomicfile).
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return atomicfile.WriteFile(path, data, perm)
 }
 
-// isTempFile reports whether name is a WriteFileAtomic temporary.
+// isTempFile reports whether name is a writeFileAtomic temporary.
 func isTempFile(name string) bool { return atomicfile.IsTemp(name) }

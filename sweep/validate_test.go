@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"errors"
@@ -88,7 +88,7 @@ func TestValidateModels(t *testing.T) {
 	} {
 		s := exampleSpec()
 		tt.mutate(&s)
-		err := validateRun(s)
+		err := Validate(s)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%s: unexpected error: %v", tt.name, err)
@@ -101,7 +101,7 @@ func TestValidateModels(t *testing.T) {
 func TestChainValidators(t *testing.T) {
 	calls := 0
 	fail := func(RunSpec) error { calls++; return errors.New("second") }
-	v := ChainValidators(DefaultValidator, nil, fail, func(RunSpec) error { calls++; return nil })
+	v := chainValidators(DefaultValidator, nil, fail, func(RunSpec) error { calls++; return nil })
 	if err := v(exampleSpec()); err == nil || err.Error() != "second" || calls != 1 {
 		t.Errorf("err %v after %d calls; want the second validator's error, stopping there", err, calls)
 	}

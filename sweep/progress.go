@@ -1,10 +1,9 @@
-package main
+package sweep
 
 import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"gekc/report"
 
 	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // progressObserver reports a run's progress on stderr: on a terminal, a
@@ -55,12 +53,6 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func (l *lockedWriter) printf(format string, args ...any) {
 	fmt.Fprintf(l, format, args...)
-}
-
-// isTerminal reports whether w is a terminal, where progress bars make sense.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 func newProgressObserver(out *lockedWriter, prefix string, maxEpochs int, bars, verbose bool) *progressObserver {
@@ -178,7 +170,7 @@ func sortedMetricKeys(m map[string]float64) []string {
 }
 
 // summaryLine is the one line printed when a run ends.
-func summaryLine(prefix string, rec *runRecord) string {
+func summaryLine(prefix string, rec *Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", prefix, rec.Status)
 	metric := func(label string, m map[string]jsonFloat, key, format string) {

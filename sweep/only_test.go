@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func TestSelectRuns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.only, func(t *testing.T) {
-			got, err := selectRuns(tt.only, runs)
+			got, err := Select(tt.only, runs)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)

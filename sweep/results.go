@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"strconv"
@@ -30,7 +30,7 @@ func trainedEpochs(es []epochJSON) int {
 func formatMetric(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
 // rowFromRecord is the results.tsv row of a run.
-func rowFromRecord(rec *runRecord) report.Row {
+func rowFromRecord(rec *Record) report.Row {
 	s := rec.Spec
 	row := report.Row{
 		"id": rec.ID, "config_id": rec.ConfigID, "dataset": s.Dataset, "model": s.Model,

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"strings"
 )
 
-// selectRuns applies an -only filter: "" selects every run;
+// Select applies an -only filter: "" selects every run;
 // "re:EXPR" selects the runs whose ID the regular expression matches
 // anywhere (anchor it with ^ and $ for whole IDs); otherwise a
 // comma-separated list of indices and inclusive ranges, e.g. "3" or "0-5,9".
 // The result is in grid order without duplicates; selecting nothing is an
 // error, since a sweep that silently does nothing looks like success.
-func selectRuns(only string, runs []Run) ([]Run, error) {
+func Select(only string, runs []Run) ([]Run, error) {
 	only = strings.TrimSpace(only)
 	if only == "" {
 		return runs, nil

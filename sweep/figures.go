@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 // -analyze calibration. Package report draws them.
 
 const (
-	curvesName          = "curves.png"
+	curvesName          = "curves.png" // training curves of a run
 	calibrationPlotName = analysis.CalibrationPlotName
 )
 
@@ -32,25 +32,25 @@ func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) 
 	for i, e := range epochs {
 		es[i] = train.EpochRecord(e)
 	}
-	png, err := report.Curves(describeRun(spec), es, bestEpoch)
+	png, err := report.Curves(DescribeRun(spec), es, bestEpoch)
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
+	return writeFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
 }
 
 // writeCalibrationPlot draws the reliability diagrams of a run into
 // dir/calibration.png.
 func writeCalibrationPlot(dir string, spec RunSpec, c *metrics.Calibration) error {
-	png, err := report.Calibration(describeRun(spec), c)
+	png, err := report.Calibration(DescribeRun(spec), c)
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
 	}
-	return WriteFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
+	return writeFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
 }
 
 // epochsOf turns metrics.json's epochs back into EpochRecords.
-func epochsOf(rec *runRecord) []EpochRecord {
+func epochsOf(rec *Record) []EpochRecord {
 	out := make([]EpochRecord, len(rec.Epochs))
 	for i, e := range rec.Epochs {
 		out[i] = EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}

@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"bytes"
@@ -95,11 +95,11 @@ func TestConciseProgressLines(t *testing.T) {
 }
 
 func TestSummaryLine(t *testing.T) {
-	rec := &runRecord{Status: StatusFinished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
+	rec := &Record{Status: StatusFinished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
 	if got, want := summaryLine("[1/2] id", rec), "[1/2] id finished  valid MRR 0.5000  test MRR 0.2500  test LL -12.500  1m15s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	rec = &runRecord{Status: StatusFailed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
+	rec = &Record{Status: StatusFailed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
 	if got := summaryLine("id", rec); got != "id failed  0s  error: boom" {
 		t.Errorf("got %q", got)
 	}

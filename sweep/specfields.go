@@ -1,4 +1,4 @@
-package main
+package sweep
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"gekc/internal/editdist"
 )
 
 // specField describes one TOML key of RunSpec, found from the struct tags so
@@ -190,31 +192,11 @@ func unknownKeyError(prefix, key string) error {
 func closest(s string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if d := editDistance(s, c); d < bestDist {
+		if d := editdist.Distance(s, c); d < bestDist {
 			best, bestDist = c, d
 		}
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func sortedKeys[V any](m map[string]V) []string {
