@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"gekc/models"
+	"gekc/query"
 	"gekc/train/ckpt"
 )
 
@@ -40,9 +41,9 @@ func runQueryCLI(t *testing.T, args ...string) (int, string, string) {
 	return code, stdout.String(), stderr.String()
 }
 
-func decodeQuery(t *testing.T, out string) queryResult {
+func decodeQuery(t *testing.T, out string) query.Result {
 	t.Helper()
-	var r queryResult
+	var r query.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v in %s", err, out)
 	}
@@ -135,7 +136,7 @@ func TestQueryCommand(t *testing.T) {
 	// the completions (same model): log p(o | s, r) is the completion's.
 	_, out, _ = runQueryCLI(t, append(base, "-s", "alga", "-r", "isa", "-o", all.Rows[0].Object, "-format", "json")...)
 	sc := decodeQuery(t, out)
-	if sc.Kind != kindJoint || len(sc.Rows) != 1 || math.Abs(*sc.Rows[0].LogPObject-*all.Rows[0].LogProb) > 1e-6 {
+	if sc.Kind != query.KindJoint || len(sc.Rows) != 1 || math.Abs(*sc.Rows[0].LogPObject-*all.Rows[0].LogProb) > 1e-6 {
 		t.Errorf("scored triple %+v, completion log p %v", sc, *all.Rows[0].LogProb)
 	}
 

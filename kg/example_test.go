@@ -115,3 +115,19 @@ func ExampleSchema_EntitiesOfType() {
 	// Gene::PTGS1
 	// Gene::PTGS2
 }
+
+// A name that is not in the vocabulary is an error that suggests the
+// names closest to it.
+func ExampleVocab_Lookup() {
+	rels, err := kg.NewVocab([]string{"isa", "location_of", "part_of"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	id, err := rels.Lookup("relation", "part_of")
+	fmt.Println(id, err)
+	_, err = rels.Lookup("relation", "partof")
+	fmt.Println(err)
+	// Output:
+	// 2 <nil>
+	// unknown relation "partof"; did you mean "part_of"?
+}

@@ -22,6 +22,13 @@
 //
 // Answers are log-probabilities indexed by id; metrics.TopK orders them.
 //
-// The command `go run ./experiments query` is this package behind flags
-// that look runs and names up.
+// An Answerer binds a Querier to the kg.Dataset whose vocabularies name
+// its ids, to ask and answer in names: it looks names up (suggesting close
+// ones for a misspelt name) and turns completions, scored triples,
+// marginals and samples into a Result, rows of names and probabilities
+// marked known when a split holds the triple, that Write prints as text,
+// TSV or JSON.
+//
+// The command `go run ./experiments query` is an Answerer behind flags
+// that look the run up.
 package query

@@ -1,4 +1,4 @@
-package main
+package query
 
 import (
 	"encoding/json"
@@ -10,37 +10,44 @@ import (
 	"text/tabwriter"
 )
 
-// queryResult is what a query prints.
-type queryResult struct {
-	Run         string     `json:"run"`
-	Model       string     `json:"model"`
-	Constrained bool       `json:"constrained"`
-	Query       string     `json:"query"`
-	Kind        string     `json:"kind"` // see queryKinds
-	Filtered    bool       `json:"filtered,omitempty"`
-	Rows        []queryRow `json:"rows"`
+// A Result is an answer in names, ready to print: what was asked, what
+// kind of probabilities the rows hold, and the rows. An Answerer fills
+// Query, Kind, Filtered, Constrained and Rows; Run and Model say where the
+// model came from, for the heading, and are the caller's to set.
+type Result struct {
+	Run         string `json:"run"`
+	Model       string `json:"model"`
+	Constrained bool   `json:"constrained"` // answered under a domain constraint
+	Query       string `json:"query"`       // the question, e.g. "(alga, isa, ?)"
+	Kind        Kind   `json:"kind"`
+	Filtered    bool   `json:"filtered,omitempty"` // known triples left out of completions
+	Rows        []Row  `json:"rows"`
 }
 
-// Kinds of answers: what the probabilities are.
+// A Kind says what a Result's probabilities are.
+type Kind string
+
+// The kinds of answers.
 const (
-	kindConditional = "conditional" // a GeKC's exact conditional distribution
-	kindSoftmax     = "softmax"     // an energy-based model's softmax of its scores over the slot
-	kindMarginal    = "marginal"    // a GeKC's exact marginal distribution
-	kindJoint       = "joint"       // log p(s, r, o) and the three conditionals
-	kindSample      = "sample"      // exact samples
+	KindConditional Kind = "conditional" // a GeKC's exact conditional distribution
+	KindSoftmax     Kind = "softmax"     // an energy-based model's softmax of its scores over the slot
+	KindMarginal    Kind = "marginal"    // a GeKC's exact marginal distribution
+	KindJoint       Kind = "joint"       // log p(s, r, o) and the three conditionals
+	KindSample      Kind = "sample"      // exact samples
 )
 
-// queryRow is one line of an answer. Fields that do not apply are omitted
-// from JSON and left empty in tables.
-type queryRow struct {
-	Rank     int      `json:"rank,omitempty"`
+// A Row is one line of an answer. Fields that do not apply are nil or
+// zero: omitted from JSON and left empty in tables.
+type Row struct {
+	Rank     int      `json:"rank,omitempty"` // 1-based; 0 for scored triples and samples
 	Subject  string   `json:"subject,omitempty"`
 	Relation string   `json:"relation,omitempty"`
 	Object   string   `json:"object,omitempty"`
 	Prob     *float64 `json:"p,omitempty"`
 	LogProb  *float64 `json:"log_p,omitempty"`
-	Known    *bool    `json:"known,omitempty"`
-	// Conditionals of a scored triple.
+	Known    *bool    `json:"known,omitempty"` // in the dataset's train, valid or test split
+	// The three conditionals of a scored triple: log p(s | r, o),
+	// log p(r | s, o), log p(o | s, r).
 	LogPSubject  *float64 `json:"log_p_subject,omitempty"`
 	LogPRelation *float64 `json:"log_p_relation,omitempty"`
 	LogPObject   *float64 `json:"log_p_object,omitempty"`
@@ -48,13 +55,20 @@ type queryRow struct {
 
 func fptr(x float64) *float64 { return &x }
 
-// write prints the result as text (aligned columns with a heading), TSV
-// (a header line, then rows) or JSON.
-func (r *queryResult) write(w io.Writer, format string) error {
-	if format == "json" {
+// Write prints r in format "text" (a heading of # lines, then aligned
+// columns), "tsv" (a header line, then tab-separated rows) or "json" (one
+// indented object; −Inf log-probabilities, which JSON lacks, as "-Inf").
+// Tables have a column for each field that some row holds, in Row's order
+// but with known last; numbers have 8 significant digits.
+func (r *Result) Write(w io.Writer, format string) error {
+	switch format {
+	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(jsonSafe(r))
+	case "text", "tsv":
+	default:
+		return fmt.Errorf("query: format %q: want text, tsv or json", format)
 	}
 	cols := r.columns()
 	if format == "text" {
@@ -63,7 +77,7 @@ func (r *queryResult) write(w io.Writer, format string) error {
 			constrained = ", domain-constrained"
 		}
 		fmt.Fprintf(w, "# run %s (%s%s)\n# %s: %s\n", r.Run, r.Model, constrained, r.Kind, r.Query)
-		if r.Kind == kindSoftmax {
+		if r.Kind == KindSoftmax {
 			fmt.Fprintln(w, "# energy-based model: p is the softmax of its scores over the free slot, not a GeKC's exact conditional")
 		}
 		if r.Filtered {
@@ -84,7 +98,7 @@ func (r *queryResult) write(w io.Writer, format string) error {
 }
 
 // columns are the fields any row has, in a fixed order.
-func (r *queryResult) columns() []string {
+func (r *Result) columns() []string {
 	all := []string{"rank", "subject", "relation", "object", "p", "log_p", "log_p_subject", "log_p_relation", "log_p_object", "known"}
 	var cols []string
 	for _, c := range all {
@@ -98,7 +112,7 @@ func (r *queryResult) columns() []string {
 	return cols
 }
 
-func (row queryRow) cells(cols []string) []string {
+func (row Row) cells(cols []string) []string {
 	num := func(x *float64) string {
 		if x == nil {
 			return ""
@@ -139,9 +153,9 @@ func (row queryRow) cells(cols []string) []string {
 
 // jsonSafe replaces −Inf log-probabilities (no mass under a constraint),
 // which encoding/json refuses, by nil-able strings.
-func jsonSafe(r *queryResult) any {
+func jsonSafe(r *Result) any {
 	type row struct {
-		queryRow
+		Row
 		LogProb      any `json:"log_p,omitempty"`
 		LogPSubject  any `json:"log_p_subject,omitempty"`
 		LogPRelation any `json:"log_p_relation,omitempty"`
@@ -158,12 +172,11 @@ func jsonSafe(r *queryResult) any {
 	}
 	rows := make([]row, len(r.Rows))
 	for i, x := range r.Rows {
-		rows[i] = row{queryRow: x, LogProb: conv(x.LogProb), LogPSubject: conv(x.LogPSubject),
+		rows[i] = row{Row: x, LogProb: conv(x.LogProb), LogPSubject: conv(x.LogPSubject),
 			LogPRelation: conv(x.LogPRelation), LogPObject: conv(x.LogPObject)}
 	}
-	out := *r
 	return struct {
-		queryResult
+		Result
 		Rows []row `json:"rows"`
-	}{out, rows}
+	}{*r, rows}
 }
