@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
@@ -199,7 +198,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		grid.Name = filepath.Base(out)
 	}
 	if *dryRun {
-		printDryRun(env.stdout, grid, selected, out, dataRoot)
+		if err := grid.WriteRunList(env.stdout, selected, out, dataRoot); err != nil {
+			return fail(exitRunsFailed, "%v", err)
+		}
 		return exitOK
 	}
 	if *emit == "slurm" {
@@ -224,7 +225,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	// Plots are drawn from metrics.json alone: they need no dataset.
 	if *analyze != "plots" {
-		if err := checkDatasets(dataRoot, selected); err != nil {
+		if err := sweep.CheckDatasets(dataRoot, selected); err != nil {
 			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, grid.Path)
 		}
 	}
@@ -290,24 +291,4 @@ func sameFile(a, b string) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func printDryRun(w io.Writer, g *sweep.Grid, selected []sweep.Run, out, dataRoot string) {
-	fmt.Fprintf(w, "grid %s (%s): %d runs", g.Name, g.Path, len(g.Runs))
-	if g.Duplicates > 0 {
-		fmt.Fprintf(w, " after dropping %d duplicates", g.Duplicates)
-	}
-	if len(selected) != len(g.Runs) {
-		fmt.Fprintf(w, ", %d selected", len(selected))
-	}
-	fmt.Fprintf(w, "\nout  %s\ndata %s\n\n", out, dataRoot)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
-	for _, r := range selected {
-		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, sweep.DescribeRun(r.Spec), sweep.RunState(out, r.ID))
-	}
-	tw.Flush()
-	if err := checkDatasets(dataRoot, selected); err != nil {
-		fmt.Fprintf(w, "\nnote: %v\n", err)
-	}
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-
-	"gekc/sweep"
 )
 
 // findRepoRoot walks up from dir to the directory holding go.mod, so that
@@ -66,29 +61,4 @@ func resolveDataRoot(flagValue, env, repoRoot string) string {
 		return filepath.Join(repoRoot, "data")
 	}
 	return "data"
-}
-
-// checkDatasets makes sure every dataset the runs need is a directory under
-// root, and says how to point elsewhere when one is not.
-func checkDatasets(root string, runs []sweep.Run) error {
-	seen := map[string]bool{}
-	var missing []string
-	for _, r := range runs {
-		ds := r.Spec.Dataset
-		if seen[ds] {
-			continue
-		}
-		seen[ds] = true
-		dir := filepath.Join(root, ds)
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			missing = append(missing, dir)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	sort.Strings(missing)
-	abs, _ := filepath.Abs(root)
-	return fmt.Errorf("dataset directory not found: %s (data root %s); point -data or the GEKC_DATA environment variable at the directory that holds the dataset directories",
-		strings.Join(missing, ", "), abs)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gekc/sweep"
 )
@@ -120,4 +121,41 @@ epochs = 1
 	// curves.png
 	// lock
 	// metrics.json
+}
+
+// What a sweep would do, without doing it: the runs and their state in
+// the results directory. CheckDatasets, which the list also applies, says
+// when a data set is not under the data root.
+func ExampleGrid_WriteRunList() {
+	src := `name = "list"
+[defaults]
+dataset = "nations"
+objective = "mle"
+rank = 4
+batch_size = 100
+learning_rate = 0.01
+epochs = 2
+
+[[sweep]]
+model = ["cp2", "complex2"]
+`
+	g, err := sweep.ParseGrid("list.toml", []byte(src), sweep.Validate)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := g.WriteRunList(os.Stdout, g.Runs, "results/list", "../data"); err != nil {
+		fmt.Println(err)
+	}
+	err = sweep.CheckDatasets("no/such/root", g.Runs)
+	fmt.Println(strings.HasPrefix(err.Error(), "dataset directory not found: no/such/root/nations"))
+	// Output:
+	// grid list (list.toml): 2 runs
+	// out  results/list
+	// data ../data
+	//
+	// index  id                                       block (line)            hyperparameters                                status
+	// 0      cp2-mle-d4-b100-lr0.01-s0-8b4dbbf6       [[sweep]] block 1 (10)  nations cp2 mle d=4 b=100 lr=0.01 seed=0       pending
+	// 1      complex2-mle-d4-b100-lr0.01-s0-8b4dbbf6  [[sweep]] block 1 (10)  nations complex2 mle d=4 b=100 lr=0.01 seed=0  pending
+	// true
 }
