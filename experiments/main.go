@@ -152,12 +152,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "-v and -q: choose one")
 	}
 
-	wd := env.dir
-	if wd == "" {
-		var err error
-		if wd, err = os.Getwd(); err != nil {
-			return fail(exitUsage, "%v", err)
-		}
+	wd, err := workDir(env.dir)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
 	}
 	repo := findRepoRoot(wd)
 	validate := env.validate
@@ -176,21 +173,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "%v", err)
 	}
 
-	dataRoot := resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo)
-	out := *outFlag
-	if out == "" {
-		base := repo
-		if base == "" {
-			base = wd
-		}
-		out = filepath.Join(base, "results", grid.Name)
-	}
-	if !filepath.IsAbs(dataRoot) {
-		dataRoot = filepath.Join(wd, dataRoot)
-	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(wd, out)
-	}
+	dataRoot := inDir(wd, resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo))
+	out := inDir(wd, cmp.Or(*outFlag, filepath.Join(resultsDir(repo, wd), grid.Name)))
 
 	if !grid.Named() && sameFile(*gridPath, filepath.Join(out, sweep.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would

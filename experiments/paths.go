@@ -1,9 +1,30 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 )
+
+// workDir is the directory relative paths are taken from: dir, or the
+// process's working directory when dir is "".
+func workDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return os.Getwd()
+}
+
+// inDir returns path, taken relative to dir unless it is absolute.
+func inDir(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+// resultsDir is <repository>/results, or <wd>/results outside a repository.
+func resultsDir(repo, wd string) string { return filepath.Join(cmp.Or(repo, wd), "results") }
 
 // findRepoRoot walks up from dir to the directory holding go.mod, so that
 // `data/` and `results/` mean the repository's wherever the command runs
@@ -30,11 +51,7 @@ func findRepoRoot(dir string) string {
 // repository, so that `-grid umls` and `-grid biokg.toml` work from
 // anywhere in it. When none exists, name is returned for LoadGrid to report.
 func resolveGridPath(name, wd, repo string) string {
-	path := name
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(wd, name)
-	}
-	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+	if st, err := os.Stat(inDir(wd, name)); err == nil && !st.IsDir() {
 		return name
 	}
 	if repo == "" || filepath.IsAbs(name) {

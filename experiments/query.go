@@ -109,22 +109,16 @@ func (o *queryOptions) execute() error {
 	case o.batch <= 0:
 		return fmt.Errorf("-batch %d: want a positive size", o.batch)
 	}
-	wd := o.wd
-	if wd == "" {
-		var err error
-		if wd, err = os.Getwd(); err != nil {
-			return err
-		}
+	wd, err := workDir(o.wd)
+	if err != nil {
+		return err
 	}
 	repo := findRepoRoot(wd)
 	dir, err := findQueryRun(o.run, o.out, repo, wd)
 	if err != nil {
 		return err
 	}
-	dataRoot := resolveDataRoot(o.data, o.getenv("GEKC_DATA"), repo)
-	if !filepath.IsAbs(dataRoot) {
-		dataRoot = filepath.Join(wd, dataRoot)
-	}
+	dataRoot := inDir(wd, resolveDataRoot(o.data, o.getenv("GEKC_DATA"), repo))
 	fr, err := sweep.LoadFinished(dir, dataRoot)
 	if err != nil {
 		return err
@@ -155,16 +149,10 @@ func findQueryRun(ref, out, repo, wd string) (string, error) {
 		return filepath.Dir(ref), nil
 	}
 	if out != "" {
-		if !filepath.IsAbs(out) {
-			out = filepath.Join(wd, out)
-		}
-		return sweep.ResolveRun(out, ref)
+		return sweep.ResolveRun(inDir(wd, out), ref)
 	}
-	base := repo
-	if base == "" {
-		base = wd
-	}
-	outs, _ := filepath.Glob(filepath.Join(base, "results", "*"))
+	results := resultsDir(repo, wd)
+	outs, _ := filepath.Glob(filepath.Join(results, "*"))
 	var found []string
 	for _, d := range outs {
 		if dir, err := sweep.ResolveRun(d, ref); err == nil {
@@ -175,7 +163,7 @@ func findQueryRun(ref, out, repo, wd string) (string, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", fmt.Errorf("run %q: no such directory or file, and no run of that ID under %s/*/runs (name the results directory with -out)", ref, filepath.Join(base, "results"))
+		return "", fmt.Errorf("run %q: no such directory or file, and no run of that ID under %s/*/runs (name the results directory with -out)", ref, results)
 	}
 	return "", fmt.Errorf("run %q: found in several results directories (%s); name one with -out", ref, strings.Join(found, ", "))
 }

@@ -112,23 +112,11 @@ func runScaling(ctx context.Context, fs *flag.FlagSet, o *scalingOptions, env cl
 		return fail(exitUsage, "%v", err)
 	}
 
-	wd := env.dir
-	if wd == "" {
-		if wd, err = os.Getwd(); err != nil {
-			return fail(exitUsage, "%v", err)
-		}
+	wd, err := workDir(env.dir)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
 	}
-	out := fs.Lookup("out").Value.String()
-	if out == "" {
-		base := findRepoRoot(wd)
-		if base == "" {
-			base = wd
-		}
-		out = filepath.Join(base, "results", "scaling")
-	}
-	if !filepath.IsAbs(out) {
-		out = filepath.Join(wd, out)
-	}
+	out := inDir(wd, cmp.Or(fs.Lookup("out").Value.String(), filepath.Join(resultsDir(findRepoRoot(wd), wd), "scaling")))
 	exe, err := os.Executable()
 	if err != nil {
 		return fail(exitRunsFailed, "finding the executable to measure points in: %v", err)
