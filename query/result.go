@@ -12,8 +12,8 @@ import (
 
 // A Result is an answer in names, ready to print: what was asked, what
 // kind of probabilities the rows hold, and the rows. An Answerer fills
-// Query, Kind, Filtered, Constrained and Rows; Run and Model say where the
-// model came from, for the heading, and are the caller's to set.
+// every field but Run, which names where the model came from for the
+// heading and is the caller's to set; Model is the model's registry name.
 type Result struct {
 	Run         string `json:"run"`
 	Model       string `json:"model"`
