@@ -5,7 +5,9 @@
 // for domain constraints.
 //
 // kg knows nothing about models or autodiff; it turns files into integer
-// triples and reports every malformed input with its file and line.
+// triples and reports every malformed input with its file and line. A name
+// looked up with Vocab.Lookup that is not there is a NameError suggesting
+// the closest names.
 //
 // # Loading
 //
