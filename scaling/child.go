@@ -10,7 +10,6 @@ import (
 
 	"gekc/internal/procstat"
 	"gekc/kg"
-	"gekc/models"
 	"gekc/objectives"
 	"gekc/train"
 
@@ -66,8 +65,7 @@ func measureJob(j job) (*report, error) {
 		return nil, fmt.Errorf("scaling point %v: %d steps after %d warm-up: want a positive batch and steps, and warm-up 0 or more",
 			j.Point, j.Steps, j.Warm)
 	}
-	m, err := models.New(j.Model, models.Sizes{Entities: j.Entities, Relations: j.Relations, Rank: j.Rank},
-		models.Options{Seed: j.Seed, Dtype: tensor.Float32})
+	m, err := train.NewModel(train.Config{Model: j.Model, Rank: j.Rank, Seed: j.Seed, Dtype: tensor.Float32}, j.Entities, j.Relations)
 	if err != nil {
 		return nil, err
 	}
