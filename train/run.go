@@ -29,12 +29,14 @@ type EpochRecord struct {
 	Valid       map[string]float64 // nil when the epoch was not validated
 }
 
-// Status is how a run ended.
+// Status is how a run ended. Its values are also those of the status
+// column of results tables (report.Finished, report.Diverged), which add
+// report.Failed for a run that ended in an error.
 type Status string
 
 const (
-	Finished Status = "finished"
-	Diverged Status = "diverged"
+	Finished Status = "finished" // trained and evaluated
+	Diverged Status = "diverged" // a non-finite loss or validation metric ended it
 )
 
 // Result is the outcome of Run.
