@@ -17,9 +17,9 @@ import (
 // programs compiled once for a fixed batch size. It reads the model's
 // parameter tensors at every call, so it follows training as it goes.
 type Evaluator struct {
-	m       *models.Model
-	batch   int
-	s, r, o []int
+	m     *models.Model
+	batch int
+	bb    *models.BoundBatch // the index vectors every program reads
 
 	cand     [3]*G.Node
 	candProg [3]*graph.Program
@@ -51,17 +51,12 @@ func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Eva
 	if batch <= 0 {
 		return nil, fmt.Errorf("metrics.NewEvaluator: batch size %d", batch)
 	}
-	e := &Evaluator{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch)}
-	g := G.NewGraph()
-	c, err := m.BindConstrained(g, d)
+	bb, err := m.BindBatch(d, batch)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.NewBatch(graph.IndexVector(g, "s", e.s), graph.IndexVector(g, "r", e.r), graph.IndexVector(g, "o", e.o))
-	if err != nil {
-		return nil, err
-	}
-	e.c, e.b = c, b
+	e := &Evaluator{m: m, batch: batch, bb: bb, c: bb.Circuit, b: bb.Batch}
+	c, b := e.c, e.b
 	for _, v := range []models.Var{models.Subject, models.Object, models.Relation} {
 		if e.cand[v], err = c.Candidates(b, v); err != nil {
 			return nil, err
@@ -90,16 +85,7 @@ func (e *Evaluator) Model() *models.Model { return e.m }
 // load writes triples[from:from+batch] into the index tensors, padding with
 // entity 0 / relation 0; it returns the number of real rows.
 func (e *Evaluator) load(triples []kg.Triple, from int) int {
-	n := min(e.batch, len(triples)-from)
-	for i := 0; i < e.batch; i++ {
-		if i < n {
-			t := triples[from+i]
-			e.s[i], e.r[i], e.o[i] = int(t.S), int(t.R), int(t.O)
-		} else {
-			e.s[i], e.r[i], e.o[i] = 0, 0, 0
-		}
-	}
-	return n
+	return e.bb.Load(triples[from:], kg.Triple{})
 }
 
 // Candidates calls fn with the row of log-scores of every candidate for

@@ -70,12 +70,9 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	}
 	s := &Sampler{m: m, batch: batch, objS: make([]int, batch), objR: make([]int, batch), phiEps: -1}
 	g := G.NewGraph()
-	c := m.Bind(g)
-	var err error
-	if d != nil {
-		if c, err = m.BindConstrained(g, d); err != nil {
-			return nil, err
-		}
+	c, err := m.BindConstrained(g, d)
+	if err != nil {
+		return nil, err
 	}
 	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
 		return nil, err

@@ -11,14 +11,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"gekc/train"
 )
 
-// Values of the status column. A run is final once finished or diverged;
-// any other status (Failed) means it is retried on resume.
+// Values of the status column: how train.Run ended, or Failed. A run is
+// final once finished or diverged (see Final); a failed one is retried on
+// resume. The package sweep types the same values as sweep.Status.
 const (
-	Finished = "finished" // trained and evaluated
-	Diverged = "diverged" // stopped on a NaN/Inf loss; never selected as best
-	Failed   = "failed"   // ended in an error; replaced when the run is retried
+	Finished = string(train.Finished) // trained and evaluated
+	Diverged = string(train.Diverged) // stopped on a NaN/Inf loss; never selected as best
+	Failed   = "failed"               // ended in an error; replaced when the run is retried
 )
 
 var (
@@ -103,7 +106,7 @@ func (t *Table) Upsert(row Row) bool {
 	case i < 0:
 		t.Rows = append(t.Rows, row)
 		return true
-	case final(t.Rows[i]["status"]):
+	case Final(t.Rows[i]["status"]):
 		// A run ends once; if it is trained again (its run directory was
 		// lost, e.g. on a fresh clone, or removed to retrain it), the later
 		// result is the one whose checkpoint is on disk. Times are UTC
@@ -121,7 +124,10 @@ func (t *Table) Upsert(row Row) bool {
 	}
 }
 
-func final(status string) bool { return status == Finished || status == Diverged }
+// Final reports whether a run with this status is done for good: a resumed
+// sweep skips it, and a later result replaces its row only when it finished
+// later.
+func Final(status string) bool { return status == Finished || status == Diverged }
 
 // Columns is the header TSV writes: the lead columns, every metric column
 // present in any row (mrr, hits@1, hits@3, hits@10 and ll always) in
@@ -179,15 +185,16 @@ func (t *Table) TSV() []byte {
 			if j > 0 {
 				b.WriteByte('\t')
 			}
-			b.WriteString(tsvClean(r[h]))
+			b.WriteString(TSVCell(r[h]))
 		}
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
 }
 
-// tsvClean keeps a value on one line and in one column.
-func tsvClean(s string) string {
+// TSVCell returns s as one TSV value: its tabs and line breaks become
+// spaces, so that it stays on one line and in one column.
+func TSVCell(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' || r == '\r' {
 			return ' '

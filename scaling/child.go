@@ -10,7 +10,6 @@ import (
 
 	"gekc/internal/procstat"
 	"gekc/kg"
-	"gekc/models"
 	"gekc/objectives"
 	"gekc/train"
 
@@ -25,8 +24,8 @@ type job struct {
 	Seed  uint64 `json:"seed"`
 }
 
-// report is what a child process that measured its point prints.
-type report struct {
+// childReport is what a child process that measured its point prints.
+type childReport struct {
 	StepMS     []float64 `json:"step_ms"`  // every timed step
 	PeakRSS    int64     `json:"peak_rss"` // bytes; VmHWM at the end
 	GOMAXPROCS int       `json:"gomaxprocs"`
@@ -61,13 +60,12 @@ func RunChild(spec string, stdout io.Writer) error {
 // measureJob times j.Warm+j.Steps training steps of a fresh model on
 // random triples, reporting the last j.Steps: the first steps allocate the
 // program's buffers and warm the caches.
-func measureJob(j job) (*report, error) {
+func measureJob(j job) (*childReport, error) {
 	if j.Batch <= 0 || j.Steps <= 0 || j.Warm < 0 {
 		return nil, fmt.Errorf("scaling point %v: %d steps after %d warm-up: want a positive batch and steps, and warm-up 0 or more",
 			j.Point, j.Steps, j.Warm)
 	}
-	m, err := models.New(j.Model, models.Sizes{Entities: j.Entities, Relations: j.Relations, Rank: j.Rank},
-		models.Options{Seed: j.Seed, Dtype: tensor.Float32})
+	m, err := train.NewModel(train.Config{Model: j.Model, Rank: j.Rank, Seed: j.Seed, Dtype: tensor.Float32}, j.Entities, j.Relations)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +75,7 @@ func measureJob(j job) (*report, error) {
 	}
 	rng := rand.New(rand.NewPCG(j.Seed, 0))
 	triples := make([]kg.Triple, j.Batch)
-	rep := &report{GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	rep := &childReport{GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	for i := range j.Warm + j.Steps {
 		for k := range triples {
 			triples[k] = kg.Triple{S: int32(rng.IntN(j.Entities)), R: int32(rng.IntN(j.Relations)), O: int32(rng.IntN(j.Entities))}

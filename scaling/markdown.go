@@ -4,16 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"gekc/report"
 )
 
 // RenderMarkdown tabulates rows as scaling.md, one table per study with a
@@ -63,30 +60,20 @@ func RenderMarkdown(o Options, rows []Row) ([]byte, error) {
 		}
 		slices.Sort(xs)
 		fmt.Fprintf(&b, "## %s\n\nEach cell: time per step, peak RSS.\n\n", st.title)
-		table := newMarkdownTable(&b)
-		table.Header(append([]string{st.xname}, names...))
+		var lines [][]string
 		for _, x := range xs {
 			line := []string{strconv.Itoa(x)}
 			for _, n := range names {
 				line = append(line, strings.ReplaceAll(cmp.Or(cells[n+"\x00"+strconv.Itoa(x)], "–"), "|", `\|`))
 			}
-			if err := table.Append(line); err != nil {
-				return nil, err
-			}
+			lines = append(lines, line)
 		}
-		if err := table.Render(); err != nil {
+		if err := report.MarkdownTable(&b, append([]string{st.xname}, names...), lines); err != nil {
 			return nil, err
 		}
 		b.WriteString("\n")
 	}
 	return b.Bytes(), nil
-}
-
-// newMarkdownTable returns a GitHub-markdown table that keeps headers and
-// cells as given (no upper-casing, no wrapping).
-func newMarkdownTable(w io.Writer) *tablewriter.Table {
-	return tablewriter.NewTable(w, tablewriter.WithRenderer(renderer.NewMarkdown()),
-		tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAutoWrap(tw.WrapNone), tablewriter.WithRowAutoWrap(tw.WrapNone))
 }
 
 func cell(r Row) string {

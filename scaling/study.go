@@ -20,6 +20,7 @@ import (
 	"gekc/internal/atomicfile"
 	"gekc/internal/filelock"
 	"gekc/internal/procstat"
+	"gekc/report"
 )
 
 // The files of a study in its output directory.
@@ -244,7 +245,7 @@ func (s *Study) measure(ctx context.Context, p Point) (Row, error) {
 	default:
 	}
 	if runErr == nil {
-		var rep report
+		var rep childReport
 		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.StepMS) == 0 {
 			row.Status = StatusError + ": unreadable report from the child: " + firstLine(stdout.String())
 			return row, nil
@@ -327,7 +328,7 @@ func firstLine(s string) string {
 			if len(line) > 200 {
 				line = line[:200] + "…"
 			}
-			return tsvClean(line)
+			return report.TSVCell(line)
 		}
 	}
 	return ""

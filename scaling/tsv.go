@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"gekc/report"
 )
 
 // The outcomes of a point; a failure other than these is StatusError, a
@@ -55,17 +57,12 @@ func EncodeTSV(rows []Row) []byte {
 			strconv.Itoa(r.Batch), num(r.StepMS, 3), num(r.PeakRSSMB, 1), r.Status, num(r.MaxMemMB, 0), r.Coretype,
 			strconv.Itoa(r.Procs)}
 		for i := range fields {
-			fields[i] = tsvClean(fields[i])
+			fields[i] = report.TSVCell(fields[i])
 		}
 		b.WriteString(strings.Join(fields, "\t"))
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
-}
-
-// tsvClean turns the tabs and line breaks of s into spaces.
-func tsvClean(s string) string {
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // ReadTSV reads the rows of the scaling.tsv at path; none if it does not

@@ -16,6 +16,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
@@ -71,8 +72,7 @@ func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	if err != nil {
 		return nil, err
 	}
-	sz := models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: spec.Rank, RelationRank: spec.RelationRank}
-	m, err := models.New(spec.Model, sz, models.Options{Seed: uint64(spec.Seed), Dtype: cfg.Dtype})
+	m, err := train.NewModel(cfg, ds.Entities.Len(), ds.Relations.Len())
 	if err != nil {
 		return nil, err
 	}

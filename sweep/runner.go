@@ -3,6 +3,8 @@ package sweep
 import (
 	"context"
 	"time"
+
+	"gekc/report"
 )
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
@@ -42,14 +44,14 @@ type Job struct {
 type Status string
 
 const (
-	StatusFinished Status = "finished" // trained and evaluated
-	StatusDiverged Status = "diverged" // stopped on a NaN/Inf loss; never selected as best
-	StatusFailed   Status = "failed"   // the run function returned an error or panicked; retried on resume
+	StatusFinished = Status(report.Finished) // trained and evaluated
+	StatusDiverged = Status(report.Diverged) // stopped on a NaN/Inf loss; never selected as best
+	StatusFailed   = Status(report.Failed)   // the run function returned an error or panicked; retried on resume
 )
 
 // final reports whether a run with this status is done for good: resume
 // skips it and it has its row in results.tsv.
-func (s Status) final() bool { return s == StatusFinished || s == StatusDiverged }
+func (s Status) final() bool { return report.Final(string(s)) }
 
 // Outcome is what a run function reports.
 type Outcome struct {

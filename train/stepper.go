@@ -21,16 +21,16 @@ var ErrDiverged = errors.New("training diverged: non-finite loss or gradient")
 // once for a fixed batch size. A shorter last batch is padded with weight
 // zero, so every step runs the same program.
 type Stepper struct {
-	m       *models.Model
-	batch   int
-	s, r, o []int
-	w       *tensor.Dense
-	loss    *G.Node
-	grads   G.Nodes
-	params  []*tensor.Dense
-	gvals   []*tensor.Dense
-	prog    *graph.Program
-	adam    *graph.Adam
+	m      *models.Model
+	batch  int
+	bb     *models.BoundBatch // the index vectors the program reads
+	w      *tensor.Dense
+	loss   *G.Node
+	grads  G.Nodes
+	params []*tensor.Dense
+	gvals  []*tensor.Dense
+	prog   *graph.Program
+	adam   *graph.Adam
 }
 
 // NewStepper builds the loss and gradient graph of m for batches of size
@@ -46,16 +46,12 @@ func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Obj
 	if batch <= 0 {
 		return nil, fmt.Errorf("train: batch size %d", batch)
 	}
-	st := &Stepper{m: m, batch: batch, s: make([]int, batch), r: make([]int, batch), o: make([]int, batch), adam: graph.NewAdam(lr)}
-	g := G.NewGraph()
-	c, err := m.BindConstrained(g, d)
+	bb, err := m.BindBatch(d, batch)
 	if err != nil {
 		return nil, err
 	}
-	b, err := c.NewBatch(graph.IndexVector(g, "s", st.s), graph.IndexVector(g, "r", st.r), graph.IndexVector(g, "o", st.o))
-	if err != nil {
-		return nil, err
-	}
+	st := &Stepper{m: m, batch: batch, bb: bb, adam: graph.NewAdam(lr)}
+	c, b, g := bb.Circuit, bb.Batch, bb.Circuit.Graph()
 	st.w = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(batch))
 	wn := G.NewVector(g, m.Dtype, G.WithShape(batch), G.WithName("weights"), G.WithValue(st.w))
 	if st.loss, err = obj.Loss(c, b, wn); err != nil {
@@ -87,14 +83,10 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	if len(batch) == 0 || len(batch) > st.batch {
 		return 0, fmt.Errorf("train: step on %d triples with batch size %d", len(batch), st.batch)
 	}
-	n := len(batch)
-	for i := 0; i < st.batch; i++ {
-		if i < n {
-			st.s[i], st.r[i], st.o[i] = int(batch[i].S), int(batch[i].R), int(batch[i].O)
-		} else {
-			st.s[i], st.r[i], st.o[i] = int(batch[0].S), int(batch[0].R), int(batch[0].O)
-		}
-	}
+	// Padding rows repeat a real triple: their weight is zero, and a
+	// finite loss times zero keeps the batch's loss and gradients finite
+	// where an arbitrary triple (one a constraint rules out) might not.
+	n := st.bb.Load(batch, batch[0])
 	switch w := st.w.Data().(type) {
 	case []float32:
 		for i := range w {

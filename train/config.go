@@ -1,0 +1,137 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gekc/metrics"
+	"gekc/models"
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// Config is one training run.
+type Config struct {
+	Model        string // registry name, e.g. "complex2"
+	Rank         int
+	RelationRank int
+	Objective    objectives.Objective
+	LearningRate float64
+	BatchSize    int
+	Epochs       int // maximum
+	Patience     int // validations without improvement before stopping; 0: never stop early
+	Seed         uint64
+	Dtype        tensor.Dtype
+	InitScale    float64
+	EpsMass      float64
+	Eval         EvalConfig
+	// Init, when set, is copied into the new model's parameters before
+	// training (distillation from another run's checkpoint); the test
+	// metrics of the model as initialised are then reported in
+	// Result.Initial.
+	Init func(m *models.Model) error
+	// Constrained multiplies the model by the dataset's domain constraint
+	// (its Schema): training, ranking and log-likelihoods are those of the
+	// constrained GeKC, which puts no mass on inconsistent triples.
+	Constrained bool
+	// Resume continues a run from the State it saved after an epoch (see
+	// SaveState) instead of starting afresh; Init is then not applied,
+	// the state's parameters being the ones to continue from.
+	Resume *State
+	// SaveState, when set, is called after every epoch that does not end
+	// the run, with the State to resume from, and once more when ctx is
+	// cancelled during training, with the State at the step boundary where
+	// training stopped (State.Batch > 0 inside an epoch): a run told to stop
+	// (SIGTERM, a SLURM time limit) loses no step. Its tensors alias the
+	// live ones: the function must copy or write them out before it
+	// returns. An error from it ends the run with that error.
+	SaveState func(*State) error
+}
+
+// EvalConfig controls validation and testing.
+type EvalConfig struct {
+	TiePolicy metrics.TiePolicy
+	Hits      []int
+	BatchSize int
+	Select    string // "mrr" or "ll": early stopping and best-epoch metric
+	// MinDelta is the least rise of the Select metric that counts as an
+	// improvement (0: any rise); LLMinDelta that of the validation
+	// log-likelihood, for StopOnLL and Result.LL. The paper's code uses
+	// 2e-4 on the MRR and 0.02 nats.
+	MinDelta, LLMinDelta float64
+	// StopOnLL makes early stopping wait, as the paper's code does, until
+	// neither the Select metric nor the validation log-likelihood has
+	// improved for Patience validations. For a model without a
+	// log-likelihood (or without "ll" among the validation metrics) it
+	// changes nothing.
+	StopOnLL bool
+	Every    int // validate every so many epochs
+	MaxValid int // evaluate on a seeded subset of this many validation triples (0: all)
+	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
+	// models that can compute it.
+	LogLikelihood bool
+	// SemK, when not empty, adds Sem@k ("sem@k") for these k, its
+	// candidates filtered as for the MRR (the paper's definition); the
+	// dataset needs a Schema.
+	SemK []int
+	// SemUnfilteredK adds the unfiltered variant ("sem_unfiltered@k"),
+	// which ranks every entity.
+	SemUnfilteredK []int
+	// Relations adds the filtered ranking of relation queries (s, ?, o):
+	// "mrr_relation" and "hits@k_relation". "mrr" and "hits@k" stay the
+	// subject and object queries' mean.
+	Relations bool
+	// ECE adds the empirical calibration error of the test triples against
+	// hard negatives to the test metrics, under the logistic and the min-max
+	// mapping of log-scores to probabilities ("ece_logistic",
+	// "ece_minmax"); see Calibrate. Validation never computes it: it is not
+	// a selection metric.
+	ECE bool
+	// SkipTest leaves the test split alone (e.g. for smoke runs).
+	SkipTest bool
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Objective == nil:
+		return errors.New("train: no objective")
+	case c.BatchSize <= 0, c.Epochs <= 0, c.Rank <= 0:
+		return fmt.Errorf("train: batch size, epochs and rank must be positive (%d, %d, %d)", c.BatchSize, c.Epochs, c.Rank)
+	case c.LearningRate <= 0:
+		return fmt.Errorf("train: learning rate %g", c.LearningRate)
+	}
+	if c.Patience <= 0 {
+		c.Patience = math.MaxInt
+	}
+	if c.Eval.BatchSize <= 0 {
+		c.Eval.BatchSize = 1000
+	}
+	if c.Eval.Every <= 0 {
+		c.Eval.Every = 1
+	}
+	if c.Eval.Select == "" {
+		c.Eval.Select = "mrr"
+	}
+	if c.Eval.Select != "mrr" && c.Eval.Select != "ll" {
+		return fmt.Errorf("train: unknown selection metric %q (mrr, ll)", c.Eval.Select)
+	}
+	if c.Eval.Hits == nil {
+		c.Eval.Hits = []int{1, 3, 10}
+	}
+	if c.Dtype == (tensor.Dtype{}) {
+		c.Dtype = tensor.Float32
+	}
+	return nil
+}
+
+// NewModel builds the model cfg trains, freshly initialised, for a
+// knowledge graph of the given numbers of entities and relations: the
+// registry name, sizes and every construction option (seed, dtype, init
+// scale, epsilon mass) of cfg. Run uses it; so does whatever rebuilds a
+// run's model to load its checkpoint into, so that the two cannot differ.
+func NewModel(cfg Config, entities, relations int) (*models.Model, error) {
+	sz := models.Sizes{Entities: entities, Relations: relations, Rank: cfg.Rank, RelationRank: cfg.RelationRank}
+	return models.New(cfg.Model, sz, models.Options{Seed: cfg.Seed, Dtype: cfg.Dtype, InitScale: cfg.InitScale, EpsMass: cfg.EpsMass})
+}

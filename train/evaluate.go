@@ -1,0 +1,152 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+)
+
+// split is an evaluation split: its triples and, for OGB data sets, the
+// supplied negative heads and tails of each.
+type split struct {
+	triples      []kg.Triple
+	heads, tails [][]int32
+}
+
+func splitsOf(ds *kg.Dataset) (valid, test split) {
+	valid, test = split{triples: ds.Valid}, split{triples: ds.Test}
+	if n := ds.Negatives; n != nil {
+		valid.heads, valid.tails = n.ValidHead, n.ValidTail
+		test.heads, test.tails = n.TestHead, n.TestTail
+	}
+	return valid, test
+}
+
+// subset returns a seeded random subset of at most n triples (all if n ≤ 0),
+// with their negatives.
+func (s split) subset(n int, seed uint64) split {
+	if n <= 0 || n >= len(s.triples) {
+		return s
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xfeed))
+	idx := rng.Perm(len(s.triples))[:n]
+	out := split{triples: make([]kg.Triple, n)}
+	for i, j := range idx {
+		out.triples[i] = s.triples[j]
+		if s.heads != nil {
+			out.heads = append(out.heads, s.heads[j])
+			out.tails = append(out.tails, s.tails[j])
+		}
+	}
+	return out
+}
+
+// validationMetrics evaluates the model on the validation split, after an
+// epoch or, for a distilled model, before the first. A variable so that a
+// test can script the scores that early stopping and model selection see.
+var validationMetrics = func(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig) (map[string]float64, error) {
+	return evaluate(ev, sp, filter, schema, cfg, true)
+}
+
+// evaluate computes ranking metrics (and the log-likelihood and Sem@k when
+// asked and possible) on a split.
+func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig, validation bool) (map[string]float64, error) {
+	out := map[string]float64{}
+	triples := sp.triples
+	if len(triples) == 0 {
+		return out, nil
+	}
+	needRank := !validation || cfg.Select == "mrr"
+	if needRank {
+		var r metrics.Ranking
+		var err error
+		if sp.heads != nil {
+			r, err = ev.RankAgainst(triples, sp.heads, sp.tails, cfg.Hits)
+		} else {
+			r, err = ev.Rank(triples, filter, cfg.TiePolicy, cfg.Hits)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out["mrr"] = r.MRR
+		out["mrr_subject"], out["mrr_object"] = r.MRRSubject, r.MRRObject
+		for k, v := range r.Hits {
+			out[fmt.Sprintf("hits@%d", k)] = v
+		}
+		if r.NonFinite > 0 {
+			out["nonfinite"] = float64(r.NonFinite)
+		}
+		if cfg.Relations {
+			rr, err := ev.RankRelations(triples, filter, cfg.TiePolicy, cfg.Hits)
+			if err != nil {
+				return nil, err
+			}
+			out["mrr_relation"] = rr.MRR
+			for k, v := range rr.Hits {
+				out[fmt.Sprintf("hits@%d_relation", k)] = v
+			}
+			if rr.NonFinite > 0 {
+				out["nonfinite_relation"] = float64(rr.NonFinite)
+			}
+		}
+	}
+	if cfg.LogLikelihood || cfg.Select == "ll" {
+		ll, err := ev.LogLikelihood(triples)
+		switch {
+		case errors.Is(err, models.ErrIntractable):
+		case err != nil:
+			return nil, err
+		default:
+			out["ll"] = ll
+		}
+	}
+	for _, sem := range []struct {
+		ks     []int
+		filter *kg.Filter
+		name   string
+	}{{cfg.SemK, filter, "sem@%d"}, {cfg.SemUnfilteredK, nil, "sem_unfiltered@%d"}} {
+		if len(sem.ks) == 0 || validation {
+			continue
+		}
+		at, err := ev.Sem(triples, schema, sem.ks, sem.filter)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range at {
+			out[fmt.Sprintf(sem.name, k)] = v
+		}
+	}
+	return out, nil
+}
+
+// calibrationStream is the PCG stream of the hard negatives' draws, so that
+// they depend on the run's seed only and any later analysis of the same run
+// (Calibrate with the same seed) draws the same ones.
+const calibrationStream = 0xece
+
+// Calibrate returns the calibration of ev's model on the test triples of ds
+// against one hard negative each (metrics.HardNegatives, drawn with seed),
+// the min-max range being that of the training triples' log-scores. filter
+// must hold the known triples: train, valid and test.
+func Calibrate(ev *metrics.Evaluator, ds *kg.Dataset, filter *kg.Filter, seed uint64) (*metrics.Calibration, error) {
+	neg := metrics.HardNegatives(ds.Test, ds.Train, filter, rand.New(rand.NewPCG(seed, calibrationStream)))
+	c, err := ev.Calibration(ds.Test, neg, ds.Train)
+	if err != nil {
+		return nil, fmt.Errorf("train: calibration on %s: %w", ds.Name, err)
+	}
+	return c, nil
+}
+
+// addCalibration computes Calibrate and records both ECEs in out.
+func addCalibration(out map[string]float64, ev *metrics.Evaluator, ds *kg.Dataset, filter *kg.Filter, seed uint64) (*metrics.Calibration, error) {
+	c, err := Calibrate(ev, ds, filter, seed)
+	if err != nil {
+		return nil, err
+	}
+	out["ece_logistic"], out["ece_minmax"] = c.Logistic.ECE, c.MinMax.ECE
+	return c, nil
+}
