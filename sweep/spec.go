@@ -50,8 +50,9 @@ type EvalSpec struct {
 	Metrics   []string `toml:"metrics" json:"metrics"` // "mrr", "hits", "ll", "ece", "sem", "sem_unfiltered", "relation" (mrr_relation, hits@k_relation), "ktd"
 	Select    string   `toml:"select" json:"select"`   // validation metric for early stopping and model selection: "mrr" or "ll"
 	// Stop is "select" (stop when the select metric has not improved for
-	// patience validations) or "select_and_ll" (and the validation
-	// log-likelihood neither: the paper's code); MinDelta and LLMinDelta
+	// patience validations) or "select_and_ll" (the paper's code: stop
+	// once more than patience validations have passed with neither the
+	// select metric nor the validation log-likelihood improving); MinDelta and LLMinDelta
 	// are the least rises that count as improvements (the paper's code:
 	// 2e-4 on the MRR, 0.02 nats).
 	Stop       string  `toml:"stop" json:"stop"`

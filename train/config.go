@@ -61,11 +61,13 @@ type EvalConfig struct {
 	// log-likelihood, for StopOnLL and Result.LL. The paper's code uses
 	// 2e-4 on the MRR and 0.02 nats.
 	MinDelta, LLMinDelta float64
-	// StopOnLL makes early stopping wait, as the paper's code does, until
-	// neither the Select metric nor the validation log-likelihood has
-	// improved for Patience validations. For a model without a
-	// log-likelihood (or without "ll" among the validation metrics) it
-	// changes nothing.
+	// StopOnLL is the paper's code's stopping rule: a run stops once more
+	// than Patience validations have passed without an improvement of the
+	// Select metric nor of the validation log-likelihood (of the Select
+	// metric alone for a model without one). Without it a run stops after
+	// Patience validations without an improvement of the Select metric:
+	// the paper's code's "patience 3" is one validation longer than
+	// gekc's.
 	StopOnLL bool
 	Every    int // validate every so many epochs
 	MaxValid int // evaluate on a seeded subset of this many validation triples (0: all)
@@ -101,6 +103,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("train: batch size, epochs and rank must be positive (%d, %d, %d)", c.BatchSize, c.Epochs, c.Rank)
 	case c.LearningRate <= 0:
 		return fmt.Errorf("train: learning rate %g", c.LearningRate)
+	case !(c.Eval.MinDelta >= 0) || !(c.Eval.LLMinDelta >= 0):
+		return fmt.Errorf("train: improvement thresholds must be >= 0 (MinDelta %v, LLMinDelta %v)", c.Eval.MinDelta, c.Eval.LLMinDelta)
 	}
 	if c.Patience <= 0 {
 		c.Patience = math.MaxInt

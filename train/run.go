@@ -158,7 +158,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: st, ev: ev,
 		filter: kg.NewFilter(ds.Train, ds.Valid, ds.Test),
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
-		res: &Result{Status: Finished, Model: m}}
+		res: &Result{Status: Finished, Model: m, LL: newLLTrack()}}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
 	}

@@ -57,7 +57,9 @@ func (s *stopping) observe(epoch int, vm map[string]float64) (improved, llImprov
 	} else {
 		s.since++
 	}
-	if ll, ok := vm["ll"]; ok && !math.IsNaN(ll) {
+	if ll, ok := vm["ll"]; ok {
+		// A NaN never beats the best: it counts as a validation without
+		// a rise, so a diverging log-likelihood cannot hold StopOnLL open.
 		if ll > s.ll.Best+s.cfg.LLMinDelta {
 			s.ll = LLTrack{Best: ll, Epoch: epoch, Test: math.NaN()}
 			llImproved = true
@@ -69,14 +71,18 @@ func (s *stopping) observe(epoch int, vm map[string]float64) (improved, llImprov
 }
 
 // stop reports whether the run ends here: Patience validations without an
-// improvement of the selection metric and, with StopOnLL, of the
-// log-likelihood too (for models that have one).
+// improvement of the selection metric; with StopOnLL, the paper's code's
+// rule: more than Patience validations without an improvement of the
+// selection metric nor of the log-likelihood (for models that have one).
 func (s *stopping) stop() bool {
-	if s.since < s.patience {
+	if !s.cfg.StopOnLL {
+		return s.since >= s.patience
+	}
+	if s.since <= s.patience {
 		return false
 	}
-	if s.cfg.StopOnLL && s.llTracked && s.ll.Epoch >= 0 {
-		return s.ll.Since >= s.patience
+	if s.llTracked && s.ll.Epoch >= 0 {
+		return s.ll.Since > s.patience
 	}
 	return true
 }

@@ -34,6 +34,8 @@ func scriptMRRAndLL(t *testing.T, script [][2]float64) *int {
 func TestStoppingOnMRRAndLL(t *testing.T) {
 	mrr := []float64{0.10, 0.20, 0.25, 0.28, 0.30, 0.31, 0.30, 0.305, 0.31, 0.30, 0.29, 0.28, 0.27, 0.26}
 	llPeakEarly := []float64{-20, -17, -17.5, -18, -18.2, -18.4, -18.5, -18.6, -18.7, -18.8, -18.9, -19, -19.1, -19.2}
+	nan := math.NaN()
+	llDiverging := []float64{-20, -19, -18, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan}
 	llRising := []float64{-20, -19, -18.5, -18.2, -18.0, -17.9, -17.85, -17.8, -17.79, -17.795, -17.8, -17.81, -17.82, -17.83}
 	for _, c := range []struct {
 		name                   string
@@ -44,13 +46,17 @@ func TestStoppingOnMRRAndLL(t *testing.T) {
 	}{
 		// Patience 3 after the best MRR at epoch 6: epochs 7, 8, 9.
 		{"MRR alone", llRising, EvalConfig{}, 9, 6, 9, 0},
-		// The early log-likelihood peak has long stalled: the MRR decides.
-		{"both, LL stalled early", llPeakEarly, EvalConfig{StopOnLL: true}, 9, 6, 2, 7},
-		// The log-likelihood improves until epoch 9: three more epochs.
-		{"both, LL rising", llRising, EvalConfig{StopOnLL: true}, 12, 6, 9, 3},
+		// The paper's rule waits for more than 3 validations without a
+		// rise. The early log-likelihood peak has long stalled: the MRR
+		// decides, at its 4th validation without a rise.
+		{"both, LL stalled early", llPeakEarly, EvalConfig{StopOnLL: true}, 10, 6, 2, 8},
+		// The log-likelihood improves until epoch 9: four more epochs.
+		{"both, LL rising", llRising, EvalConfig{StopOnLL: true}, 13, 6, 9, 4},
 		// A rise of the log-likelihood under 0.02 nats does not count:
 		// epochs 7 (+0.05), 8 (+0.05) count, 9 (+0.01) does not.
-		{"both, LL min delta", llRising, EvalConfig{StopOnLL: true, LLMinDelta: 0.02}, 11, 6, 8, 3},
+		{"both, LL min delta", llRising, EvalConfig{StopOnLL: true, LLMinDelta: 0.02}, 12, 6, 8, 4},
+		// A NaN log-likelihood is no rise: it cannot keep the run going.
+		{"both, LL NaN", llDiverging, EvalConfig{StopOnLL: true}, 10, 6, 3, 7},
 		// Under an MRR min delta of 0.015 epoch 6 (+0.01) is no
 		// improvement: the best is epoch 5 and the stop comes at 8.
 		{"MRR min delta", llRising, EvalConfig{MinDelta: 0.015}, 8, 5, 8, 0},
