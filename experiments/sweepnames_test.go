@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"gekc/analysis"
 	"gekc/internal/atomicfile"
@@ -61,6 +58,8 @@ var (
 	fromJSONMap     = jsonfloat.Unmap
 	WriteFileAtomic = atomicfile.WriteFile
 	isTempFile      = atomicfile.IsTemp
+	writeRecord     = sweep.WriteRecord
+	readConfig      = sweep.ReadConfig
 )
 
 // base is a [defaults] block that satisfies DefaultValidator, so that test
@@ -81,28 +80,6 @@ func readRecord(path string) (*runRecord, error) {
 		return nil, fmt.Errorf("readRecord(%s): not a %s", path, metricsName)
 	}
 	return sweep.ReadRecord(filepath.Dir(path))
-}
-
-// writeRecord writes a run's metrics.json as the sweep does.
-func writeRecord(path string, rec *runRecord) error {
-	data, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, append(data, '\n'), 0o644)
-}
-
-// readConfig reads a run's config.toml back; keys it lacks take their defaults.
-func readConfig(path string) (sweep.RunSpec, error) {
-	spec := sweep.DefaultRunSpec()
-	md, err := toml.DecodeFile(path, &spec)
-	if err != nil {
-		return spec, err
-	}
-	if u := md.Undecoded(); len(u) > 0 {
-		return spec, fmt.Errorf("reading %s: unknown key %q", path, u[0].String())
-	}
-	return spec, nil
 }
 
 type fileLock struct{ l *filelock.Lock }

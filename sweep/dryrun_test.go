@@ -58,7 +58,7 @@ func TestWriteRunList(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(root, "umls"), 0o755))
 	done := g.Runs[1]
 	must(t, os.MkdirAll(filepath.Join(out, runsDirName, done.ID), 0o755))
-	must(t, writeRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: StatusFinished, Spec: done.Spec}))
+	must(t, WriteRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: StatusFinished, Spec: done.Spec}))
 
 	var b bytes.Buffer
 	must(t, g.WriteRunList(&b, g.Runs[1:], out, root))

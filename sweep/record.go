@@ -74,7 +74,9 @@ func toEpochJSON(recs []EpochRecord) []epochJSON {
 	return out
 }
 
-func writeRecord(path string, rec *Record) error {
+// WriteRecord writes rec as the run record (metrics.json) at path,
+// atomically, as the sweep does.
+func WriteRecord(path string, rec *Record) error {
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)

@@ -43,8 +43,9 @@ func writeConfig(path string, spec RunSpec) error {
 	return writeFileAtomic(path, b.Bytes(), 0o644)
 }
 
-// readConfig reads a config.toml back; keys it lacks take their defaults.
-func readConfig(path string) (RunSpec, error) {
+// ReadConfig reads a run's config.toml back; keys it lacks take their
+// defaults.
+func ReadConfig(path string) (RunSpec, error) {
 	spec := DefaultRunSpec()
 	md, err := toml.DecodeFile(path, &spec)
 	if err != nil {

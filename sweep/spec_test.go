@@ -139,7 +139,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
 	path := filepath.Join(t.TempDir(), configName)
 	must(t, writeConfig(path, s))
-	got, err := readConfig(path)
+	got, err := ReadConfig(path)
 	must(t, err)
 	if !reflect.DeepEqual(got, s) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)

@@ -432,7 +432,7 @@ func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 	}
 	s.completeRecord(rec, outcome, runErr)
 
-	if err := writeRecord(filepath.Join(dir, metricsName), rec); err != nil {
+	if err := WriteRecord(filepath.Join(dir, metricsName), rec); err != nil {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
