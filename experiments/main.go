@@ -86,6 +86,8 @@ epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
   calibration  ECE of every run on the test split (logistic and min-max);
                runs/<id>/calibration.png, calibration.tsv and calibration.md
   plots        draw runs/<id>/curves.png again from metrics.json
+  paper        the best configurations beside the paper's Table 2 values
+               (-reference FILE for another table): writes paper.md
 
 -scaling measures the time and peak memory of one PLL training step of
 complex, complex+ and complex2 on a synthetic graph of ogbl-wikikg2's size,
@@ -115,8 +117,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		jobs       = fs.Int("j", 1, "runs trained at once by this process")
 		emit       = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
 		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
-		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\" or \"plots\"")
+		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\" or \"paper\"")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
+		reference  = fs.String("reference", "", "for -analyze paper: the reference `table` (default <repository>/results/paper-reference.tsv, the paper's)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
@@ -207,8 +210,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 				out, len(ids), ids[0])
 		}
 	}
-	// Plots are drawn from metrics.json alone: they need no dataset.
-	if *analyze != "plots" {
+	// Plots and the comparison with the paper read only the record: they
+	// need no dataset.
+	if *analyze != "plots" && *analyze != "paper" {
 		if err := sweep.CheckDatasets(dataRoot, selected); err != nil {
 			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, grid.Path)
 		}
@@ -223,8 +227,14 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *analyze != "" {
-		a := &sweep.Analysis{Kind: *analyze, Features: *features, Samples: *samples, Out: out, DataRoot: dataRoot,
-			Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
+		ref := *reference
+		if ref == "" {
+			ref = filepath.Join(resultsDir(repo, wd), "paper-reference.tsv")
+		} else {
+			ref = inDir(wd, ref)
+		}
+		a := &sweep.Analysis{Kind: *analyze, Features: *features, Reference: ref, Samples: *samples, Out: out,
+			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}

@@ -96,7 +96,7 @@ func TestAnalyzePlots(t *testing.T) {
 	}
 	assertNoTempFiles(t, fx.out)
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-analyze", "nonsense")...); code == exitOK ||
-		!strings.Contains(stderr, "calibration or plots") {
+		!strings.Contains(stderr, "plots or paper") {
 		t.Errorf("-analyze nonsense: exit %d: %s", code, stderr)
 	}
 }
@@ -279,4 +279,47 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		t.Errorf("a broken %s: exit %d: %s", calTSVName, code, errOut.String())
 	}
 	assertNoTempFiles(t, fx.out)
+}
+
+// -analyze paper compares a sweep's record with the paper's tables. It
+// reads results.tsv alone (no dataset, no checkpoint): on a copy of the
+// committed FB15k-237 d = 1000 record it reproduces the committed
+// paper.md, and a missing reference or an empty sweep are clear errors.
+func TestAnalyzePaper(t *testing.T) {
+	src := filepath.Join("..", "results", "fb15k237-d1000")
+	out := t.TempDir()
+	for _, f := range []string{"grid.toml", resultsTSVName} {
+		data, err := os.ReadFile(filepath.Join(src, f))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(out, f), data, 0o644))
+	}
+	want, err := os.ReadFile(filepath.Join(src, "paper.md"))
+	must(t, err)
+	args := []string{"-grid", filepath.Join(out, "grid.toml"), "-out", out, "-data", filepath.Join(out, "no-data"), "-analyze", "paper"}
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), args...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != string(want) {
+		t.Errorf("stdout is not the committed paper.md:\n%s", stdout)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "paper.md"))
+	must(t, err)
+	if string(got) != string(want) {
+		t.Errorf("paper.md differs from the committed one:\n%s", got)
+	}
+	assertNoTempFiles(t, out)
+
+	missing := filepath.Join(out, "nope.tsv")
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), append(args, "-reference", missing)...)
+	if code == exitOK || !strings.Contains(stderr, missing) {
+		t.Errorf("-reference %s: exit %d: %s", missing, code, stderr)
+	}
+	empty := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(empty, "grid.toml"), []byte(toyGrid), 0o644))
+	code, _, stderr = runInProcess(t, context.Background(), newFake(),
+		"-grid", filepath.Join(empty, "grid.toml"), "-out", empty, "-analyze", "paper")
+	if code == exitOK || !strings.Contains(stderr, "no run has ended yet") {
+		t.Errorf("-analyze paper on an empty sweep: exit %d: %s", code, stderr)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/report"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -34,6 +35,10 @@ import (
 //	-analyze plots            draw runs/<id>/curves.png again from metrics.json,
 //	                          for every finished or diverged run; no checkpoint
 //	                          or dataset is read
+//	-analyze paper            set the best configurations of results.tsv beside a
+//	                          published table (-reference, default the paper's,
+//	                          results/paper-reference.tsv); writes paper.md; only
+//	                          results.tsv is read
 
 // The analyses themselves are package analysis; this file finds the runs
 // and their checkpoints in -out and passes them in.
@@ -42,6 +47,8 @@ const (
 	samplesName     = analysis.SamplesName
 	calTSVName      = analysis.CalibrationTSVName
 	calMarkdownName = analysis.CalibrationMarkdownName
+	// PaperMDName is what -analyze paper writes next to results.md.
+	PaperMDName = "paper.md"
 )
 
 // Finished is a finished run loaded back from its directory.
@@ -130,14 +137,15 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 // Analysis is a post-hoc analysis of the finished runs of a results
 // directory (see the list above).
 type Analysis struct {
-	Kind     string // "samples", "ktd", "calibration" or "plots"
-	Features string // for ktd: the ID or directory of the finished ComplEx run giving ψ
-	Samples  int    // samples per run; <= 0 means analysis.DefaultSamples
-	Out      string // the results directory
-	DataRoot string
-	Runs     []Run     // the runs to analyse; those not finished are passed over
-	Stdout   io.Writer // the markdown table of ktd and calibration
-	Stderr   io.Writer // a line per run
+	Kind      string // "samples", "ktd", "calibration", "plots" or "paper"
+	Features  string // for ktd: the ID or directory of the finished ComplEx run giving ψ
+	Reference string // for paper: the reference table (see report.ReadReference)
+	Samples   int    // samples per run; <= 0 means analysis.DefaultSamples
+	Out       string // the results directory
+	DataRoot  string
+	Runs      []Run     // the runs to analyse; those not finished are passed over
+	Stdout    io.Writer // the markdown table of ktd and calibration
+	Stderr    io.Writer // a line per run
 }
 
 // Run runs the analysis, writing its files into the results directory.
@@ -157,12 +165,14 @@ func (a *Analysis) Run(ctx context.Context) error {
 		return a.calibration(ctx)
 	case "plots":
 		return a.plots(ctx)
+	case "paper":
+		return a.paper()
 	}
 	return fmt.Errorf("-analyze %q: want %s", a.Kind, analyzeKinds)
 }
 
 // analyzeKinds lists the -analyze modes, for messages.
-const analyzeKinds = "samples, ktd, calibration or plots"
+const analyzeKinds = "samples, ktd, calibration, plots or paper"
 
 // each calls f on every selected finished GeKC run.
 func (a *Analysis) each(ctx context.Context, f func(*Finished) error) error {
@@ -256,6 +266,40 @@ func (a *Analysis) plots(ctx context.Context) error {
 		n++
 	}
 	fmt.Fprintf(a.Stderr, "wrote %s of %d runs\n", curvesName, n)
+	return nil
+}
+
+// paper writes paper.md: the sweep's best configurations beside the
+// reference table's rows for the same datasets. Every finished run of
+// results.tsv counts, whatever -only selects: the comparison is of the
+// sweep's results, not of some runs.
+func (a *Analysis) paper() error {
+	if a.Reference == "" {
+		return errors.New("-analyze paper needs a reference table (-reference FILE)")
+	}
+	ref, err := report.ReadReference(a.Reference)
+	if err != nil {
+		return err
+	}
+	table, err := report.ReadTSV(filepath.Join(a.Out, resultsTSVName))
+	if err != nil {
+		return err
+	}
+	if len(table.Rows) == 0 {
+		return fmt.Errorf("%s: no run has ended yet: nothing to compare", filepath.Join(a.Out, resultsTSVName))
+	}
+	md, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(a.Out, PaperMDName)
+	if err := writeFileAtomic(path, md, 0o644); err != nil {
+		return err
+	}
+	if _, err := a.Stdout.Write(md); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "wrote %s\n", path)
 	return nil
 }
 

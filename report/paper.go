@@ -1,0 +1,381 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// referenceColumns are the columns of a reference table. Every metric is a
+// fraction (MRR, Hits@k) or nats per triple (LL), as in results.tsv; the
+// _pm columns hold the ± the source prints beside the value.
+var referenceColumns = []string{"dataset", "model", "objective",
+	"mrr", "mrr_pm", "hits@1", "hits@3", "hits@10", "ll", "ll_pm"}
+
+// Reference is a published table of results to compare a sweep with: one
+// row per dataset, model and objective (see ReadReference).
+type Reference struct {
+	Path string
+	Rows []ReferenceRow
+}
+
+// ReferenceRow is one row of a Reference. Values holds the metrics the
+// source reports for the row, by column name (mrr, mrr_pm, hits@1, hits@3,
+// hits@10, ll, ll_pm); a metric it does not report is absent.
+type ReferenceRow struct {
+	Line                      int // in the file, for messages
+	Dataset, Model, Objective string
+	Values                    map[string]float64
+}
+
+// ReadReference reads a reference table from a tab-separated file whose
+// header names the columns dataset, model, objective, mrr, mrr_pm, hits@1,
+// hits@3, hits@10, ll and ll_pm (in any order; the last seven may be
+// left out). Lines starting with # are comments; an empty cell or "-"
+// means the source reports no value. Errors name the file and line.
+func ReadReference(path string) (*Reference, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReference(path, data)
+}
+
+// ParseReference parses a reference table (see ReadReference) from data.
+// Every problem found is reported, each with its line.
+func ParseReference(path string, data []byte) (*Reference, error) {
+	ref := &Reference{Path: path}
+	var (
+		header []string
+		errs   []error
+		seen   = map[string]int{}
+	)
+	for i, line := range strings.Split(string(data), "\n") {
+		n := i + 1
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if header == nil {
+			header = fields
+			for _, h := range header {
+				if !slices.Contains(referenceColumns, h) {
+					errs = append(errs, fmt.Errorf("%s:%d: unknown column %q; want %s", path, n, h, strings.Join(referenceColumns, ", ")))
+				}
+			}
+			for _, h := range referenceColumns[:3] {
+				if !slices.Contains(header, h) {
+					errs = append(errs, fmt.Errorf("%s:%d: the header has no %q column", path, n, h))
+				}
+			}
+			if len(errs) > 0 {
+				return nil, errors.Join(errs...)
+			}
+			continue
+		}
+		if len(fields) != len(header) {
+			errs = append(errs, fmt.Errorf("%s:%d: %d fields, the header has %d", path, n, len(fields), len(header)))
+			continue
+		}
+		row := ReferenceRow{Line: n, Values: map[string]float64{}}
+		for j, h := range header {
+			cell := strings.TrimSpace(fields[j])
+			switch h {
+			case "dataset":
+				row.Dataset = cell
+			case "model":
+				row.Model = cell
+			case "objective":
+				row.Objective = cell
+			default:
+				if cell == "" || cell == "-" {
+					continue
+				}
+				x, err := strconv.ParseFloat(cell, 64)
+				if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+					errs = append(errs, fmt.Errorf("%s:%d: column %s: %q is not a finite number", path, n, h, cell))
+					continue
+				}
+				if msg := referenceRange(h, x); msg != "" {
+					errs = append(errs, fmt.Errorf("%s:%d: column %s: %v %s", path, n, h, x, msg))
+					continue
+				}
+				row.Values[h] = x
+			}
+		}
+		if row.Dataset == "" || row.Model == "" || row.Objective == "" {
+			errs = append(errs, fmt.Errorf("%s:%d: dataset, model and objective must not be empty", path, n))
+			continue
+		}
+		key := row.Dataset + "\x00" + row.Model + "\x00" + row.Objective
+		if first, ok := seen[key]; ok {
+			errs = append(errs, fmt.Errorf("%s:%d: %s %s %s is already on line %d", path, n, row.Dataset, row.Model, row.Objective, first))
+			continue
+		}
+		seen[key] = n
+		ref.Rows = append(ref.Rows, row)
+	}
+	if header == nil {
+		errs = append(errs, fmt.Errorf("%s: no header line", path))
+	}
+	return ref, errors.Join(errs...)
+}
+
+// referenceRange says what is wrong with a metric value out of its range
+// ("" if nothing): ranking metrics are fractions, so a Hits@k copied in
+// percent is caught, and a log-likelihood is at most 0.
+func referenceRange(col string, x float64) string {
+	switch col {
+	case "mrr", "hits@1", "hits@3", "hits@10":
+		if x < 0 || x > 1 {
+			return "is not a fraction in [0, 1] (write Hits@k 24.5% as 0.245)"
+		}
+	case "ll":
+		if x > 0 {
+			return "is positive; an average log-likelihood is at most 0"
+		}
+	case "mrr_pm", "ll_pm":
+		if x < 0 {
+			return "is negative"
+		}
+	}
+	return ""
+}
+
+// Tolerance is how far a result may be from its reference value and still
+// count as reproducing it.
+type Tolerance struct {
+	MRR float64 // absolute, on the test MRR
+	LL  float64 // nats per triple, on the test log-likelihood
+}
+
+// DefaultTolerance is 0.01 MRR and 0.3 nats.
+var DefaultTolerance = Tolerance{MRR: 0.01, LL: 0.3}
+
+// CompareMarkdown renders, for each dataset of t that the reference has, a
+// table setting the sweep's results beside the reference's, one row per
+// reference row of that dataset, in the reference's order. The sweep's row
+// is the best configuration of that dataset, model and objective
+// (unconstrained, selected on the mean validation MRR, as results.md
+// selects), with its test metrics as mean ± sample std over its finished
+// seeds. Its log-likelihood is the test LL at the best validation LL
+// (ll_at_best_ll), the reference protocol of the paper; a configuration
+// whose runs predate that record shows the LL of its MRR-selected epoch,
+// marked. A row no finished run answers says so.
+func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
+	configs := summariseConfigs(t)
+	var datasets []string
+	for _, c := range configs {
+		if !slices.Contains(datasets, c.dataset) {
+			datasets = append(datasets, c.dataset)
+		}
+	}
+	var b bytes.Buffer
+	b.WriteString("# Results against the reference\n\n")
+	fmt.Fprintf(&b, "Reference: `%s`. Each gekc row is the best configuration (on the mean validation MRR) "+
+		"of its model and objective; test metrics are mean ± std over its n finished seeds. "+
+		"LL is the test log-likelihood at the epoch of the best validation log-likelihood. "+
+		"\"batches\" lists every batch size that finished for the row, the selected one first. "+
+		"A row matches when its MRR is within %g and its LL within %g nats of the reference's.\n",
+		filepath.Base(ref.Path), tol.MRR, tol.LL)
+	wrote := false
+	for _, ds := range datasets {
+		var rows []ReferenceRow
+		for _, r := range ref.Rows {
+			if r.Dataset == ds {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		wrote = true
+		fmt.Fprintf(&b, "\n## %s\n\n", ds)
+		if err := writeComparison(&b, configs, rows, tol); err != nil {
+			return nil, err
+		}
+	}
+	if !wrote {
+		fmt.Fprintf(&b, "\nThe reference has no row for the datasets of these results (%s).\n", strings.Join(datasets, ", "))
+	}
+	return b.Bytes(), nil
+}
+
+func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []ReferenceRow, tol Tolerance) error {
+	header := []string{"model", "objective", "d", "batches", "lr", "n",
+		"MRR", "ref MRR", "Δ MRR", "Hits@1 / 3 / 10", "ref Hits@1 / 3 / 10", "LL", "ref LL", "Δ LL", "matches"}
+	var cells [][]string
+	notes := map[int]bool{}
+	for _, r := range rows {
+		var group []*configSummary
+		for _, c := range configs {
+			if c.dataset == r.Dataset && c.model == r.Model && c.objective == r.Objective &&
+				(c.constraints == "none" || c.constraints == "") && c.sel == "mrr" {
+				group = append(group, c)
+			}
+		}
+		var pick *configSummary
+		for _, c := range group {
+			if c.eligible() && (pick == nil || c.score > pick.score) {
+				pick = c
+			}
+		}
+		refHits := hitsTriple(r.Values)
+		row := []string{displayModel(r.Model), strings.ToUpper(r.Objective)}
+		if pick == nil {
+			row = append(row, "–", "–", "–", "0", "–", refValue(r.Values, "mrr", 3), "–", "–", refHits, "–",
+				refValue(r.Values, "ll", 3), "–", "no finished run")
+			cells = append(cells, row)
+			continue
+		}
+		batches := []string{pick.batch}
+		for _, c := range group {
+			if c.finished > 0 && !slices.Contains(batches, c.batch) {
+				batches = append(batches, c.batch)
+			}
+		}
+		// The paper's LL is that of the best validation LL. Runs that
+		// predate that record show the LL of their MRR-selected epoch,
+		// which is not judged against the reference.
+		lls, llNote := pick.test["ll_at_best_ll"], ""
+		switch {
+		case len(lls) == 0 && len(pick.test["ll"]) > 0:
+			lls, llNote = pick.test["ll"], " ¹"
+			notes[1] = true
+		case len(lls) > 0 && len(lls) < pick.finished:
+			llNote = fmt.Sprintf(" ² (%d of %d)", len(lls), pick.finished)
+			notes[2] = true
+		}
+		ll := formatCell("ll", lls) + llNote
+		mrr, hasMRR := mean(pick.test["mrr"])
+		dMRR, matchMRR := delta(mrr, hasMRR, r.Values, "mrr", tol.MRR, 3)
+		llMean, hasLL := mean(lls)
+		dLL, matchLL := delta(llMean, hasLL, r.Values, "ll", tol.LL, 2)
+		if llNote == " ¹" {
+			dLL, matchLL = "–", ""
+		}
+		verdict := "yes"
+		if _, refLL := r.Values["ll"]; refLL && matchLL == "" && matchMRR != "" {
+			verdict = "yes (MRR only)"
+		}
+		switch {
+		case matchMRR == "" && matchLL == "":
+			verdict = "–"
+		case matchMRR == "no" || matchLL == "no":
+			var off []string
+			if matchMRR == "no" {
+				off = append(off, "MRR")
+			}
+			if matchLL == "no" {
+				off = append(off, "LL")
+			}
+			verdict = "**no** (" + strings.Join(off, ", ") + ")"
+		}
+		row = append(row, pick.rank, strings.Join(batches, ", "), pick.lr, strconv.Itoa(pick.finished),
+			formatCell("mrr", pick.test["mrr"]), refValue(r.Values, "mrr", 3), dMRR,
+			hitsCell(pick.test), refHits, ll, refValue(r.Values, "ll", 3), dLL, verdict)
+		cells = append(cells, row)
+	}
+	if err := MarkdownTable(b, header, cells); err != nil {
+		return fmt.Errorf("rendering the comparison table: %w", err)
+	}
+	if notes[1] || notes[2] {
+		b.WriteString("\n")
+	}
+	if notes[1] {
+		b.WriteString("¹ The test LL of the MRR-selected epoch, not judged: these runs started before gekc recorded the LL at the best validation LL.  \n")
+	}
+	if notes[2] {
+		b.WriteString("² Over the seeds that recorded the LL at the best validation LL; the others started before gekc did.  \n")
+	}
+	return nil
+}
+
+// displayModel names a model as the paper does: cp2 is CP², complex+ is
+// ComplEx+.
+func displayModel(m string) string {
+	base, suffix := m, ""
+	switch {
+	case strings.HasSuffix(m, "2"):
+		base, suffix = strings.TrimSuffix(m, "2"), "²"
+	case strings.HasSuffix(m, "+"):
+		base, suffix = strings.TrimSuffix(m, "+"), "+"
+	}
+	names := map[string]string{"cp": "CP", "complex": "ComplEx", "distmult": "DistMult", "rescal": "RESCAL", "tucker": "TuckER"}
+	if n, ok := names[base]; ok {
+		return n + suffix
+	}
+	return m
+}
+
+func mean(xs []float64) (float64, bool) {
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return stat.Mean(xs, nil), true
+}
+
+// delta formats x minus the reference's metric, and says whether it is
+// within tol ("yes", "no", or "" when either value is missing).
+func delta(x float64, ok bool, ref map[string]float64, metric string, tol float64, prec int) (string, string) {
+	y, has := ref[metric]
+	if !ok || !has {
+		return "–", ""
+	}
+	d := x - y
+	s := strconv.FormatFloat(d, 'f', prec, 64)
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	// The margin keeps a difference of exactly tol (0.344 against 0.334)
+	// from failing on float rounding.
+	if math.Abs(d) <= tol+1e-9 {
+		return s, "yes"
+	}
+	return s, "no"
+}
+
+func refValue(v map[string]float64, metric string, prec int) string {
+	x, ok := v[metric]
+	if !ok {
+		return "–"
+	}
+	s := strconv.FormatFloat(x, 'f', prec, 64)
+	if pm, ok := v[metric+"_pm"]; ok {
+		s += " ± " + strconv.FormatFloat(pm, 'f', prec, 64)
+	}
+	return s
+}
+
+// hitsTriple formats a reference's Hits@1/3/10 in percent.
+func hitsTriple(v map[string]float64) string {
+	var parts []string
+	for _, k := range []string{"hits@1", "hits@3", "hits@10"} {
+		x, ok := v[k]
+		if !ok {
+			return "–"
+		}
+		parts = append(parts, strconv.FormatFloat(100*x, 'f', 1, 64))
+	}
+	return strings.Join(parts, " / ")
+}
+
+// hitsCell formats a configuration's mean test Hits@1/3/10 in percent.
+func hitsCell(test map[string][]float64) string {
+	v := map[string]float64{}
+	for _, k := range []string{"hits@1", "hits@3", "hits@10"} {
+		if x, ok := mean(test[k]); ok {
+			v[k] = x
+		}
+	}
+	return hitsTriple(v)
+}

@@ -1,0 +1,204 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const refHeader = "dataset\tmodel\tobjective\tmrr\tmrr_pm\thits@1\thits@3\thits@10\tll\tll_pm\n"
+
+func TestParseReferenceErrors(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		src  string
+		want []string // every one must appear in the error
+	}{
+		{"unknown column", "dataset\tmodel\tobjective\tmmr\n", []string{"ref.tsv:1: unknown column \"mmr\""}},
+		{"missing key column", "dataset\tmodel\tmrr\n", []string{"ref.tsv:1: the header has no \"objective\" column"}},
+		{"no header", "# only a comment\n", []string{"ref.tsv: no header line"}},
+		{"field count", refHeader + "FB\tcp2\tpll\t0.3\n", []string{"ref.tsv:2: 4 fields, the header has 10"}},
+		{"not a number", refHeader + "FB\tcp2\tpll\tabc\t\t\t\t\t\t\n", []string{"ref.tsv:2: column mrr: \"abc\" is not a finite number"}},
+		{"NaN", refHeader + "FB\tcp2\tpll\tNaN\t\t\t\t\t\t\n", []string{"ref.tsv:2: column mrr: \"NaN\" is not a finite number"}},
+		{"hits in percent", refHeader + "FB\tcp2\tpll\t0.3\t\t24.5\t\t\t\t\n", []string{"ref.tsv:2: column hits@1: 24.5 is not a fraction"}},
+		{"positive LL", refHeader + "FB\tcp2\tpll\t0.3\t\t\t\t\t17.1\t\n", []string{"ref.tsv:2: column ll: 17.1 is positive"}},
+		{"negative spread", refHeader + "FB\tcp2\tpll\t0.3\t-0.1\t\t\t\t\t\n", []string{"ref.tsv:2: column mrr_pm: -0.1 is negative"}},
+		{"empty key", refHeader + "FB\t\tpll\t0.3\t\t\t\t\t\t\n", []string{"ref.tsv:2: dataset, model and objective must not be empty"}},
+		{"duplicate", refHeader + "FB\tcp2\tpll\t0.3\t\t\t\t\t\t\n#\nFB\tcp2\tpll\t0.4\t\t\t\t\t\t\n",
+			[]string{"ref.tsv:4: FB cp2 pll is already on line 2"}},
+		{"all at once", refHeader + "FB\tcp2\tpll\tx\t\t\t\t\t\t\nFB\tcp2\tmle\t0.3\t\t2\t\t\t\t\n",
+			[]string{"ref.tsv:2: column mrr", "ref.tsv:3: column hits@1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseReference("ref.tsv", []byte(c.src))
+			if err == nil {
+				t.Fatalf("no error for %q", c.src)
+			}
+			if e := containsAll(err.Error(), c.want...); e != nil {
+				t.Errorf("error %q: %v", err, e)
+			}
+		})
+	}
+}
+
+func TestParseReference(t *testing.T) {
+	src := "# comment\n\n" + "model\tobjective\tdataset\tmrr\tll\thits@10\n" +
+		"cp2\tpll\tFB\t0.315\t-17.105\t-\n" + "complex\tpll\tFB\t0.342\t\t0.525\r\n"
+	ref, err := ParseReference("ref.tsv", []byte(src))
+	must(t, err)
+	if len(ref.Rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(ref.Rows))
+	}
+	r := ref.Rows[0]
+	if r.Line != 4 || r.Dataset != "FB" || r.Model != "cp2" || r.Objective != "pll" {
+		t.Errorf("row 0 = %+v", r)
+	}
+	if len(r.Values) != 2 || r.Values["mrr"] != 0.315 || r.Values["ll"] != -17.105 {
+		t.Errorf("row 0 values = %v, want mrr and ll only", r.Values)
+	}
+	if v := ref.Rows[1].Values; len(v) != 2 || v["hits@10"] != 0.525 {
+		t.Errorf("row 1 values = %v, want mrr and hits@10 (the CR dropped)", v)
+	}
+}
+
+// TestPaperReferenceFile reads the committed copy of the paper's tables:
+// it must parse, and have all ten rows of Table 2 for each of its three
+// datasets, with a log-likelihood for exactly the GeKC rows.
+func TestPaperReferenceFile(t *testing.T) {
+	ref, err := ReadReference(filepath.Join("..", "results", "paper-reference.tsv"))
+	must(t, err)
+	count := map[string]int{}
+	for _, r := range ref.Rows {
+		count[r.Dataset]++
+		_, hasLL := r.Values["ll"]
+		gekc := strings.HasSuffix(r.Model, "2") || strings.HasSuffix(r.Model, "+")
+		if hasLL != gekc {
+			t.Errorf("line %d: %s %s has an LL: %v, want %v", r.Line, r.Model, r.Objective, hasLL, gekc)
+		}
+		for _, k := range []string{"mrr", "mrr_pm", "hits@1", "hits@3", "hits@10"} {
+			if _, ok := r.Values[k]; !ok {
+				t.Errorf("line %d: no %s", r.Line, k)
+			}
+		}
+		if h := r.Values; !(h["hits@1"] <= h["hits@3"] && h["hits@3"] <= h["hits@10"] && h["hits@1"] <= h["mrr"]+0.005) {
+			t.Errorf("line %d: Hits@1/3/10 %v %v %v out of order or above the MRR (Hits@1 ≤ MRR always)", r.Line, h["hits@1"], h["hits@3"], h["hits@10"])
+		}
+	}
+	for _, ds := range []string{"FB15k-237", "WN18RR", "ogbl-biokg"} {
+		if count[ds] != 10 {
+			t.Errorf("%s: %d rows, want 10 (CP, ComplEx by PLL; four GeKCs by PLL and MLE)", ds, count[ds])
+		}
+	}
+}
+
+func TestCompareMarkdown(t *testing.T) {
+	ref, err := ParseReference("paper.tsv", []byte(refHeader+
+		"FB\tcomplex2\tpll\t0.334\t0.001\t0.245\t0.369\t0.511\t-17.100\t0.026\n"+
+		"FB\tcp2\tmle\t0.282\t0.004\t0.205\t0.308\t0.435\t-15.982\t0.028\n"+
+		"FB\tcp2\tpll\t0.315\t0.003\t0.231\t0.348\t0.482\t-17.105\t0.031\n"+
+		"FB\tcomplex\tpll\t0.342\t0.005\t0.252\t0.375\t0.525\t\t\n"+
+		"FB\tcp+\tpll\t0.237\t0.003\t0.170\t0.258\t0.367\t-16.773\t0.040\n"+
+		"WN\tcp2\tpll\t0.104\t0.001\t0.067\t0.121\t0.176\t-24.911\t0.241\n"))
+	must(t, err)
+	row := func(id, config, model, obj, batch, valid, mrr, llBest, ll string) Row {
+		return Row{"id": id, "config_id": config, "dataset": "FB", "model": model, "objective": obj,
+			"constraints": "none", "rank": "1000", "batch_size": batch, "learning_rate": "0.001",
+			"status": Finished, "select": "mrr", "valid_mrr": valid, "test_mrr": mrr, "test_hits@1": "0.25",
+			"test_hits@3": "0.37", "test_hits@10": "0.51", "test_ll": ll, "test_ll_at_best_ll": llBest}
+	}
+	tab := &Table{}
+	for _, r := range []Row{
+		// ComplEx² PLL: batch 2000 (two seeds) wins on validation over 5000,
+		// whose test MRR is higher: selection is on validation.
+		row("a0", "a", "complex2", "pll", "2000", "0.342", "0.334", "-17.10", "-18.0"),
+		row("a1", "a", "complex2", "pll", "2000", "0.340", "0.336", "-17.20", "-18.1"),
+		row("b0", "b", "complex2", "pll", "5000", "0.338", "0.399", "-17.00", "-18.2"),
+		// CP² MLE: MRR 0.02 below the reference.
+		row("c0", "c", "cp2", "mle", "1000", "0.27", "0.262", "-16.0", "-16.0"),
+		// CP² PLL: no LL at the best validation LL recorded.
+		row("d0", "d", "cp2", "pll", "1000", "0.32", "0.315", "", "-18.2"),
+		// CP+ PLL diverged: no finished run.
+		{"id": "e0", "config_id": "e", "dataset": "FB", "model": "cp+", "objective": "pll", "constraints": "none",
+			"status": Diverged, "select": "mrr"},
+	} {
+		tab.Upsert(r)
+	}
+	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
+	must(t, err)
+	out := string(md)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		f := strings.Split(l, "|")
+		if len(f) > 3 {
+			lines[strings.TrimSpace(f[1])+" "+strings.TrimSpace(f[2])] = l
+		}
+	}
+	for key, want := range map[string][]string{
+		"ComplEx² PLL": {"| 2000, 5000 |", "| 2 |", "0.3350 ± 0.0014", "| +0.001 |", "25.0 / 37.0 / 51.0",
+			"-17.150 ± 0.071", "| -0.05 |", "| yes "},
+		"CP² MLE":     {"| -0.020 |", "**no** (MRR)"},
+		"CP² PLL":     {"-18.200 ¹", "yes (MRR only)"},
+		"ComplEx PLL": {"no finished run"},
+		"CP+ PLL":     {"no finished run", "-16.773 ± 0.040"},
+	} {
+		l, ok := lines[key]
+		if !ok {
+			t.Errorf("no %s row in\n%s", key, out)
+			continue
+		}
+		if e := containsAll(l, want...); e != nil {
+			t.Errorf("%s row %q: %v", key, l, e)
+		}
+	}
+	if strings.Contains(out, "## WN") {
+		t.Errorf("a section for WN, which has no runs:\n%s", out)
+	}
+	if e := containsAll(out, "## FB", "Reference: `paper.tsv`", "¹ The test LL of the MRR-selected epoch"); e != nil {
+		t.Errorf("%v in\n%s", e, out)
+	}
+}
+
+// TestCommittedPaperTables checks every committed paper.md against the
+// results.tsv beside it and the committed reference: a number in a
+// committed comparison is what the record gives, never edited by hand.
+func TestCommittedPaperTables(t *testing.T) {
+	root := filepath.Join("..", "results")
+	ref, err := ReadReference(filepath.Join(root, "paper-reference.tsv"))
+	must(t, err)
+	paths, err := filepath.Glob(filepath.Join(root, "*", "paper.md"))
+	must(t, err)
+	if len(paths) == 0 {
+		t.Fatal("no results/*/paper.md: the d = 1000 comparisons are committed")
+	}
+	for _, p := range paths {
+		committed, err := os.ReadFile(p)
+		must(t, err)
+		tab, err := ReadTSV(filepath.Join(filepath.Dir(p), "results.tsv"))
+		must(t, err)
+		got, err := CompareMarkdown(tab, ref, DefaultTolerance)
+		must(t, err)
+		if string(got) != string(committed) {
+			t.Errorf("%s differs from what results.tsv gives; run -analyze paper again\ngot:\n%s", p, got)
+		}
+	}
+}
+
+// TestREADMEQuotesPaperTables: the README's comparison with the paper
+// quotes every committed paper.md table line for line, so a number in the
+// README is one the record gives.
+func TestREADMEQuotesPaperTables(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	must(t, err)
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", "paper.md"))
+	must(t, err)
+	for _, p := range paths {
+		md, err := os.ReadFile(p)
+		must(t, err)
+		for _, line := range strings.Split(string(md), "\n") {
+			if strings.HasPrefix(line, "|") && !strings.Contains(string(readme), line) {
+				t.Errorf("README.md lacks this line of %s (paste the table again):\n%s", p, line)
+			}
+		}
+	}
+}
