@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
+	"gekc/report"
 	"gekc/sweep"
 )
 
@@ -119,7 +121,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
 		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\" or \"paper\"")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
-		reference  = fs.String("reference", "", "for -analyze paper: the reference `table` (default <repository>/results/paper-reference.tsv, the paper's)")
+		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
@@ -226,14 +228,17 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 			return fail(exitUsage, "%v\nnothing was trained: fix the grid (or the data) and start again", err)
 		}
 	}
+	// The paper's values (or -reference's): a sweep writes paper.md beside
+	// results.md when they cover one of its datasets. Without -reference a
+	// missing default file (outside the repository) only means no paper.md.
+	refPath := *reference
+	if refPath == "" {
+		refPath = filepath.Join(resultsDir(repo, wd), "paper-reference.tsv")
+	} else {
+		refPath = inDir(wd, refPath)
+	}
 	if *analyze != "" {
-		ref := *reference
-		if ref == "" {
-			ref = filepath.Join(resultsDir(repo, wd), "paper-reference.tsv")
-		} else {
-			ref = inDir(wd, ref)
-		}
-		a := &sweep.Analysis{Kind: *analyze, Features: *features, Reference: ref, Samples: *samples, Out: out,
+		a := &sweep.Analysis{Kind: *analyze, Features: *features, Reference: refPath, Samples: *samples, Out: out,
 			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)
@@ -241,7 +246,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return exitOK
 	}
 
-	s := sweep.New(grid, selected, sweep.Options{
+	ref, err := report.ReadReference(refPath)
+	if err != nil && (*reference != "" || !errors.Is(err, os.ErrNotExist)) {
+		return fail(exitUsage, "%v", err)
+	}
+	s := sweep.New(grid, selected, sweep.Options{Reference: ref,
 		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, StateEvery: *stateEvery, Run: env.run,
 		Stdout: env.stdout, Stderr: env.stderr, Bars: *jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || *quiet,
 		Verbose: *verbose, Command: append([]string{"experiments"}, args...),

@@ -323,3 +323,38 @@ func TestAnalyzePaper(t *testing.T) {
 		t.Errorf("-analyze paper on an empty sweep: exit %d: %s", code, stderr)
 	}
 }
+
+// A sweep whose dataset the reference covers writes paper.md with
+// results.md after every run; one whose dataset it does not cover writes
+// none; a bad -reference stops the sweep before any training.
+func TestSweepWritesPaperMD(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	ref := filepath.Join(fx.dir, "ref.tsv")
+	must(t, os.WriteFile(ref, []byte("dataset\tmodel\tobjective\tmrr\ntoy\tcp2\tpll\t0.5\n"), 0o644))
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-only", "0", "-reference", ref)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(fx.out, "paper.md"))
+	must(t, err)
+	if !strings.Contains(string(md), "## toy") || !strings.Contains(string(md), "| CP²") {
+		t.Errorf("paper.md:\n%s", md)
+	}
+
+	other := newSweepFixture(t, toyGrid)
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), other.args("-only", "0")...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if fileExists(filepath.Join(other.out, "paper.md")) {
+		t.Error("paper.md written for a dataset the paper's reference does not cover")
+	}
+
+	bad := filepath.Join(fx.dir, "bad.tsv")
+	must(t, os.WriteFile(bad, []byte("dataset\tmodel\tobjective\tmrr\ntoy\tcp2\tpll\t24.5\n"), 0o644))
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-only", "1", "-reference", bad)...)
+	if code == exitOK || !strings.Contains(stderr, bad+":2: column mrr") {
+		t.Errorf("bad reference: exit %d: %s", code, stderr)
+	}
+	if rows := readRows(t, fx.out); len(rows) != 1 {
+		t.Errorf("%d rows after the bad reference, want the 1 from before", len(rows))
+	}
+}

@@ -36,6 +36,11 @@ type ReferenceRow struct {
 	Values                    map[string]float64
 }
 
+// HasDataset reports whether the reference has a row for dataset.
+func (ref *Reference) HasDataset(dataset string) bool {
+	return slices.ContainsFunc(ref.Rows, func(r ReferenceRow) bool { return r.Dataset == dataset })
+}
+
 // ReadReference reads a reference table from a tab-separated file whose
 // header names the columns dataset, model, objective, mrr, mrr_pm, hits@1,
 // hits@3, hits@10, ll and ll_pm (in any order; the last seven may be
@@ -127,7 +132,10 @@ func ParseReference(path string, data []byte) (*Reference, error) {
 	if header == nil {
 		errs = append(errs, fmt.Errorf("%s: no header line", path))
 	}
-	return ref, errors.Join(errs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return ref, nil
 }
 
 // referenceRange says what is wrong with a metric value out of its range

@@ -64,6 +64,7 @@ type Sweep struct {
 	quiet      bool
 	verbose    bool
 	command    []string
+	reference  *report.Reference
 
 	mu       sync.Mutex
 	results  map[runResult]int
@@ -88,6 +89,10 @@ type Options struct {
 	Quiet      bool      // no per-epoch progress (-q)
 	Verbose    bool      // a line for every epoch (-v)
 	Command    []string  // the command line, recorded in each metrics.json
+	// Reference, when it has rows for a dataset of the results, makes
+	// every rewrite of results.md also write paper.md, the best
+	// configurations beside the reference's (see -analyze paper).
+	Reference *report.Reference
 }
 
 // New returns a sweep of runs, a selection of g.Runs, reordered so that a
@@ -107,7 +112,7 @@ func New(g *Grid, runs []Run, o Options) *Sweep {
 		grid: g, runs: orderForDistill(runs), out: o.Out, dataRoot: o.DataRoot, jobs: max(o.Jobs, 1),
 		samples: o.Samples, stateEvery: o.StateEvery, run: o.Run,
 		stdout: &lockedWriter{w: o.Stdout}, stderr: &lockedWriter{w: o.Stderr},
-		bars: o.Bars, quiet: o.Quiet, verbose: o.Verbose, command: o.Command,
+		bars: o.Bars, quiet: o.Quiet, verbose: o.Verbose, command: o.Command, reference: o.Reference,
 	}
 }
 
@@ -267,7 +272,17 @@ func (s *Sweep) writeReport(table *report.Table) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path(ResultsMDName), md, 0o644)
+	if err := writeFileAtomic(s.path(ResultsMDName), md, 0o644); err != nil {
+		return err
+	}
+	if s.reference == nil || !slices.ContainsFunc(table.Rows, func(r report.Row) bool { return s.reference.HasDataset(r["dataset"]) }) {
+		return nil
+	}
+	cmp, err := report.CompareMarkdown(table, s.reference, report.DefaultTolerance)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.path(PaperMDName), cmp, 0o644)
 }
 
 // PrintSummary writes the best configuration of each model and objective
