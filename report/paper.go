@@ -341,7 +341,10 @@ func delta(x float64, ok bool, ref map[string]float64, metric string, tol float6
 	}
 	d := x - y
 	s := strconv.FormatFloat(d, 'f', prec, 64)
-	if !strings.HasPrefix(s, "-") {
+	switch {
+	case strings.Trim(s, "-0.") == "":
+		s = strings.TrimPrefix(s, "-") // no sign on a difference that rounds to 0
+	case !strings.HasPrefix(s, "-"):
 		s = "+" + s
 	}
 	// The margin keeps a difference of exactly tol (0.344 against 0.334)

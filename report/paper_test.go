@@ -202,3 +202,26 @@ func TestREADMEQuotesPaperTables(t *testing.T) {
 		}
 	}
 }
+
+func TestDelta(t *testing.T) {
+	ref := map[string]float64{"mrr": 0.315}
+	for _, c := range []struct {
+		x            float64
+		ok           bool
+		metric       string
+		want, within string
+	}{
+		{0.3154, true, "mrr", "0.000", "yes"},
+		{0.3149, true, "mrr", "0.000", "yes"}, // no "-0.000"
+		{0.3256, true, "mrr", "+0.011", "no"},
+		{0.325, true, "mrr", "+0.010", "yes"}, // exactly the tolerance
+		{0.295, true, "mrr", "-0.020", "no"},
+		{0.3, false, "mrr", "–", ""},
+		{0.3, true, "ll", "–", ""},
+	} {
+		got, within := delta(c.x, c.ok, ref, c.metric, 0.01, 3)
+		if got != c.want || within != c.within {
+			t.Errorf("delta(%v, %v, %s) = %q, %q; want %q, %q", c.x, c.ok, c.metric, got, within, c.want, c.within)
+		}
+	}
+}
