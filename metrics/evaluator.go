@@ -34,8 +34,7 @@ type Evaluator struct {
 	b        *models.Batch
 	marg     [3]*G.Node
 	margProg [3]*graph.Program
-	relMarg  *G.Node
-	relProg  *graph.Program
+	relMarg  *models.RelationMarginals
 }
 
 // NewEvaluator compiles the evaluation programs of m for batches of the
@@ -148,24 +147,17 @@ func (e *Evaluator) LogMarginals(triples []kg.Triple, v models.Var, fn func(i in
 // r (under the constraint, if any), or models.ErrIntractable for an
 // energy-based model. The program is compiled on the first call.
 func (e *Evaluator) RelationLogMarginals() ([]float64, error) {
-	if e.relProg == nil {
+	if e.relMarg == nil {
 		if e.zProg == nil {
 			return nil, models.ErrIntractable
 		}
-		rel, err := e.c.RelationLogMarginals()
+		rm, err := e.c.NewRelationMarginals()
 		if err != nil {
 			return nil, err
 		}
-		prog, err := graph.Compile(rel)
-		if err != nil {
-			return nil, err
-		}
-		e.relMarg, e.relProg = rel, prog
+		e.relMarg = rm
 	}
-	if err := e.relProg.Run(); err != nil {
-		return nil, err
-	}
-	return append([]float64(nil), graph.Float64s(e.relMarg.Value())...), nil // a copy: the caller may keep it
+	return e.relMarg.Values()
 }
 
 // Rank returns the filtered ranks of the true subject and object of every

@@ -229,34 +229,69 @@ func TestQueriesMatchBruteForce(t *testing.T) {
 	}
 }
 
+// RelationLogMarginals (one graph for all relations) and
+// RelationMarginals (squared models: one run per relation, the entity Gram
+// matrices passed in) against enumeration; the latter again after every
+// parameter changed, so that its Gram inputs are not stale.
 func TestRelationLogMarginalsMatchBruteForce(t *testing.T) {
 	for _, name := range Names() {
 		m := newTiny(t, name, 13)
 		g := G.NewGraph()
 		c := m.Bind(g)
 		lr, err := c.RelationLogMarginals()
+		rm, rmErr := c.NewRelationMarginals()
 		if m.Semantics == Energy {
-			if !errors.Is(err, ErrIntractable) {
-				t.Errorf("%s: got %v, want ErrIntractable", name, err)
+			if !errors.Is(err, ErrIntractable) || !errors.Is(rmErr, ErrIntractable) {
+				t.Errorf("%s: got %v and %v, want ErrIntractable", name, err, rmErr)
 			}
 			continue
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+		if err != nil || rmErr != nil {
+			t.Fatalf("%s: %v, %v", name, err, rmErr)
 		}
-		run(t, lr)
-		got := vec(lr)
-		for r := 0; r < m.Sizes.Relations; r++ {
-			var sum float64
-			for s := 0; s < m.Sizes.Entities; s++ {
-				for o := 0; o < m.Sizes.Entities; o++ {
-					sum += refUnnorm(m, s, r, o)
+		want := func() []float64 {
+			out := make([]float64, m.Sizes.Relations)
+			for r := range out {
+				var sum float64
+				for s := 0; s < m.Sizes.Entities; s++ {
+					for o := 0; o < m.Sizes.Entities; o++ {
+						sum += refUnnorm(m, s, r, o)
+					}
+				}
+				out[r] = math.Log(sum)
+			}
+			return out
+		}
+		check := func(what string, got, want []float64) {
+			t.Helper()
+			if len(got) != len(want) {
+				t.Fatalf("%s: %s has %d values, want %d", name, what, len(got), len(want))
+			}
+			for r := range want {
+				if !close(got[r], want[r]) {
+					t.Errorf("%s: %s: log Σ_{s,o} φ(s,%d,o) = %.12g, brute force %.12g", name, what, r, got[r], want[r])
 				}
 			}
-			if !close(got[r], math.Log(sum)) {
-				t.Errorf("%s: log Σ_{s,o} φ(s,%d,o) = %.12g, brute force %.12g", name, r, got[r], math.Log(sum))
+		}
+		run(t, lr)
+		w := want()
+		check("RelationLogMarginals", vec(lr), w)
+		got, err := rm.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("RelationMarginals", got, w)
+		for _, n := range m.ParamNames() {
+			x := m.Param(n).Data().([]float64)
+			for i := range x {
+				x[i] = 0.9*x[i] + 0.05*float64(i%7)
 			}
 		}
+		got, err = rm.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("RelationMarginals after a parameter update", got, want())
 	}
 }
 

@@ -29,8 +29,7 @@ type Sampler struct {
 	m     *Model
 	batch int
 
-	relMarg   *G.Node
-	relProg   *graph.Program
+	relMarg   *RelationMarginals
 	subjR     []int // relation indices read by subjProg (see newSampler)
 	relPerRun int
 	subjAll   bool // subjMarg has a row for every relation (and subjR is unused)
@@ -74,10 +73,7 @@ func newSampler(m *Model, d *Domain, batch int) (*Sampler, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.relMarg, err = c.RelationLogMarginals(); err != nil {
-		return nil, err
-	}
-	if s.relProg, err = graph.Compile(s.relMarg); err != nil {
+	if s.relMarg, err = c.NewRelationMarginals(); err != nil {
 		return nil, err
 	}
 	// p(S | r), in one of three ways.
@@ -170,10 +166,11 @@ func (s *Sampler) constrainedSubjectMarginals(c *Circuit, d *Domain) (*G.Node, e
 // Sample draws n triples.
 func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	out := make([]kg.Triple, n)
-	if err := s.relProg.Run(); err != nil {
+	relLog, err := s.relMarg.Values()
+	if err != nil {
 		return nil, err
 	}
-	relCat, err := newCategorical(graph.Float64s(s.relMarg.Value()))
+	relCat, err := newCategorical(relLog)
 	if err != nil {
 		return nil, fmt.Errorf("p(R): %w", err)
 	}
