@@ -3,8 +3,8 @@ package models
 import (
 	"errors"
 	"math"
-	"runtime"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gekc/graph"
