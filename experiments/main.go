@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-
 	"os"
 	"os/signal"
 	"path/filepath"
