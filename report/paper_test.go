@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -222,6 +223,39 @@ func TestDelta(t *testing.T) {
 		got, within := delta(c.x, c.ok, ref, c.metric, 0.01, 3)
 		if got != c.want || within != c.within {
 			t.Errorf("delta(%v, %v, %s) = %q, %q; want %q, %q", c.x, c.ok, c.metric, got, within, c.want, c.within)
+		}
+	}
+}
+
+// TestCommittedResultTables: every committed results.md is what its
+// results.tsv gives, and every run of results.tsv has its metrics.json, so
+// no number in a committed table was edited by hand or lost its record.
+func TestCommittedResultTables(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", "results.tsv"))
+	must(t, err)
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		tab, err := ReadTSV(p)
+		must(t, err)
+		committed, err := os.ReadFile(filepath.Join(dir, "results.md"))
+		must(t, err)
+		// The title is the grid's name (grid.toml's name key), which the
+		// demo's reference copy does not share with its directory.
+		name := filepath.Base(dir)
+		if g, err := os.ReadFile(filepath.Join(dir, "grid.toml")); err == nil {
+			if m := regexp.MustCompile(`(?m)^name\s*=\s*"([^"]+)"`).FindSubmatch(g); m != nil {
+				name = string(m[1])
+			}
+		}
+		got, err := Markdown(name, tab)
+		must(t, err)
+		if string(got) != string(committed) {
+			t.Errorf("%s/results.md differs from what its results.tsv gives", dir)
+		}
+		for _, r := range tab.Rows {
+			if _, err := os.Stat(filepath.Join(dir, "runs", r["id"], "metrics.json")); err != nil {
+				t.Errorf("%s: run %s has a row but no record: %v", dir, r["id"], err)
+			}
 		}
 	}
 }
