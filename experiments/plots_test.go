@@ -348,9 +348,25 @@ func TestSweepWritesPaperMD(t *testing.T) {
 		t.Error("paper.md written for a dataset the paper's reference does not cover")
 	}
 
+	// Values at another d cover nothing: no paper.md, and -analyze paper
+	// says why.
+	other2 := newSweepFixture(t, toyGrid)
+	ref1000 := filepath.Join(other2.dir, "ref1000.tsv")
+	must(t, os.WriteFile(ref1000, []byte("dataset\tmodel\tobjective\trank\tmrr\ntoy\tcp2\tpll\t1000\t0.5\n"), 0o644))
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), other2.args("-only", "0", "-reference", ref1000)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if fileExists(filepath.Join(other2.out, "paper.md")) {
+		t.Error("paper.md written for runs at d = 4 against values at d = 1000")
+	}
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), other2.args("-analyze", "paper", "-reference", ref1000)...)
+	if code == exitOK || !strings.Contains(stderr, "has no values for the datasets at the embedding sizes") {
+		t.Errorf("-analyze paper at another d: exit %d: %s", code, stderr)
+	}
+
 	bad := filepath.Join(fx.dir, "bad.tsv")
 	must(t, os.WriteFile(bad, []byte("dataset\tmodel\tobjective\tmrr\ntoy\tcp2\tpll\t24.5\n"), 0o644))
-	code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-only", "1", "-reference", bad)...)
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), fx.args("-only", "1", "-reference", bad)...)
 	if code == exitOK || !strings.Contains(stderr, bad+":2: column mrr") {
 		t.Errorf("bad reference: exit %d: %s", code, stderr)
 	}

@@ -282,6 +282,20 @@ func TestRelationLogMarginalsMatchBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		check("RelationMarginals", got, w)
+		// A second one on the same circuit has inputs of its own.
+		rm2, err := c.NewRelationMarginals()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got2, err := rm2.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("a second RelationMarginals", got2, w)
+		if got, err = rm.Values(); err != nil {
+			t.Fatal(err)
+		}
+		check("the first RelationMarginals after the second ran", got, w)
 		for _, n := range m.ParamNames() {
 			x := m.Param(n).Data().([]float64)
 			for i := range x {

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"gekc/graph"
 
@@ -130,6 +131,8 @@ type RelationMarginals struct {
 	gramInput []*G.Node // read by prog; grams[i]'s value is bound to gramInput[i]
 }
 
+var relationMarginalsCount atomic.Int64
+
 // NewRelationMarginals compiles the programs; it fails with ErrIntractable
 // for an energy-based model.
 func (c *Circuit) NewRelationMarginals() (*RelationMarginals, error) {
@@ -146,7 +149,10 @@ func (c *Circuit) NewRelationMarginals() (*RelationMarginals, error) {
 		return &RelationMarginals{n: n, out: out, prog: prog}, nil
 	}
 	rm := &RelationMarginals{n: n, rs: make([]int, 1)}
-	rt := &restricted{Circuit: c, idx: graph.IndexVector(c.g, "relation-marginal", rm.rs), gram: map[Var]*G.Node{}}
+	// Gorgonia merges input nodes of equal name, type and shape: a second
+	// RelationMarginals on this graph must not read the first one's index.
+	tag := relationMarginalsCount.Add(1)
+	rt := &restricted{Circuit: c, idx: graph.IndexVector(c.g, fmt.Sprintf("relation-marginal#%d", tag), rm.rs), gram: map[Var]*G.Node{}}
 	for _, v := range []Var{Subject, Object} {
 		g, err := c.RoleGram(v)
 		if err != nil {
@@ -158,7 +164,7 @@ func (c *Circuit) NewRelationMarginals() (*RelationMarginals, error) {
 			rt.gram[v] = rm.gramInput[i]
 			continue
 		}
-		in := G.NewMatrix(c.g, c.m.Dtype, G.WithShape(g.Shape()...), G.WithName(fmt.Sprintf("relation-marginal-gram#%v", v)),
+		in := G.NewMatrix(c.g, c.m.Dtype, G.WithShape(g.Shape()...), G.WithName(fmt.Sprintf("relation-marginal-gram#%d-%v", tag, v)),
 			G.WithValue(tensor.New(tensor.Of(c.m.Dtype), tensor.WithShape(g.Shape()...))))
 		rm.grams, rm.gramInput = append(rm.grams, g), append(rm.gramInput, in)
 		rt.gram[v] = in

@@ -14,10 +14,11 @@ import (
 	"gonum.org/v1/gonum/stat"
 )
 
-// referenceColumns are the columns of a reference table. Every metric is a
-// fraction (MRR, Hits@k) or nats per triple (LL), as in results.tsv; the
-// _pm columns hold the ± the source prints beside the value.
-var referenceColumns = []string{"dataset", "model", "objective",
+// referenceColumns are the columns of a reference table. rank is the
+// embedding size d the values were measured at. Every metric is a fraction
+// (MRR, Hits@k) or nats per triple (LL), as in results.tsv; the _pm columns
+// hold the ± the source prints beside the value.
+var referenceColumns = []string{"dataset", "model", "objective", "rank",
 	"mrr", "mrr_pm", "hits@1", "hits@3", "hits@10", "ll", "ll_pm"}
 
 // Reference is a published table of results to compare a sweep with: one
@@ -33,18 +34,33 @@ type Reference struct {
 type ReferenceRow struct {
 	Line                      int // in the file, for messages
 	Dataset, Model, Objective string
+	Rank                      int // the embedding size of the values; 0 when the source does not say
 	Values                    map[string]float64
 }
 
-// HasDataset reports whether the reference has a row for dataset.
-func (ref *Reference) HasDataset(dataset string) bool {
-	return slices.ContainsFunc(ref.Rows, func(r ReferenceRow) bool { return r.Dataset == dataset })
+// admits reports whether a run of the dataset at rank d (as results.tsv
+// writes it) is comparable with the row.
+func (r ReferenceRow) admits(dataset, rank string) bool {
+	return r.Dataset == dataset && (r.Rank == 0 || strconv.Itoa(r.Rank) == rank)
+}
+
+// Covers reports whether some run of t has a dataset and rank the
+// reference has values for: only then is a comparison worth writing.
+func (ref *Reference) Covers(t *Table) bool {
+	for _, row := range t.Rows {
+		for _, r := range ref.Rows {
+			if r.admits(row["dataset"], row["rank"]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ReadReference reads a reference table from a tab-separated file whose
-// header names the columns dataset, model, objective, mrr, mrr_pm, hits@1,
-// hits@3, hits@10, ll and ll_pm (in any order; the last seven may be
-// left out). Lines starting with # are comments; an empty cell or "-"
+// header names the columns dataset, model, objective, rank, mrr, mrr_pm,
+// hits@1, hits@3, hits@10, ll and ll_pm (in any order; all but the first
+// three may be left out). Lines starting with # are comments; an empty cell or "-"
 // means the source reports no value. Errors name the file and line.
 func ReadReference(path string) (*Reference, error) {
 	data, err := os.ReadFile(path)
@@ -72,9 +88,12 @@ func ParseReference(path string, data []byte) (*Reference, error) {
 		fields := strings.Split(line, "\t")
 		if header == nil {
 			header = fields
-			for _, h := range header {
+			for i, h := range header {
 				if !slices.Contains(referenceColumns, h) {
 					errs = append(errs, fmt.Errorf("%s:%d: unknown column %q; want %s", path, n, h, strings.Join(referenceColumns, ", ")))
+				}
+				if slices.Index(header, h) < i {
+					errs = append(errs, fmt.Errorf("%s:%d: column %q appears twice", path, n, h))
 				}
 			}
 			for _, h := range referenceColumns[:3] {
@@ -101,6 +120,16 @@ func ParseReference(path string, data []byte) (*Reference, error) {
 				row.Model = cell
 			case "objective":
 				row.Objective = cell
+			case "rank":
+				if cell == "" || cell == "-" {
+					continue
+				}
+				d, err := strconv.Atoi(cell)
+				if err != nil || d <= 0 {
+					errs = append(errs, fmt.Errorf("%s:%d: column rank: %q is not a positive integer", path, n, cell))
+					continue
+				}
+				row.Rank = d
 			default:
 				if cell == "" || cell == "-" {
 					continue
@@ -172,10 +201,11 @@ var DefaultTolerance = Tolerance{MRR: 0.01, LL: 0.3}
 // CompareMarkdown renders, for each dataset of t that the reference has, a
 // table setting the sweep's results beside the reference's, one row per
 // reference row of that dataset, in the reference's order. The sweep's row
-// is the best configuration of that dataset, model and objective
-// (unconstrained, selected on the mean validation MRR, as results.md
-// selects), with its test metrics as mean ± sample std over its finished
-// seeds. Its log-likelihood is the test LL at the best validation LL
+// is the best of the configurations of that dataset, model, objective and
+// rank (unconstrained, and selected on the validation MRR: those selected
+// on another metric are left out), chosen as results.md chooses, on the
+// mean validation score, with its test metrics as mean ± sample std over
+// its finished seeds. Its log-likelihood is the test LL at the best validation LL
 // (ll_at_best_ll), the reference protocol of the paper; a configuration
 // whose runs predate that record shows the LL of its MRR-selected epoch,
 // marked. A row no finished run answers says so.
@@ -187,15 +217,19 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 			datasets = append(datasets, c.dataset)
 		}
 	}
+	if !ref.Covers(t) {
+		return nil, fmt.Errorf("%s has no values for the datasets at the embedding sizes of these results (%s)",
+			ref.Path, strings.Join(datasets, ", "))
+	}
 	var b bytes.Buffer
 	b.WriteString("# Results against the reference\n\n")
 	fmt.Fprintf(&b, "Reference: `%s`. Each gekc row is the best configuration (on the mean validation MRR) "+
-		"of its model and objective; test metrics are mean ± std over its n finished seeds. "+
+		"of its model and objective; test metrics are mean ± std (one sample standard deviation) over its n finished seeds, "+
+		"the reference's ± is the one it prints (the paper's: two standard deviations over 5 seeds). "+
 		"LL is the test log-likelihood at the epoch of the best validation log-likelihood. "+
 		"\"batches\" lists every batch size that finished for the row, the selected one first. "+
 		"A row matches when its MRR is within %g and its LL within %g nats of the reference's.\n",
 		filepath.Base(ref.Path), tol.MRR, tol.LL)
-	wrote := false
 	for _, ds := range datasets {
 		var rows []ReferenceRow
 		for _, r := range ref.Rows {
@@ -206,14 +240,10 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 		if len(rows) == 0 {
 			continue
 		}
-		wrote = true
 		fmt.Fprintf(&b, "\n## %s\n\n", ds)
 		if err := writeComparison(&b, configs, rows, tol); err != nil {
 			return nil, err
 		}
-	}
-	if !wrote {
-		fmt.Fprintf(&b, "\nThe reference has no row for the datasets of these results (%s).\n", strings.Join(datasets, ", "))
 	}
 	return b.Bytes(), nil
 }
@@ -226,7 +256,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 	for _, r := range rows {
 		var group []*configSummary
 		for _, c := range configs {
-			if c.dataset == r.Dataset && c.model == r.Model && c.objective == r.Objective &&
+			if r.admits(c.dataset, c.rank) && c.model == r.Model && c.objective == r.Objective &&
 				(c.constraints == "none" || c.constraints == "") && c.sel == "mrr" {
 				group = append(group, c)
 			}
@@ -240,8 +270,12 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		refHits := hitsTriple(r.Values)
 		row := []string{displayModel(r.Model), strings.ToUpper(r.Objective)}
 		if pick == nil {
+			none := "no finished run"
+			if r.Rank > 0 {
+				none += fmt.Sprintf(" at d = %d", r.Rank)
+			}
 			row = append(row, "–", "–", "–", "0", "–", refValue(r.Values, "mrr", 3), "–", "–", refHits, "–",
-				refValue(r.Values, "ll", 3), "–", "no finished run")
+				refValue(r.Values, "ll", 3), "–", none)
 			cells = append(cells, row)
 			continue
 		}
@@ -292,6 +326,11 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 			formatCell("mrr", pick.test["mrr"]), refValue(r.Values, "mrr", 3), dMRR,
 			hitsCell(pick.test), refHits, ll, refValue(r.Values, "ll", 3), dLL, verdict)
 		cells = append(cells, row)
+	}
+	for _, row := range cells {
+		for i := range row {
+			row[i] = strings.ReplaceAll(row[i], "|", `\|`) // e.g. in a model name
+		}
 	}
 	if err := MarkdownTable(b, header, cells); err != nil {
 		return fmt.Errorf("rendering the comparison table: %w", err)
@@ -347,9 +386,10 @@ func delta(x float64, ok bool, ref map[string]float64, metric string, tol float6
 	case !strings.HasPrefix(s, "-"):
 		s = "+" + s
 	}
-	// The margin keeps a difference of exactly tol (0.344 against 0.334)
-	// from failing on float rounding.
-	if math.Abs(d) <= tol+1e-9 {
+	// Judged on the printed difference, so that "+0.010" never reads as a
+	// miss; the margin absorbs float rounding at exactly tol.
+	shown, _ := strconv.ParseFloat(strings.TrimPrefix(s, "+"), 64)
+	if math.Abs(shown) <= tol+1e-9 {
 		return s, "yes"
 	}
 	return s, "no"

@@ -25,6 +25,9 @@ func TestParseReferenceErrors(t *testing.T) {
 		{"hits in percent", refHeader + "FB\tcp2\tpll\t0.3\t\t24.5\t\t\t\t\n", []string{"ref.tsv:2: column hits@1: 24.5 is not a fraction"}},
 		{"positive LL", refHeader + "FB\tcp2\tpll\t0.3\t\t\t\t\t17.1\t\n", []string{"ref.tsv:2: column ll: 17.1 is positive"}},
 		{"negative spread", refHeader + "FB\tcp2\tpll\t0.3\t-0.1\t\t\t\t\t\n", []string{"ref.tsv:2: column mrr_pm: -0.1 is negative"}},
+		{"bad rank", "dataset\tmodel\tobjective\trank\nFB\tcp2\tpll\tlarge\n", []string{"ref.tsv:2: column rank: \"large\" is not a positive integer"}},
+		{"zero rank", "dataset\tmodel\tobjective\trank\nFB\tcp2\tpll\t0\n", []string{"ref.tsv:2: column rank: \"0\" is not a positive integer"}},
+		{"column twice", "dataset\tmodel\tobjective\tmrr\tmrr\n", []string{"ref.tsv:1: column \"mrr\" appears twice"}},
 		{"empty key", refHeader + "FB\t\tpll\t0.3\t\t\t\t\t\t\n", []string{"ref.tsv:2: dataset, model and objective must not be empty"}},
 		{"duplicate", refHeader + "FB\tcp2\tpll\t0.3\t\t\t\t\t\t\n#\nFB\tcp2\tpll\t0.4\t\t\t\t\t\t\n",
 			[]string{"ref.tsv:4: FB cp2 pll is already on line 2"}},
@@ -72,6 +75,9 @@ func TestPaperReferenceFile(t *testing.T) {
 	count := map[string]int{}
 	for _, r := range ref.Rows {
 		count[r.Dataset]++
+		if r.Rank != 1000 {
+			t.Errorf("line %d: rank %d, want 1000 (the paper's d)", r.Line, r.Rank)
+		}
 		_, hasLL := r.Values["ll"]
 		gekc := strings.HasSuffix(r.Model, "2") || strings.HasSuffix(r.Model, "+")
 		if hasLL != gekc {
@@ -185,9 +191,10 @@ func TestCommittedPaperTables(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesPaperTables: the README's comparison with the paper
-// quotes every committed paper.md table line for line, so a number in the
-// README is one the record gives.
+// TestREADMEQuotesPaperTables: between its markers the README holds each
+// committed paper.md from its first dataset heading on (headings one level
+// down), as scripts/readme-paper-tables pastes it, so a number in the
+// README is one the record gives and no stale row or note survives.
 func TestREADMEQuotesPaperTables(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	must(t, err)
@@ -196,10 +203,17 @@ func TestREADMEQuotesPaperTables(t *testing.T) {
 	for _, p := range paths {
 		md, err := os.ReadFile(p)
 		must(t, err)
-		for _, line := range strings.Split(string(md), "\n") {
-			if strings.HasPrefix(line, "|") && !strings.Contains(string(readme), line) {
-				t.Errorf("README.md lacks this line of %s (paste the table again):\n%s", p, line)
-			}
+		body := string(md)
+		i := strings.Index(body, "\n## ")
+		if i < 0 {
+			t.Fatalf("%s has no dataset heading", p)
+		}
+		body = strings.ReplaceAll(body[i+1:], "\n## ", "\n#### ")
+		body = "#### " + strings.TrimPrefix(body, "## ")
+		marker := "<!-- " + filepath.Base(filepath.Dir(p)) + "/paper.md -->\n"
+		want := marker + body + "<!-- end -->\n"
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not hold %s between %q and <!-- end --> (run scripts/readme-paper-tables)", p, strings.TrimSpace(marker))
 		}
 	}
 }
@@ -215,7 +229,8 @@ func TestDelta(t *testing.T) {
 		{0.3154, true, "mrr", "0.000", "yes"},
 		{0.3149, true, "mrr", "0.000", "yes"}, // no "-0.000"
 		{0.3256, true, "mrr", "+0.011", "no"},
-		{0.325, true, "mrr", "+0.010", "yes"}, // exactly the tolerance
+		{0.325, true, "mrr", "+0.010", "yes"},  // exactly the tolerance
+		{0.3254, true, "mrr", "+0.010", "yes"}, // judged as printed
 		{0.295, true, "mrr", "-0.020", "no"},
 		{0.3, false, "mrr", "–", ""},
 		{0.3, true, "ll", "–", ""},
@@ -256,6 +271,48 @@ func TestCommittedResultTables(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "runs", r["id"], "metrics.json")); err != nil {
 				t.Errorf("%s: run %s has a row but no record: %v", dir, r["id"], err)
 			}
+		}
+	}
+}
+
+// The reference's rank restricts the comparison to runs of that d; a table
+// with none is not covered, and CompareMarkdown says so. Seeds of which
+// only some recorded the LL at the best validation LL give ², and a
+// reference row without MRR or LL leaves the verdict open.
+func TestCompareMarkdownRankAndNotes(t *testing.T) {
+	ref, err := ParseReference("p.tsv", []byte("dataset\tmodel\tobjective\trank\tmrr\tll\n"+
+		"FB\tcp2\tpll\t1000\t0.315\t-17.1\n"+
+		"FB\tcp2\tmle\t1000\t\t\n"))
+	must(t, err)
+	row := func(id, rank, llBest string) Row {
+		return Row{"id": id, "config_id": "c" + rank, "dataset": "FB", "model": "cp2", "objective": "pll",
+			"constraints": "none", "rank": rank, "batch_size": "1000", "learning_rate": "0.001", "status": Finished,
+			"select": "mrr", "valid_mrr": "0.3", "test_mrr": "0.31", "test_ll": "-18", "test_ll_at_best_ll": llBest}
+	}
+	d200 := &Table{Rows: []Row{row("a", "200", "-17")}}
+	if ref.Covers(d200) {
+		t.Error("a d = 200 table covered by a d = 1000 reference")
+	}
+	if _, err := CompareMarkdown(d200, ref, DefaultTolerance); err == nil || !strings.Contains(err.Error(), "p.tsv has no values") {
+		t.Errorf("d = 200 table: %v", err)
+	}
+	mixed := &Table{Rows: []Row{row("a", "200", "-17"), row("b0", "1000", "-17.0"), row("b1", "1000", ""),
+		{"id": "m", "config_id": "m", "dataset": "FB", "model": "cp2", "objective": "mle", "constraints": "none",
+			"rank": "1000", "status": Finished, "select": "mrr", "valid_mrr": "0.2", "test_mrr": "0.2"}}}
+	if !ref.Covers(mixed) {
+		t.Fatal("a table with d = 1000 runs not covered")
+	}
+	md, err := CompareMarkdown(mixed, ref, DefaultTolerance)
+	must(t, err)
+	out := string(md)
+	for _, want := range []string{
+		"| CP²   | PLL       | 1000 | 1000    | 0.001 | 2 |", // the d = 200 configuration is not a candidate
+		"-17.000 ² (1 of 2)",
+		"² Over the seeds that recorded",
+		"| –     | –       |\n", // MLE: no reference MRR nor LL, no verdict
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
 }

@@ -281,6 +281,13 @@ func (a *Analysis) paper() error {
 	if err != nil {
 		return err
 	}
+	// Under the results lock, as a sweep writes its tables: a sweep
+	// running beside this must not interleave an older table.
+	l, err := waitLock(filepath.Join(a.Out, resultsLock))
+	if err != nil {
+		return err
+	}
+	defer l.unlock()
 	table, err := report.ReadTSV(filepath.Join(a.Out, resultsTSVName))
 	if err != nil {
 		return err

@@ -275,7 +275,7 @@ func (s *Sweep) writeReport(table *report.Table) error {
 	if err := writeFileAtomic(s.path(ResultsMDName), md, 0o644); err != nil {
 		return err
 	}
-	if s.reference == nil || !slices.ContainsFunc(table.Rows, func(r report.Row) bool { return s.reference.HasDataset(r["dataset"]) }) {
+	if s.reference == nil || !s.reference.Covers(table) {
 		return nil
 	}
 	cmp, err := report.CompareMarkdown(table, s.reference, report.DefaultTolerance)
