@@ -232,7 +232,10 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// missing default file (outside the repository) only means no paper.md.
 	refPath := *reference
 	if refPath == "" {
-		refPath = filepath.Join(resultsDir(repo, wd), "paper-reference.tsv")
+		// Run from outside the repository (a sweep kept elsewhere), the
+		// grid's repository still has the paper's values.
+		refRepo := cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, grid.Path))))
+		refPath = filepath.Join(resultsDir(refRepo, wd), "paper-reference.tsv")
 	} else {
 		refPath = inDir(wd, refPath)
 	}

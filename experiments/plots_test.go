@@ -374,3 +374,24 @@ func TestSweepWritesPaperMD(t *testing.T) {
 		t.Errorf("%d rows after the bad reference, want the 1 from before", len(rows))
 	}
 }
+
+// Started outside the repository (a long sweep kept elsewhere) on a grid
+// of the repository, the command still finds the paper's values there.
+func TestPaperReferenceFoundFromTheGrid(t *testing.T) {
+	out := t.TempDir()
+	src := filepath.Join("..", "results", "fb15k237-d1000")
+	data, err := os.ReadFile(filepath.Join(src, resultsTSVName))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(out, resultsTSVName), data, 0o644))
+	grid, err := filepath.Abs(filepath.Join("..", "grids", "fb15k237-d1000.toml"))
+	must(t, err)
+	var stdout, stderr bytes.Buffer
+	code := runCLI(context.Background(), []string{"-grid", grid, "-out", out, "-analyze", "paper"},
+		cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, dir: t.TempDir(), run: newFake().run, quiet: true})
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "Reference: `paper-reference.tsv`") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}
