@@ -204,6 +204,18 @@ func TestGradients(t *testing.T) {
 		{name: "ComplexMulBroadcastB", shapes: [][]int{{4, 6}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(ComplexMul(p[0], p[1], false)))
 		}},
+		{name: "HalfSums", shapes: [][]int{{3, 6}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(HalfSums(p[0], p[1], complexLogPairs)))
+		}},
+		{name: "HalfSumsBroadcastA", shapes: [][]int{{1, 6}, {4, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(HalfSums(p[0], p[1], complexLogPairs)))
+		}},
+		{name: "HalfSumsBroadcastB", shapes: [][]int{{4, 6}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(HalfSums(p[0], p[1], unevenPairs)))
+		}},
+		{name: "HalfSumsBroadcastBoth", shapes: [][]int{{1, 6}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(HalfSums(p[0], p[1], unevenPairs)))
+		}},
 		{name: "GatedLogHalves", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(GatedLogHalves(p[0])))
 		}},

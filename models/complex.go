@@ -99,26 +99,20 @@ func (ComplEx) LogFeatures(rows *G.Node) (*G.Node, error) {
 var complexTerms = [4][3]int{{0, 0, 0}, {1, 0, 1}, {0, 1, 1}, {1, 1, 0}}
 
 // LogQuery returns the 4d columns log(part_a) + log(part_b) of the four
-// terms, for the two slots other than target.
+// terms, for the two slots a, b other than target (in Vars order), as one
+// HalfSums op: its blocks pick each term's re or im half of a and of b.
 func (ComplEx) LogQuery(target Var, x Inputs, _ Tables) (*G.Node, error) {
-	var e graph.Builder
-	var parts [3][2]*G.Node
+	var slots []Var
 	for _, v := range Vars {
 		if v != target {
-			parts[v][0], parts[v][1] = halves(&e, x.get(v))
+			slots = append(slots, v)
 		}
 	}
-	cols := make([]*G.Node, 4)
+	pairs := make([][2]int, len(complexTerms))
 	for i, term := range complexTerms {
-		var ops []*G.Node
-		for _, v := range Vars {
-			if v != target {
-				ops = append(ops, parts[v][term[v]])
-			}
-		}
-		cols[i] = e.Add(ops[0], ops[1])
+		pairs[i] = [2]int{term[slots[0]], term[slots[1]]}
 	}
-	return e.Result(e.ConcatCols(cols...))
+	return graph.HalfSums(x.get(slots[0]), x.get(slots[1]), pairs)
 }
 
 // LogCandidates picks, for each of the four terms, target's re or im part.
