@@ -218,6 +218,16 @@ func (b *Builder) RowLogSumExp(x *G.Node) *G.Node {
 	return b.named("RowLogSumExp", n, err)
 }
 
+// SignedRowLogSumExp is the log-sum-exp of each row with weight −1 on its
+// trailing neg columns (see SignedRowLogSumExp).
+func (b *Builder) SignedRowLogSumExp(x *G.Node, neg int) *G.Node {
+	if !b.ready("SignedRowLogSumExp", x) {
+		return nil
+	}
+	n, err := SignedRowLogSumExp(x, neg)
+	return b.named("SignedRowLogSumExp", n, err)
+}
+
 // ColLogSumExp is the log-sum-exp of each column (see ColLogSumExp).
 func (b *Builder) ColLogSumExp(x *G.Node) *G.Node {
 	if !b.ready("ColLogSumExp", x) {

@@ -58,6 +58,8 @@ var builderCases = []struct {
 		func(x builderInputs) (*G.Node, error) { return RowDot(x.a, x.c) }},
 	{"RowLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.RowLogSumExp(x.a) },
 		func(x builderInputs) (*G.Node, error) { return RowLogSumExp(x.a) }},
+	{"SignedRowLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.SignedRowLogSumExp(x.neg, 1) },
+		func(x builderInputs) (*G.Node, error) { return SignedRowLogSumExp(x.neg, 1) }},
 	{"ColLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.ColLogSumExp(x.a) },
 		func(x builderInputs) (*G.Node, error) { return ColLogSumExp(x.a) }},
 	{"LogSoftmaxNLL", func(b *Builder, x builderInputs) *G.Node { return b.LogSoftmaxNLL(x.a, x.idx) },

@@ -373,12 +373,7 @@ func (e *expr) signedRowLSE(t *G.Node, v Var) *G.Node {
 	if e.Err() != nil {
 		return nil
 	}
-	k := t.Shape()[1]
-	neg := e.negative(v, k)
-	if neg == 0 {
-		return e.RowLogSumExp(t)
-	}
-	return e.logSubExp(e.RowLogSumExp(e.SliceCols(t, 0, k-neg)), e.RowLogSumExp(e.SliceCols(t, k-neg, k)))
+	return e.SignedRowLogSumExp(t, e.negative(v, t.Shape()[1]))
 }
 
 // logSubExp returns log(exp p − exp n) = p + log(1 − exp(n − p)).
