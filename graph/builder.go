@@ -300,6 +300,16 @@ func (b *Builder) MatMul(x, y *G.Node, transA, transB bool) *G.Node {
 	return b.named("MatMul", n, err)
 }
 
+// SignedLogMatMulExp is LogMatMulExp with weight −1 on the trailing neg
+// inner indices (see SignedLogMatMulExp).
+func (b *Builder) SignedLogMatMulExp(x, y *G.Node, transA, transB bool, neg int) *G.Node {
+	if !b.ready("SignedLogMatMulExp", x, y) {
+		return nil
+	}
+	n, err := SignedLogMatMulExp(x, y, transA, transB, neg)
+	return b.named("SignedLogMatMulExp", n, err)
+}
+
 // LogMatMulExp is log(exp(op(x))·exp(op(y))) (see LogMatMulExp).
 func (b *Builder) LogMatMulExp(x, y *G.Node, transA, transB bool) *G.Node {
 	if !b.ready("LogMatMulExp", x, y) {

@@ -165,6 +165,13 @@ func TestGradients(t *testing.T) {
 		{name: "LogMatMulExp", shapes: [][]int{{3, 4}, {4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(LogMatMulExp(p[0], p[1], false, false)))
 		}},
+		// Positive inner terms of order 1, negative ones of order e^−3.
+		{name: "SignedLogMatMulExp", shapes: [][]int{{3, 5}, {4, 5}}, values: signedLMMEOperands(false, false), build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedLogMatMulExp(p[0], p[1], false, true, 2)))
+		}},
+		{name: "SignedLogMatMulExpTN", shapes: [][]int{{5, 3}, {5, 4}}, values: signedLMMEOperands(true, true), build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedLogMatMulExp(p[0], p[1], true, false, 2)))
+		}},
 		{name: "LogMatMulExpTT", shapes: [][]int{{4, 3}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(LogMatMulExp(p[0], p[1], true, true)))
 		}},
