@@ -218,6 +218,16 @@ func (b *Builder) RowLogSumExp(x *G.Node) *G.Node {
 	return b.named("RowLogSumExp", n, err)
 }
 
+// SignedRowLogSumExp is the log-sum-exp of each row with weight −1 on its
+// trailing neg columns (see SignedRowLogSumExp).
+func (b *Builder) SignedRowLogSumExp(x *G.Node, neg int) *G.Node {
+	if !b.ready("SignedRowLogSumExp", x) {
+		return nil
+	}
+	n, err := SignedRowLogSumExp(x, neg)
+	return b.named("SignedRowLogSumExp", n, err)
+}
+
 // ColLogSumExp is the log-sum-exp of each column (see ColLogSumExp).
 func (b *Builder) ColLogSumExp(x *G.Node) *G.Node {
 	if !b.ready("ColLogSumExp", x) {
@@ -288,6 +298,16 @@ func (b *Builder) MatMul(x, y *G.Node, transA, transB bool) *G.Node {
 	}
 	n, err := MatMul(x, y, transA, transB)
 	return b.named("MatMul", n, err)
+}
+
+// SignedLogMatMulExp is LogMatMulExp with weight −1 on the trailing neg
+// inner indices (see SignedLogMatMulExp).
+func (b *Builder) SignedLogMatMulExp(x, y *G.Node, transA, transB bool, neg int) *G.Node {
+	if !b.ready("SignedLogMatMulExp", x, y) {
+		return nil
+	}
+	n, err := SignedLogMatMulExp(x, y, transA, transB, neg)
+	return b.named("SignedLogMatMulExp", n, err)
 }
 
 // LogMatMulExp is log(exp(op(x))·exp(op(y))) (see LogMatMulExp).

@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"gekc/graph"
@@ -89,4 +90,30 @@ func ExampleBuilder() {
 	// Σ φ² = 6
 	// then: <nil>
 	// failed in MatMul: true
+}
+
+// Rows of log-terms whose last column has weight −1: log(1 + 1 − 0.5),
+// then log(1 + 0 − 1) = log 0 and log(1 + 1 − 3), which is not defined.
+func ExampleSignedRowLogSumExp() {
+	g := G.NewGraph()
+	l := math.Log
+	t := G.NewMatrix(g, tensor.Float64, G.WithShape(3, 3), G.WithName("t"),
+		G.WithValue(tensor.New(tensor.WithShape(3, 3), tensor.WithBacking([]float64{
+			0, 0, l(0.5),
+			0, math.Inf(-1), 0,
+			0, 0, l(3),
+		}))))
+	y, err := graph.SignedRowLogSumExp(t, 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	prog, _ := graph.Compile(y)
+	if err := prog.Run(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.4f (log 1.5 = %.4f)\n", y.Value().Data(), l(1.5))
+	// Output:
+	// [0.4055 -Inf NaN] (log 1.5 = 0.4055)
 }

@@ -16,6 +16,7 @@ type gradCase struct {
 	shapes [][]int                                          // parameter shapes
 	build  func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) // returns the scalar cost
 	pos    bool                                             // draw positive parameters
+	values [][]float64                                      // if set, the parameters' values instead of draws
 }
 
 func randDense(rng *rand.Rand, pos bool, shape ...int) *tensor.Dense {
@@ -47,6 +48,9 @@ func checkGradients(t *testing.T, c gradCase) {
 	var values []*tensor.Dense
 	for i, s := range c.shapes {
 		v := randDense(rng, c.pos, s...)
+		if c.values != nil {
+			v = tensor.New(tensor.WithShape(s...), tensor.WithBacking(append([]float64(nil), c.values[i]...)))
+		}
 		values = append(values, v)
 		params = append(params, G.NewTensor(g, tensor.Float64, len(s), G.WithShape(s...), G.WithValue(v), G.WithName(string(rune('A'+i)))))
 	}
@@ -161,6 +165,13 @@ func TestGradients(t *testing.T) {
 		{name: "LogMatMulExp", shapes: [][]int{{3, 4}, {4, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(LogMatMulExp(p[0], p[1], false, false)))
 		}},
+		// Positive inner terms of order 1, negative ones of order e^−3.
+		{name: "SignedLogMatMulExp", shapes: [][]int{{3, 5}, {4, 5}}, values: signedLMMEOperands(false, false), build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedLogMatMulExp(p[0], p[1], false, true, 2)))
+		}},
+		{name: "SignedLogMatMulExpTN", shapes: [][]int{{5, 3}, {5, 4}}, values: signedLMMEOperands(true, true), build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedLogMatMulExp(p[0], p[1], true, false, 2)))
+		}},
 		{name: "LogMatMulExpTT", shapes: [][]int{{4, 3}, {5, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(LogMatMulExp(p[0], p[1], true, true)))
 		}},
@@ -172,6 +183,15 @@ func TestGradients(t *testing.T) {
 		}},
 		{name: "RowLogSumExp", shapes: [][]int{{3, 5}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(RowLogSumExp(p[0])))
+		}},
+		// Rows of 3 positive and 2 negative columns: moderate, negative
+		// mass 0.9 and 0.999 of the positive (cancellation), and shifted by
+		// ±700, where exp overflows and underflows without the row max.
+		{name: "SignedRowLogSumExp", shapes: [][]int{{6, 5}}, values: [][]float64{signedLSERows(700)}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedRowLogSumExp(p[0], 2)))
+		}},
+		{name: "SignedRowLogSumExpOneNegative", shapes: [][]int{{3, 4}}, values: [][]float64{{0.1, -0.4, 0.6, 1.2, 2, 1, 0.5, -0.3, -1, 0, 1, -0.2}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(SignedRowLogSumExp(p[0], 1)))
 		}},
 		{name: "ColLogSumExp", shapes: [][]int{{5, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(ColLogSumExp(p[0])))

@@ -88,6 +88,61 @@ void gekc_lse_rows_f32(const float *x, int64_t rows, int64_t cols, int64_t ld, f
 	}
 }
 
+void gekc_signed_lse_rows_f32(const float *x, int64_t rows, int64_t cols, int64_t neg, float *out) {
+	const int64_t pos = cols - neg;
+	for (int64_t i = 0; i < rows; i++) {
+		const float *r = x + i * cols;
+		__m256 mxp = _mm256_set1_ps(-INFINITY), mxn = mxp, nan = _mm256_setzero_ps();
+		int64_t j = 0;
+		for (; j + 8 <= pos; j += 8) {
+			__m256 v = _mm256_loadu_ps(r + j);
+			nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+			mxp = _mm256_max_ps(mxp, v);
+		}
+		float mp = hmax8(mxp);
+		int bad = 0;
+		for (; j < pos; j++) {
+			if (r[j] != r[j]) bad = 1;
+			if (r[j] > mp) mp = r[j];
+		}
+		for (; j + 8 <= cols; j += 8) {
+			__m256 v = _mm256_loadu_ps(r + j);
+			nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+			mxn = _mm256_max_ps(mxn, v);
+		}
+		float mn = hmax8(mxn);
+		for (; j < cols; j++) {
+			if (r[j] != r[j]) bad = 1;
+			if (r[j] > mn) mn = r[j];
+		}
+		bad |= _mm256_movemask_ps(nan) != 0;
+		// The cases where the composite p + log1mexp(n - p) is not finite.
+		if (bad || mn == INFINITY) {
+			out[i] = NAN;
+			continue;
+		}
+		if (mp == INFINITY) {
+			out[i] = INFINITY;
+			continue;
+		}
+		const float m = mp > mn ? mp : mn;
+		if (m == -INFINITY) {
+			out[i] = NAN;
+			continue;
+		}
+		const __m256 vm = _mm256_set1_ps(m);
+		__m256 sp = _mm256_setzero_ps(), sn = _mm256_setzero_ps();
+		j = 0;
+		for (; j + 8 <= pos; j += 8) sp = _mm256_add_ps(sp, exp8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vm)));
+		float tp = hsum8(sp);
+		for (; j < pos; j++) tp += exp1(r[j] - m);
+		for (; j + 8 <= cols; j += 8) sn = _mm256_add_ps(sn, exp8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vm)));
+		float tn = hsum8(sn);
+		for (; j < cols; j++) tn += exp1(r[j] - m);
+		out[i] = m + logf(tp - tn);  // -Inf for tp == tn, NaN for tp < tn
+	}
+}
+
 void gekc_softmax_scale_f32(const float *x, const float *lse, const float *g, int64_t rows,
                             int64_t cols, int64_t ld, float *out) {
 	for (int64_t i = 0; i < rows; i++) {

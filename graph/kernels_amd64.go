@@ -29,6 +29,14 @@ func lseRowsF32(x []float32, rows, cols, ld int, out []float32) bool {
 	return true
 }
 
+func signedLSERowsF32(x []float32, rows, cols, neg int, out []float32) bool {
+	if !haveAVX2 {
+		return false
+	}
+	C.gekc_signed_lse_rows_f32(f32p(x), C.int64_t(rows), C.int64_t(cols), C.int64_t(neg), f32p(out))
+	return true
+}
+
 func softmaxScaleF32(x, lse, g []float32, rows, cols, ld int, out []float32) bool {
 	if !haveAVX2 {
 		return false

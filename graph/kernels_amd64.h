@@ -4,6 +4,9 @@
 
 // out[i] = log(sum_j exp(x[i*ld+j])) for j < cols; NaN if a row holds a NaN.
 void gekc_lse_rows_f32(const float *x, int64_t rows, int64_t cols, int64_t ld, float *out);
+// out[i] = log(sum_{j<cols-neg} exp(x[i*cols+j]) - sum_{j>=cols-neg} exp(x[i*cols+j])),
+// with the non-finite cases of SignedRowLogSumExp (signedlse.go).
+void gekc_signed_lse_rows_f32(const float *x, int64_t rows, int64_t cols, int64_t neg, float *out);
 // out[i*ld+j] = g[i] * exp(x[i*ld+j] - lse[i]).
 void gekc_softmax_scale_f32(const float *x, const float *lse, const float *g, int64_t rows,
                             int64_t cols, int64_t ld, float *out);

@@ -3,6 +3,7 @@
 package graph
 
 func lseRowsF32(x []float32, rows, cols, ld int, out []float32) bool              { return false }
+func signedLSERowsF32(x []float32, rows, cols, neg int, out []float32) bool       { return false }
 func softmaxScaleF32(x, lse, g []float32, rows, cols, ld int, out []float32) bool { return false }
 func expShiftF32(x []float32, rows, cols int, rowShift, colShift []float32, out []float32) bool {
 	return false

@@ -360,6 +360,7 @@ func quadFormGradG[T Float](n, k int, q, grad, scaled, out []T) {
 type logMatMulExpOp struct {
 	base
 	transA, transB bool
+	neg            int // trailing inner indices of weight −1 (SignedLogMatMulExp)
 	// forward cache, read by the backward ops of the same program run:
 	// ea = exp(op(A) − ma) (m×k), eb = exp(op(B)ᵀ − mb) (n×k), c = ea·ebᵀ.
 	ea, eb, c *tensor.Dense
@@ -373,6 +374,40 @@ func LogMatMulExp(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 	}
 	name := fmt.Sprintf("LogMatMulExp(%s,%s)", tflag("A", transA), tflag("B", transB))
 	return apply(&logMatMulExpOp{base: newBase(name), transA: transA, transB: transB}, a, b)
+}
+
+// SignedLogMatMulExp returns log(exp(op(a))·S·exp(op(b))) with S the k×k
+// diagonal of +1 but for −1 on the trailing neg of the k inner indices:
+//
+//	y_ij = log(Σ_{l<k−neg} e^{a_il + b_lj} − Σ_{l≥k−neg} e^{a_il + b_lj}),
+//
+// the scores of a non-negative circuit with negative terms (ComplEx+)
+// against every candidate. It is one product where slicing both operands
+// into the two parts, a LogMatMulExp each and a log-space difference owned
+// copies of the operands and four more m×n buffers. An entry whose
+// difference is zero gives −Inf and a negative one NaN, as p + Log1mExp(n
+// − p) does (though which entries cancel exactly can differ by rounding);
+// an entry with no mass on either side gives −Inf, where that composite
+// gave NaN. With neg = 0 it is LogMatMulExp.
+func SignedLogMatMulExp(a, b *G.Node, transA, transB bool, neg int) (*G.Node, error) {
+	if a == nil || b == nil {
+		return nil, fmt.Errorf("graph.SignedLogMatMulExp: nil operand")
+	}
+	if a.Dims() != 2 || b.Dims() != 2 {
+		return nil, fmt.Errorf("graph.SignedLogMatMulExp: need matrices, got %v and %v", a.Shape(), b.Shape())
+	}
+	k := a.Shape()[1]
+	if transA {
+		k = a.Shape()[0]
+	}
+	if neg < 0 || neg >= k {
+		return nil, fmt.Errorf("graph.SignedLogMatMulExp: %d negative inner indices of %d; want 0 ≤ neg < %d", neg, k, k)
+	}
+	if neg == 0 {
+		return LogMatMulExp(a, b, transA, transB)
+	}
+	name := fmt.Sprintf("SignedLogMatMulExp%d(%s,%s)", neg, tflag("A", transA), tflag("B", transB))
+	return apply(&logMatMulExpOp{base: newBase(name), transA: transA, transB: transB, neg: neg}, a, b)
 }
 
 func (o *logMatMulExpOp) Arity() int         { return 2 }
@@ -400,6 +435,9 @@ func (o *logMatMulExpOp) Do(in ...G.Value) (G.Value, error) {
 	m, n, k, err := o.shapes(sa, sb)
 	if err != nil {
 		return nil, err
+	}
+	if o.neg >= k {
+		return nil, fmt.Errorf("%v: %d negative inner indices of %d", o, o.neg, k)
 	}
 	dt := in[0].Dtype()
 	out := o.buffer(dt, m, n)
@@ -440,9 +478,26 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 	expRowsShifted(data[T](a), sa[1], o.transA, m, k, ea, ma)
 	// op(B)ᵀ is n×k: B itself when transB, else Bᵀ.
 	expRowsShifted(data[T](b), sb[1], !o.transB, n, k, eb, mb)
+	// The signs go into ea, which the backward then uses as is:
+	// d op(A) = S·EA ∘ (H·EB) and d op(B)ᵀ = EB ∘ (Hᵀ·S·EA).
+	if o.neg > 0 {
+		for i := 0; i < m; i++ {
+			for l := k - o.neg; l < k; l++ {
+				ea[i*k+l] = -ea[i*k+l]
+			}
+		}
+	}
 	gemm(false, true, m, n, k, 1, ea, k, eb, k, 0, c, n)
 	y := data[T](out)
 	unaryKernel(kindLogPos, 0, c, y)
+	if o.neg > 0 {
+		nan := T(math.NaN())
+		for i, v := range c {
+			if v < 0 { // log of a negative difference, as Log1mExp gives
+				y[i] = nan
+			}
+		}
+	}
 	parallelFor(m, m*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for j := 0; j < n; j++ {

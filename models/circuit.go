@@ -355,15 +355,7 @@ func (c *Circuit) logCandidatesFrom(e *expr, q *G.Node, v Var) *G.Node {
 	if e.Err() != nil {
 		return nil
 	}
-	k := cand.Shape()[1]
-	neg := e.negative(v, k)
-	if neg == 0 {
-		return e.LogMatMulExp(q, cand, false, true)
-	}
-	part := func(from, to int) *G.Node {
-		return e.LogMatMulExp(e.SliceCols(q, from, to), e.SliceCols(cand, from, to), false, true)
-	}
-	return e.logSubExp(part(0, k-neg), part(k-neg, k))
+	return e.SignedLogMatMulExp(q, cand, false, true, e.negative(v, cand.Shape()[1]))
 }
 
 // signedRowLSE returns log(Σ_{j<k−neg} exp t_ij − Σ_{j≥k−neg} exp t_ij) per
@@ -373,15 +365,5 @@ func (e *expr) signedRowLSE(t *G.Node, v Var) *G.Node {
 	if e.Err() != nil {
 		return nil
 	}
-	k := t.Shape()[1]
-	neg := e.negative(v, k)
-	if neg == 0 {
-		return e.RowLogSumExp(t)
-	}
-	return e.logSubExp(e.RowLogSumExp(e.SliceCols(t, 0, k-neg)), e.RowLogSumExp(e.SliceCols(t, k-neg, k)))
-}
-
-// logSubExp returns log(exp p − exp n) = p + log(1 − exp(n − p)).
-func (e *expr) logSubExp(p, n *G.Node) *G.Node {
-	return e.Add(p, e.Log1mExp(e.Sub(n, p)))
+	return e.SignedRowLogSumExp(t, e.negative(v, t.Shape()[1]))
 }
