@@ -162,19 +162,7 @@ func TestHalfSumsGradientFloat32(t *testing.T) {
 				return s
 			}
 			for pi, x := range []*tensor.Dense{p.a, p.b} {
-				v := x.Data().([]float32)
-				for j := range v {
-					old := v[j]
-					v[j] = old + h
-					up := cost()
-					v[j] = old - h
-					down := cost()
-					v[j] = old
-					num := (up - down) / (2 * h)
-					if math.Abs(num-analytic[pi][j]) > 1e-3*math.Max(1, math.Abs(num)) {
-						t.Errorf("d/d%c[%d]: analytic %.6g, numeric %.6g", 'a'+pi, j, analytic[pi][j], num)
-					}
-				}
+				checkCentralDiff32(t, string(rune('a'+pi)), x.Data().([]float32), analytic[pi], cost, h, 1e-3)
 			}
 		})
 	}

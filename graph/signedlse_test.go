@@ -285,17 +285,24 @@ func TestSignedRowLogSumExpGradientFloat32(t *testing.T) {
 		}
 		return s
 	}
-	v := td.Data().([]float32)
+	checkCentralDiff32(t, "t", td.Data().([]float32), analytic, cost, h, 1e-2)
+}
+
+// checkCentralDiff32 compares the analytic gradient of cost with respect to
+// the float32 values v (a parameter named name) with central differences
+// of step h, entry by entry, to a relative tolerance rtol.
+func checkCentralDiff32(t *testing.T, name string, v []float32, analytic []float64, cost func() float64, h, rtol float64) {
+	t.Helper()
 	for j := range v {
 		old := v[j]
-		v[j] = old + h
+		v[j] = old + float32(h)
 		up := cost()
-		v[j] = old - h
+		v[j] = old - float32(h)
 		down := cost()
 		v[j] = old
 		num := (up - down) / (2 * h)
-		if math.Abs(num-analytic[j]) > 1e-2*math.Max(1, math.Abs(num)) {
-			t.Errorf("d/dt[%d]: analytic %.6g, numeric %.6g", j, analytic[j], num)
+		if math.Abs(num-analytic[j]) > rtol*math.Max(1, math.Abs(num)) {
+			t.Errorf("d/d%s[%d]: analytic %.6g, numeric %.6g", name, j, analytic[j], num)
 		}
 	}
 }
