@@ -388,7 +388,11 @@ func LogMatMulExp(a, b *G.Node, transA, transB bool) (*G.Node, error) {
 // difference is zero gives −Inf and a negative one NaN, as p + Log1mExp(n
 // − p) does (though which entries cancel exactly can differ by rounding);
 // an entry with no mass on either side gives −Inf, where that composite
-// gave NaN. With neg = 0 it is LogMatMulExp.
+// gave NaN. Each row of op(a) and column of op(b) is shifted by its maximum
+// over all k inner indices, so the result keeps its precision when those
+// maxima fall on positive indices, as in ComplEx+ (whose imaginary parts
+// never exceed the real ones); otherwise a positive part far below the
+// negative one can underflow to −Inf. With neg = 0 it is LogMatMulExp.
 func SignedLogMatMulExp(a, b *G.Node, transA, transB bool, neg int) (*G.Node, error) {
 	if a == nil || b == nil {
 		return nil, fmt.Errorf("graph.SignedLogMatMulExp: nil operand")

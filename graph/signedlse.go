@@ -24,7 +24,8 @@ import (
 // Slicing the two parts and summing each owned copies of t forward and
 // t-sized gradients backward; this op reads t in place and its gradient,
 // ±exp(t_ij − y_i) times the upstream one, is a single rows×k buffer.
-// With neg = 0 it is RowLogSumExp.
+// Where y is not finite its gradient is NaN. With neg = 0 it is
+// RowLogSumExp.
 func SignedRowLogSumExp(t *G.Node, neg int) (*G.Node, error) {
 	if t == nil {
 		return nil, fmt.Errorf("graph.SignedRowLogSumExp: nil operand")
@@ -159,6 +160,9 @@ func (o *signedLSEGradOp) Do(in ...G.Value) (G.Value, error) {
 }
 
 func signedLSEGradKernel[T Float](t, y, g, out []T, rows, k, neg int) {
+	if rows == 0 {
+		return
+	}
 	pos := k - neg
 	softmaxScale(t, y, g, rows, pos, k, out)
 	minusG := make([]T, rows)
@@ -166,4 +170,15 @@ func signedLSEGradKernel[T Float](t, y, g, out []T, rows, k, neg int) {
 		minusG[i] = -v
 	}
 	softmaxScale(t[pos:], y, minusG, rows, neg, k, out[pos:])
+	// A row without a finite value has no finite gradient. The float32
+	// exponential clamps its argument, so exp(t − y) with y = −Inf or NaN
+	// would read as a huge finite number: write NaN, as float64 gives.
+	nan := T(math.NaN())
+	for i, v := range y[:rows] {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			for j := range out[i*k : (i+1)*k] {
+				out[i*k+j] = nan
+			}
+		}
+	}
 }

@@ -209,8 +209,34 @@ func TestSignedRowLogSumExpEdges(t *testing.T) {
 				if !same(y[i], old[i], 1e-6) {
 					t.Errorf("row %v: %v, composite %v", r.t, y[i], old[i])
 				}
+				// No finite value, no finite gradient (the float32
+				// exponential clamps, so this is checked, not assumed).
+				if math.IsNaN(r.want) || math.IsInf(r.want, 0) {
+					for j, gj := range values(p.gy)[i*k : (i+1)*k] {
+						if !math.IsNaN(gj) {
+							t.Errorf("row %v: gradient %d is %v, want NaN", r.t, j, gj)
+						}
+					}
+				}
 			}
 		})
+	}
+}
+
+// A NaN in a full vector lane of the AVX2 kernel (not only in its scalar
+// tail) makes the row NaN.
+func TestSignedRowLogSumExpNaNInVectorLane(t *testing.T) {
+	const k, neg = 24, 8
+	for _, at := range []int{3, 12, 20} { // both positive lanes and the negative one
+		vals := make([]float64, k)
+		for j := range vals {
+			vals[j] = -float64(j) / 10
+		}
+		vals[at] = math.NaN()
+		p := newSignedLSEProgram(t, tensor.Float32, vals, []float64{1}, 1, k, neg)
+		if y := values(p.y)[0]; !math.IsNaN(y) {
+			t.Errorf("NaN at column %d: %v, want NaN", at, y)
+		}
 	}
 }
 
