@@ -89,9 +89,10 @@ type Options struct {
 	Quiet      bool      // no per-epoch progress (-q)
 	Verbose    bool      // a line for every epoch (-v)
 	Command    []string  // the command line, recorded in each metrics.json
-	// Reference, when it has rows for a dataset of the results, makes
-	// every rewrite of results.md also write paper.md, the best
-	// configurations beside the reference's (see -analyze paper).
+	// Reference, when it has values for a dataset and rank of the
+	// results (report.Reference.Covers), makes every rewrite of
+	// results.md also write paper.md, the best configurations beside the
+	// reference's (see -analyze paper).
 	Reference *report.Reference
 }
 
