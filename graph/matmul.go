@@ -494,18 +494,19 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 	gemm(false, true, m, n, k, 1, ea, k, eb, k, 0, c, n)
 	y := data[T](out)
 	unaryKernel(kindLogPos, 0, c, y)
-	if o.neg > 0 {
-		nan := T(math.NaN())
-		for i, v := range c {
-			if v < 0 { // log of a negative difference, as Log1mExp gives
-				y[i] = nan
-			}
-		}
-	}
+	nan := T(math.NaN())
 	parallelFor(m, m*n, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for j := 0; j < n; j++ {
 				y[i*n+j] += ma[i] + mb[j]
+			}
+			if o.neg == 0 {
+				continue
+			}
+			for j, v := range c[i*n : (i+1)*n] {
+				if v < 0 { // log of a negative difference, as Log1mExp gives
+					y[i*n+j] = nan
+				}
 			}
 		}
 	})
