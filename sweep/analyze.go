@@ -283,27 +283,27 @@ func (a *Analysis) paper() error {
 	}
 	// Under the results lock, as a sweep writes its tables: a sweep
 	// running beside this must not interleave an older table.
-	l, err := waitLock(filepath.Join(a.Out, resultsLock))
+	var path string
+	err = withResultsLock(a.Out, func() error {
+		table, err := report.ReadTSV(filepath.Join(a.Out, resultsTSVName))
+		if err != nil {
+			return err
+		}
+		if len(table.Rows) == 0 {
+			return fmt.Errorf("%s: no run has ended yet: nothing to compare", filepath.Join(a.Out, resultsTSVName))
+		}
+		md, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
+		if err != nil {
+			return err
+		}
+		path = filepath.Join(a.Out, PaperMDName)
+		if err := writeFileAtomic(path, md, 0o644); err != nil {
+			return err
+		}
+		_, err = a.Stdout.Write(md)
+		return err
+	})
 	if err != nil {
-		return err
-	}
-	defer l.unlock()
-	table, err := report.ReadTSV(filepath.Join(a.Out, resultsTSVName))
-	if err != nil {
-		return err
-	}
-	if len(table.Rows) == 0 {
-		return fmt.Errorf("%s: no run has ended yet: nothing to compare", filepath.Join(a.Out, resultsTSVName))
-	}
-	md, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(a.Out, PaperMDName)
-	if err := writeFileAtomic(path, md, 0o644); err != nil {
-		return err
-	}
-	if _, err := a.Stdout.Write(md); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.Stderr, "wrote %s\n", path)

@@ -230,8 +230,12 @@ func (s *Sweep) saveGridCopy() error {
 	return writeFileAtomic(dst, s.grid.Source, 0o644)
 }
 
-func (s *Sweep) withResultsLock(fn func() error) error {
-	l, err := waitLock(s.path(resultsLock))
+func (s *Sweep) withResultsLock(fn func() error) error { return withResultsLock(s.out, fn) }
+
+// withResultsLock runs fn holding the results lock of the results
+// directory out, as every writer of its tables does.
+func withResultsLock(out string, fn func() error) error {
+	l, err := waitLock(filepath.Join(out, resultsLock))
 	if err != nil {
 		return err
 	}
