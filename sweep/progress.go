@@ -34,6 +34,11 @@ type progressObserver struct {
 	epoch      int
 	steps      int
 	epochStart time.Time
+	// priorSteps counts the steps of the epoch finished before epochStart:
+	// nonzero when a run resumed mid-epoch, so that the ETA is the rate
+	// since the resume, not since a start this process never saw. It is
+	// -1 until the epoch's first Step tells it.
+	priorSteps int
 	lastLine   time.Time
 	lastDesc   time.Time
 }
@@ -63,6 +68,7 @@ func newProgressObserver(out *lockedWriter, prefix string, maxEpochs int, bars, 
 func (p *progressObserver) EpochStart(epoch, steps int) {
 	p.epoch, p.steps = epoch, steps
 	p.epochStart = time.Now()
+	p.priorSteps = -1
 	p.lastLine = p.epochStart
 	if !p.bars {
 		return
@@ -93,6 +99,9 @@ func (p *progressObserver) describe(loss float64) string {
 
 func (p *progressObserver) Step(done int, runningLoss float64) {
 	now := time.Now()
+	if p.priorSteps < 0 {
+		p.priorSteps = max(done-1, 0)
+	}
 	if p.bar != nil {
 		// Describe re-renders the bar, so rate-limit it like the bar itself.
 		if now.Sub(p.lastDesc) > 150*time.Millisecond {
@@ -107,9 +116,9 @@ func (p *progressObserver) Step(done int, runningLoss float64) {
 	}
 	p.lastLine, p.lastEpochLine = now, now
 	eta := "?"
-	if done > 0 && p.steps > done {
+	if here := done - p.priorSteps; here > 0 && p.steps > done {
 		elapsed := now.Sub(p.epochStart)
-		eta = (elapsed * time.Duration(p.steps-done) / time.Duration(done)).Round(time.Second).String()
+		eta = (elapsed * time.Duration(p.steps-done) / time.Duration(here)).Round(time.Second).String()
 	}
 	p.out.printf("%s epoch %d/%d: step %d/%d, loss %.4g, epoch ETA %s\n", p.prefix, p.epoch, p.maxEpochs, done, p.steps, runningLoss, eta)
 }

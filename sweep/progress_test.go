@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPlainProgressLines(t *testing.T) {
@@ -39,6 +40,42 @@ func TestPlainProgressLines(t *testing.T) {
 	}
 	if buf.Len() != 0 {
 		t.Errorf("step lines within the interval: %q", buf.String())
+	}
+}
+
+// A run resumed mid-epoch reports its ETA from the steps this process
+// took, not from all the epoch's finished steps over this process's time.
+func TestPlainProgressETAAfterResume(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		first, next int // the epoch's first reported step, then the step 10 s later
+		wantSeconds float64
+	}{
+		// This process took steps 1..11 (or 219..229), 11 steps, in 10 s.
+		{"fresh epoch", 1, 11, 534 * 10.0 / 11},
+		{"resumed after step 218", 219, 229, 316 * 10.0 / 11},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			p := newProgressObserver(&lockedWriter{w: &buf}, "x", 200, false, false)
+			p.interval = 0
+			p.EpochStart(1, 545)
+			p.Step(tc.first, 1)
+			p.epochStart = time.Now().Add(-10 * time.Second)
+			buf.Reset()
+			p.Step(tc.next, 1)
+			_, etaText, ok := strings.Cut(strings.TrimSpace(buf.String()), "epoch ETA ")
+			if !ok {
+				t.Fatalf("no ETA in %q", buf.String())
+			}
+			eta, err := time.ParseDuration(etaText)
+			if err != nil {
+				t.Fatalf("ETA %q: %v", etaText, err)
+			}
+			if got := eta.Seconds(); math.Abs(got-tc.wantSeconds) > 2 {
+				t.Errorf("ETA %v, want about %.0fs", eta, tc.wantSeconds)
+			}
+		})
 	}
 }
 
