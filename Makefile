@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
+	$(GO) test -run '^$$' -fuzz FuzzReadKTDTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./analysis/
 
 # The emitted SLURM job array on a real single-node SLURM (root, Debian's
 # slurm-wlm and munge; scripts/slurm-local installs them when absent). Jobs

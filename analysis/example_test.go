@@ -17,7 +17,7 @@ func ExampleKTDTables() {
 		{Dataset: "umls", Model: "uniform", Stat: metrics.KTDStat{Mean: 0.8312, Std: 0.0133, Draws: 100}},
 		{Dataset: "umls", Model: "complex2", Objective: "mle", Run: "complex2-mle-s0", Stat: metrics.KTDStat{Mean: 0.0136, Std: 0.0021, Draws: 100}},
 	}
-	tsv, md, err := analysis.KTDTables(rows, "complex-pll-s0", 661, 25000)
+	tsv, md, err := analysis.KTDTables(rows, analysis.KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -25,10 +25,10 @@ func ExampleKTDTables() {
 	fmt.Println()
 	os.Stdout.Write(md)
 	// Output:
-	// dataset	model	objective	run	ktd_mean	ktd_std	draws
-	// umls	training set			0.0021	0.0004	100
-	// umls	uniform			0.8312	0.0133	100
-	// umls	complex2	mle	complex2-mle-s0	0.0136	0.0021	100
+	// dataset	model	objective	run	ktd_mean	ktd_std	draws	features	draw_size	samples
+	// umls	training set			0.0021	0.0004	100	complex-pll-s0	661	25000
+	// umls	uniform			0.8312	0.0133	100	complex-pll-s0	661	25000
+	// umls	complex2	mle	complex2-mle-s0	0.0136	0.0021	100	complex-pll-s0	661	25000
 	//
 	// # Kernel triple distance to the test triples
 	//

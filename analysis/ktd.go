@@ -2,8 +2,13 @@ package analysis
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 
 	"gekc/kg"
 	"gekc/metrics"
@@ -56,17 +61,33 @@ func KTDBaselines(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, si
 	return rows, baseline("uniform", metrics.UniformTriples(samples, ds.Entities.Len(), ds.Relations.Len(), rng))
 }
 
-// KTDTables renders the KTD rows as ktd.tsv and ktd.md; features names the
-// run whose product units give ψ, size and samples are the triples per
-// draw and per model.
-func KTDTables(rows []KTDRow, features string, size, samples int) (tsv, md []byte, err error) {
+// KTDSetting is what makes two KTD rows comparable: the run whose product
+// units give ψ (named by its ID: a ψ retrained under the same ID counts as
+// the same, and the baselines, computed anew by every analysis, show
+// whether it is), the triples per draw and the samples per model.
+type KTDSetting struct {
+	Features          string
+	DrawSize, Samples int
+}
+
+// ktdColumns are ktd.tsv's columns; ktdOldColumns those of files written
+// before the setting was recorded on every row.
+var (
+	ktdColumns    = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
+	ktdOldColumns = ktdColumns[:7]
+)
+
+// KTDTables renders the KTD rows as ktd.tsv (which ReadKTDTSV reads back)
+// and ktd.md.
+func KTDTables(rows []KTDRow, set KTDSetting) (tsv, md []byte, err error) {
 	var t, m bytes.Buffer
-	fmt.Fprintf(&t, "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\n")
+	fmt.Fprintf(&t, "%s\n", strings.Join(ktdColumns, "\t"))
 	for _, r := range rows {
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Stat.Mean, r.Stat.Std, r.Stat.Draws)
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run,
+			r.Stat.Mean, r.Stat.Std, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
 	}
 	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better.\n\n",
-		features, KTDDraws, size, size, samples)
+		set.Features, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
 	var cells [][]string
 	for _, r := range rows {
 		cells = append(cells, []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", r.Stat.Mean, r.Stat.Std), r.Run})
@@ -75,4 +96,119 @@ func KTDTables(rows []KTDRow, features string, size, samples int) (tsv, md []byt
 		return nil, nil, err
 	}
 	return t.Bytes(), m.Bytes(), nil
+}
+
+// ReadKTDTSV reads the rows an earlier KTD analysis wrote, in their order,
+// and the setting they were computed in. A missing file is no rows; a file
+// from before the setting was recorded gives its rows and a zero setting
+// (Features ""); a malformed one, or rows of different settings, is an
+// error naming the line.
+func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, KTDSetting{}, nil
+	}
+	if err != nil {
+		return nil, KTDSetting{}, err
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	width := len(ktdColumns)
+	switch lines[0] {
+	case strings.Join(ktdColumns, "\t"):
+	case strings.Join(ktdOldColumns, "\t"):
+		width = len(ktdOldColumns)
+	default:
+		return nil, KTDSetting{}, fmt.Errorf("%s:1: header %q, want the columns %s", path, lines[0], strings.Join(ktdColumns, ", "))
+	}
+	var (
+		rows []KTDRow
+		set  KTDSetting
+	)
+	for i, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		bad := func(what string, err error) error {
+			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
+		}
+		if len(f) != width {
+			return nil, KTDSetting{}, bad("fields", fmt.Errorf("%d, want %d", len(f), width))
+		}
+		r := KTDRow{Dataset: f[0], Model: f[1], Objective: f[2], Run: f[3]}
+		if r.Dataset == "" || r.Model == "" {
+			return nil, KTDSetting{}, bad("row", errors.New("no dataset or model"))
+		}
+		baseline := r.Model == "training set" || r.Model == "uniform"
+		if baseline != (r.Run == "") || r.Run == "." || r.Run == ".." || strings.ContainsAny(r.Run, `/\`) {
+			return nil, KTDSetting{}, bad("run", fmt.Errorf("%q is not a run ID for model %q", r.Run, r.Model))
+		}
+		if r.Stat.Mean, err = strconv.ParseFloat(f[4], 64); err != nil {
+			return nil, KTDSetting{}, bad("ktd_mean", err)
+		}
+		if r.Stat.Std, err = strconv.ParseFloat(f[5], 64); err != nil {
+			return nil, KTDSetting{}, bad("ktd_std", err)
+		}
+		if r.Stat.Draws, err = strconv.Atoi(f[6]); err != nil {
+			return nil, KTDSetting{}, bad("draws", err)
+		}
+		if width == len(ktdColumns) {
+			var s KTDSetting
+			s.Features = f[7]
+			if s.Features == "" {
+				return nil, KTDSetting{}, bad("features", errors.New("empty"))
+			}
+			if s.DrawSize, err = strconv.Atoi(f[8]); err != nil {
+				return nil, KTDSetting{}, bad("draw_size", err)
+			}
+			if s.Samples, err = strconv.Atoi(f[9]); err != nil {
+				return nil, KTDSetting{}, bad("samples", err)
+			}
+			if i > 0 && s != set {
+				return nil, KTDSetting{}, bad("setting", fmt.Errorf("%+v, but the rows above have %+v", s, set))
+			}
+			set = s
+		}
+		rows = append(rows, r)
+	}
+	return rows, set, nil
+}
+
+// MergeKTDRows joins the rows of a KTD analysis of some runs (fresh,
+// computed in setting set) with those an earlier analysis wrote (old, in
+// oldSet): fresh's baselines come first and replace the old ones; old rows
+// of runs keep their order, each replaced by its fresh row if the run was
+// analysed again; fresh rows of runs new to the table follow. Old rows of
+// runs not analysed again are kept only where oldSet is known (not zero)
+// and equals set, and keep(run) holds: kept and dropped count them.
+func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSetting, keep func(run string) bool) (rows []KTDRow, kept, dropped int) {
+	byRun := map[string]KTDRow{}
+	for _, r := range fresh {
+		if r.Run == "" {
+			rows = append(rows, r)
+		} else {
+			byRun[r.Run] = r
+		}
+	}
+	same := oldSet != KTDSetting{} && oldSet == set
+	placed := map[string]bool{}
+	for _, r := range old {
+		if r.Run == "" {
+			continue
+		}
+		if f, ok := byRun[r.Run]; ok {
+			rows = append(rows, f)
+			placed[r.Run] = true
+			continue
+		}
+		if same && keep(r.Run) {
+			rows = append(rows, r)
+			kept++
+		} else {
+			dropped++
+		}
+	}
+	for _, r := range fresh {
+		if r.Run != "" && !placed[r.Run] {
+			rows = append(rows, r)
+		}
+	}
+	return rows, kept, dropped
 }

@@ -155,7 +155,7 @@ func (a *Analysis) Run(ctx context.Context) error {
 	}
 	switch a.Kind {
 	case "samples":
-		return a.each(ctx, func(fr *Finished) error {
+		return a.each(ctx, nil, func(fr *Finished) error {
 			_, err := runSamples(fr, a.Samples, a.Stderr)
 			return err
 		})
@@ -174,8 +174,9 @@ func (a *Analysis) Run(ctx context.Context) error {
 // analyzeKinds lists the -analyze modes, for messages.
 const analyzeKinds = "samples, ktd, calibration, plots or paper"
 
-// each calls f on every selected finished GeKC run.
-func (a *Analysis) each(ctx context.Context, f func(*Finished) error) error {
+// each calls f on every selected finished GeKC run, but those for which
+// skip (if not nil) holds.
+func (a *Analysis) each(ctx context.Context, skip func(id, dir string) bool, f func(*Finished) error) error {
 	for _, r := range a.Runs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -186,6 +187,9 @@ func (a *Analysis) each(ctx context.Context, f func(*Finished) error) error {
 			continue
 		}
 		if _, sem, err := models.Lookup(rec.Spec.Model); err != nil || sem == models.Energy {
+			continue
+		}
+		if skip != nil && skip(r.ID, dir) {
 			continue
 		}
 		fr, err := LoadFinished(dir, a.DataRoot)
@@ -218,11 +222,29 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	ds := ref.Data
 	rng := rand.New(rand.NewPCG(1, 0x7d))
 	size := analysis.KTDSize(len(ds.Test), a.Samples)
+	set := analysis.KTDSetting{Features: ref.ID, DrawSize: size, Samples: a.Samples}
+	// The table is updated, not replaced: runs analysed before keep their
+	// rows when those were computed with the same ψ and sizes, also where
+	// their checkpoints are gone (as on a fresh clone or a new machine).
+	old, oldSet, err := analysis.ReadKTDTSV(filepath.Join(a.Out, analysis.KTDTSVName))
+	if err != nil {
+		return err
+	}
+	hasOldRow := func(id string) bool {
+		return oldSet == set && slices.ContainsFunc(old, func(r analysis.KTDRow) bool { return r.Run == id })
+	}
 	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rng)
 	if err != nil {
 		return err
 	}
-	err = a.each(ctx, func(fr *Finished) error {
+	noCheckpoint := func(id, dir string) bool {
+		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) && hasOldRow(id) {
+			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, analysis.KTDTSVName)
+			return true
+		}
+		return false
+	}
+	err = a.each(ctx, noCheckpoint, func(fr *Finished) error {
 		if fr.Spec.Dataset != ref.Spec.Dataset {
 			return nil
 		}
@@ -238,7 +260,21 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tsv, md, err := analysis.KTDTables(rows, ref.ID, size, a.Samples)
+	rows, kept, dropped := analysis.MergeKTDRows(rows, set, old, oldSet, func(id string) bool {
+		_, err := os.Stat(filepath.Join(a.Out, runsDirName, id))
+		return err == nil
+	})
+	if kept > 0 {
+		fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", kept, analysis.KTDTSVName)
+	}
+	if dropped > 0 {
+		why := fmt.Sprintf("computed with ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
+		if oldSet == (analysis.KTDSetting{}) {
+			why = "written before ktd.tsv recorded ψ and sizes"
+		}
+		fmt.Fprintf(a.Stderr, "dropped the KTD of %d other runs from %s: %s, or their runs are gone\n", dropped, analysis.KTDTSVName, why)
+	}
+	tsv, md, err := analysis.KTDTables(rows, set)
 	if err != nil {
 		return err
 	}

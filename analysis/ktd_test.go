@@ -1,0 +1,226 @@
+package analysis
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gekc/metrics"
+)
+
+func ktdRow(model, objective, run string, mean float64) KTDRow {
+	return KTDRow{Dataset: "umls", Model: model, Objective: objective, Run: run,
+		Stat: metrics.KTDStat{Mean: mean, Std: 0.002, Draws: 100}} // values of 6 digits: ktd.tsv keeps %.6g
+}
+
+func TestKTDTSVRoundTrip(t *testing.T) {
+	rows := []KTDRow{
+		ktdRow("training set", "", "", 0.0021),
+		ktdRow("uniform", "", "", 0.8312),
+		ktdRow("complex2", "mle", "complex2-mle-s0", 0.0136),
+	}
+	set := KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000}
+	tsv, _, err := KTDTables(rows, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), KTDTSVName)
+	if err := os.WriteFile(path, tsv, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, gotSet, err := ReadKTDTSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, rows) || gotSet != set {
+		t.Errorf("read back %+v, %+v\nwant %+v, %+v", got, gotSet, rows, set)
+	}
+
+	// A table from before the setting was recorded reads with a zero setting.
+	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\n" +
+		"umls\tuniform\t\t\t0.8312\t0.08312\t100\n" +
+		"umls\tcomplex2\tmle\tcomplex2-mle-s0\t0.0136\t0.00136\t100\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, gotSet, err = ReadKTDTSV(path)
+	if err != nil || len(got) != 2 || gotSet != (KTDSetting{}) || got[1].Run != "complex2-mle-s0" {
+		t.Errorf("old table: %+v, %+v, %v", got, gotSet, err)
+	}
+
+	// No file is no rows.
+	got, gotSet, err = ReadKTDTSV(filepath.Join(t.TempDir(), KTDTSVName))
+	if err != nil || got != nil || gotSet != (KTDSetting{}) {
+		t.Errorf("missing file: %v, %+v, %v", got, gotSet, err)
+	}
+}
+
+func TestReadKTDTSVErrors(t *testing.T) {
+	header := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n"
+	good := "umls\tcp2\tmle\tcp2-mle-s0\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"empty file", "", ":1: header"},
+		{"unknown header", "a\tb\n", ":1: header"},
+		{"short row", header + good + "umls\tcp2\n", ":3: fields: 2, want 10"},
+		{"bad mean", header + strings.Replace(good, "0.01", "x", 1), ":2: ktd_mean"},
+		{"bad draws", header + strings.Replace(good, "\t100\t", "\tmany\t", 1), ":2: draws"},
+		{"path as run", header + strings.Replace(good, "cp2-mle-s0", "../x", 1), ":2: run"},
+		{"baseline with a run", header + strings.Replace(good, "\tcp2\t", "\tuniform\t", 1), ":2: run"},
+		{"model without a run", header + strings.Replace(good, "cp2-mle-s0", "", 1), ":2: run"},
+		{"no features", header + strings.Replace(good, "complex-s0", "", 1), ":2: features"},
+		{"bad samples", header + strings.Replace(good, "25000", "all", 1), ":2: samples"},
+		{"two settings", header + good + strings.Replace(good, "\t661\t", "\t500\t", 1), ":3: setting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), KTDTSVName)
+			if err := os.WriteFile(path, []byte(tc.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := ReadKTDTSV(path)
+			if err == nil || !strings.Contains(err.Error(), path+tc.want) {
+				t.Errorf("error %v, want one containing %q", err, path+tc.want)
+			}
+		})
+	}
+}
+
+func TestMergeKTDRows(t *testing.T) {
+	set := KTDSetting{Features: "complex-s0", DrawSize: 1000, Samples: 25000}
+	old := []KTDRow{
+		ktdRow("training set", "", "", 0.04),
+		ktdRow("uniform", "", "", 0.49),
+		ktdRow("cp2", "pll", "a", 0.39),
+		ktdRow("cp2", "mle", "b", 0.03),
+		ktdRow("cp+", "pll", "c", 0.03),
+	}
+	fresh := []KTDRow{
+		ktdRow("training set", "", "", 0.041),
+		ktdRow("uniform", "", "", 0.491),
+		ktdRow("complex2", "mle", "d", 0.05),
+		ktdRow("cp2", "mle", "b", 0.031),
+	}
+	all := func(string) bool { return true }
+	runs := func(rows []KTDRow) (ids []string) {
+		for _, r := range rows {
+			ids = append(ids, r.Model+":"+r.Run)
+		}
+		return ids
+	}
+	for _, tc := range []struct {
+		name          string
+		oldSet        KTDSetting
+		keep          func(string) bool
+		want          []string
+		kept, dropped int
+	}{
+		{"same setting", set, all,
+			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0},
+		{"a run gone", set, func(id string) bool { return id != "c" },
+			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "complex2:d"}, 1, 1},
+		{"another ψ", KTDSetting{Features: "complex-s1", DrawSize: 1000, Samples: 25000}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
+		{"other sizes", KTDSetting{Features: "complex-s0", DrawSize: 500, Samples: 25000}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
+		{"setting unknown", KTDSetting{}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rows, kept, dropped := MergeKTDRows(fresh, set, old, tc.oldSet, tc.keep)
+			if got := runs(rows); !reflect.DeepEqual(got, tc.want) || kept != tc.kept || dropped != tc.dropped {
+				t.Errorf("rows %v, kept %d, dropped %d; want %v, %d, %d", got, kept, dropped, tc.want, tc.kept, tc.dropped)
+			}
+			for _, r := range rows {
+				if r.Run == "b" && r.Stat.Mean != 0.031 || r.Model == "uniform" && r.Stat.Mean != 0.491 {
+					t.Errorf("%s:%s kept its old value %v", r.Model, r.Run, r.Stat.Mean)
+				}
+			}
+		})
+	}
+	// An unknown setting is never the same as another, even unknown, one.
+	if _, kept, dropped := MergeKTDRows(fresh, KTDSetting{}, old, KTDSetting{}, all); kept != 0 || dropped != 2 {
+		t.Errorf("both settings unknown: kept %d, dropped %d; want 0, 2", kept, dropped)
+	}
+	// No earlier table: the fresh rows as they are.
+	if rows, kept, dropped := MergeKTDRows(fresh, set, nil, KTDSetting{}, all); !reflect.DeepEqual(rows, fresh) || kept+dropped != 0 {
+		t.Errorf("no old table: %v, %d, %d", runs(rows), kept, dropped)
+	}
+}
+
+func FuzzReadKTDTSV(f *testing.F) {
+	header := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n"
+	f.Add([]byte(header + "umls\tcp2\tmle\tcp2-mle-s0\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"))
+	f.Add([]byte(header + "umls\tuniform\t\t\t0.8\t0.01\t100\tcomplex-s0\t661\t25000\n"))
+	f.Add([]byte("dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\numls\tcp2\tmle\t../x\t0.01\t0.001\t100\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), KTDTSVName)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, set, err := ReadKTDTSV(path)
+		if err != nil {
+			return
+		}
+		// What reads without error writes back and reads again the same.
+		tsv, _, err := KTDTables(rows, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set == (KTDSetting{}) {
+			return // an old table: its rows, not its setting, come back
+		}
+		if err := os.WriteFile(path, tsv, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		again, set2, err := ReadKTDTSV(path)
+		if err != nil || set2 != set || len(again) != len(rows) {
+			t.Fatalf("round trip: %v, %+v against %+v, %d rows against %d", err, set2, set, len(again), len(rows))
+		}
+	})
+}
+
+// TestCommittedKTDTables: every committed ktd.md is what its ktd.tsv
+// gives, each row names ψ and sizes, and each run with a row has its
+// record, so no committed KTD was edited by hand or lost its run.
+func TestCommittedKTDTables(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", KTDTSVName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no committed ktd.tsv")
+	}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		rows, set, err := ReadKTDTSV(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set == (KTDSetting{}) {
+			t.Errorf("%s: no ψ and sizes on its rows", p)
+		}
+		_, md, err := KTDTables(rows, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join(dir, KTDMarkdownName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(md) != string(committed) {
+			t.Errorf("%s/%s differs from what its %s gives", dir, KTDMarkdownName, KTDTSVName)
+		}
+		for _, r := range rows {
+			if r.Run == "" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, "runs", r.Run, "metrics.json")); err != nil {
+				t.Errorf("%s: run %s has a KTD but no record: %v", dir, r.Run, err)
+			}
+		}
+	}
+}

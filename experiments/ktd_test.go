@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gekc/analysis"
+	"gekc/train/ckpt"
+)
+
+// Real training on Nations, then -analyze ktd: a table of the baselines
+// and every GeKC, which later analyses update rather than replace. A run
+// outside -only, or whose checkpoint is gone (as on a new machine), keeps
+// its row when ψ and the sizes are the same; rows of another setting, or
+// of a table that did not record one, are dropped and said so.
+func TestKTDEndToEnd(t *testing.T) {
+	data := shippedData(t, "nations")
+	grid := `name = "ktd"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 2
+
+[[sweep]]
+model = ["complex", "cp2", "cp+"]
+objective = "pll"
+`
+	fx := newSweepFixture(t, grid)
+	args := []string{"-grid", fx.grid, "-data", data, "-out", fx.out}
+	cli := func(extra ...string) (stdout, stderr string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(context.Background(), append(args, extra...), cliEnv{stdout: &out, stderr: &errOut,
+			getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", extra, code, errOut.String())
+		}
+		return out.String(), errOut.String()
+	}
+	cli()
+	ids := fx.runIDs(t) // complex (ψ), cp2, cp+
+	ktd := func(extra ...string) (stdout, stderr string) {
+		t.Helper()
+		return cli(append([]string{"-analyze", "ktd", "-features", ids[0], "-samples", "300"}, extra...)...)
+	}
+	tsvPath := filepath.Join(fx.out, analysis.KTDTSVName)
+	readRows := func() []string {
+		t.Helper()
+		b, err := os.ReadFile(tsvPath)
+		must(t, err)
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+
+	stdout, _ := ktd()
+	all := readRows()
+	// A header, two baselines and the two GeKCs (the energy-based ψ run is none).
+	if len(all) != 5 || !strings.HasPrefix(all[1], "nations\ttraining set\t") || !strings.HasPrefix(all[2], "nations\tuniform\t") ||
+		!strings.Contains(all[3], ids[1]) || !strings.Contains(all[4], ids[2]) {
+		t.Fatalf("%s:\n%s", analysis.KTDTSVName, strings.Join(all, "\n"))
+	}
+	for _, line := range all[1:] {
+		if !strings.HasSuffix(line, "\t"+ids[0]+"\t201\t300") { // Nations' 201 test triples per draw
+			t.Errorf("row without its setting: %q", line)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(fx.out, analysis.KTDMarkdownName))
+	must(t, err)
+	if stdout != string(md) {
+		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
+	}
+
+	// -only one run: the other keeps its row, to the digit; the baselines,
+	// drawn from the same seed, come out the same.
+	_, stderr := ktd("-only", "2")
+	if got := readRows(); !slices.Equal(got[:4], all[:4]) || !strings.Contains(got[4], ids[2]) || len(got) != 5 {
+		t.Errorf("-only 2 gave:\n%s\nwant the rows before it for all but %s:\n%s", strings.Join(got, "\n"), ids[2], strings.Join(all, "\n"))
+	}
+	if !strings.Contains(stderr, "kept the KTD of 1 runs") {
+		t.Errorf("stderr does not say a row was kept:\n%s", stderr)
+	}
+
+	// Without its checkpoint (and samples), a run with a row keeps it.
+	for _, f := range []string{ckpt.CheckpointName, "samples.tsv"} {
+		must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[1], f)))
+	}
+	before := readRows()
+	_, stderr = ktd()
+	if got := readRows(); !slices.Equal(got[:4], before[:4]) {
+		t.Errorf("without %s's checkpoint the table became:\n%s", ids[1], strings.Join(got, "\n"))
+	}
+	if !strings.Contains(stderr, ids[1]+": no checkpoint; its row is kept") {
+		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[1], stderr)
+	}
+
+	// Another sample size is another setting: the row that cannot be
+	// computed again is dropped, and the message says why.
+	_, stderr = cli("-analyze", "ktd", "-features", ids[0], "-samples", "250", "-only", "2")
+	if got := readRows(); len(got) != 4 || strings.Contains(strings.Join(got, "\n"), ids[1]) {
+		t.Errorf("another setting kept %s:\n%s", ids[1], strings.Join(got, "\n"))
+	}
+	if !strings.Contains(stderr, `dropped the KTD of 1 other runs from ktd.tsv: computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples`) {
+		t.Errorf("stderr does not say why the row was dropped:\n%s", stderr)
+	}
+
+	// A table from before the setting was recorded: its rows are dropped.
+	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\nnations\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\n"
+	must(t, os.WriteFile(tsvPath, []byte(old), 0o644))
+	_, stderr = ktd("-only", "2")
+	if !strings.Contains(stderr, "written before ktd.tsv recorded ψ and sizes") {
+		t.Errorf("stderr does not say the old table's rows were dropped:\n%s", stderr)
+	}
+
+	// A broken table is an error naming its line, before any work.
+	must(t, os.WriteFile(tsvPath, []byte(all[0]+"\n"+all[1]+"\nx\ty\n"), 0o644))
+	var errOut bytes.Buffer
+	code := runCLI(context.Background(), append(args, "-analyze", "ktd", "-features", ids[0], "-samples", "300"),
+		cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+	if code == exitOK || !strings.Contains(errOut.String(), analysis.KTDTSVName+":3:") {
+		t.Errorf("a broken %s: exit %d: %s", analysis.KTDTSVName, code, errOut.String())
+	}
+	assertNoTempFiles(t, fx.out)
+}
