@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gekc/analysis"
 )
 
 func TestWritePlotsNameTheirFile(t *testing.T) {
@@ -34,4 +36,32 @@ func FuzzReadCalibrationTSV(f *testing.F) {
 			t.Fatalf("%d rows without any run's metrics.json", len(rows))
 		}
 	})
+}
+
+// TestCommittedCalibrationTables: every committed calibration.md is what
+// its calibration.tsv gives, and no row was dropped for want of its run's
+// record, so no committed ECE was edited by hand or lost its run.
+func TestCommittedCalibrationTables(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", calTSVName))
+	must(t, err)
+	if len(paths) == 0 {
+		t.Fatal("no committed " + calTSVName)
+	}
+	for _, p := range paths {
+		dir := filepath.Dir(p)
+		rows, err := readCalibrationTSV(p, filepath.Join(dir, runsDirName))
+		must(t, err)
+		tsv, md, err := analysis.CalibrationTables(rows)
+		must(t, err)
+		committedTSV, err := os.ReadFile(p)
+		must(t, err)
+		if string(tsv) != string(committedTSV) {
+			t.Errorf("%s: rows were dropped or do not write back as they are (a run without its metrics.json?)", p)
+		}
+		committedMD, err := os.ReadFile(filepath.Join(dir, analysis.CalibrationMarkdownName))
+		must(t, err)
+		if string(md) != string(committedMD) {
+			t.Errorf("%s/%s differs from what its %s gives", dir, analysis.CalibrationMarkdownName, calTSVName)
+		}
+	}
 }
