@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -99,10 +100,11 @@ func KTDTables(rows []KTDRow, set KTDSetting) (tsv, md []byte, err error) {
 }
 
 // ReadKTDTSV reads the rows an earlier KTD analysis wrote, in their order,
-// and the setting they were computed in. A missing file is no rows; a file
-// from before the setting was recorded gives its rows and a zero setting
-// (Features ""); a malformed one, or rows of different settings, is an
-// error naming the line.
+// and the setting they were computed in. A missing file, or one of a
+// header alone, is no rows and a zero setting; a file from before the
+// setting was recorded gives its rows and a zero setting (Features ""); a
+// malformed one, rows of different settings, or a run or baseline twice,
+// is an error naming the line.
 func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -111,7 +113,8 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	if err != nil {
 		return nil, KTDSetting{}, err
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	// A table edited on another system may end its lines in \r\n.
+	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
 	width := len(ktdColumns)
 	switch lines[0] {
 	case strings.Join(ktdColumns, "\t"):
@@ -123,6 +126,7 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	var (
 		rows []KTDRow
 		set  KTDSetting
+		seen = map[string]int{} // a run's ID or a baseline's name, to its line
 	)
 	for i, line := range lines[1:] {
 		f := strings.Split(line, "\t")
@@ -146,7 +150,15 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 		if r.Stat.Std, err = strconv.ParseFloat(f[5], 64); err != nil {
 			return nil, KTDSetting{}, bad("ktd_std", err)
 		}
-		if r.Stat.Draws, err = strconv.Atoi(f[6]); err != nil {
+		key := r.Run
+		if baseline {
+			key = r.Dataset + "\x00" + r.Model
+		}
+		if at, ok := seen[key]; ok {
+			return nil, KTDSetting{}, bad("row", fmt.Errorf("%s %s is on line %d already", r.Model, r.Run, at))
+		}
+		seen[key] = i + 2
+		if r.Stat.Draws, err = positive(f[6]); err != nil {
 			return nil, KTDSetting{}, bad("draws", err)
 		}
 		if width == len(ktdColumns) {
@@ -155,10 +167,10 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 			if s.Features == "" {
 				return nil, KTDSetting{}, bad("features", errors.New("empty"))
 			}
-			if s.DrawSize, err = strconv.Atoi(f[8]); err != nil {
+			if s.DrawSize, err = positive(f[8]); err != nil {
 				return nil, KTDSetting{}, bad("draw_size", err)
 			}
-			if s.Samples, err = strconv.Atoi(f[9]); err != nil {
+			if s.Samples, err = positive(f[9]); err != nil {
 				return nil, KTDSetting{}, bad("samples", err)
 			}
 			if i > 0 && s != set {
@@ -171,18 +183,36 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	return rows, set, nil
 }
 
+func positive(text string) (int, error) {
+	n, err := strconv.Atoi(text)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("%d is not positive", n)
+	}
+	return n, err
+}
+
+// KTDMerge is the table MergeKTDRows made, and what became of the
+// earlier table's rows of runs not analysed again.
+type KTDMerge struct {
+	Rows  []KTDRow
+	Kept  int      // rows kept: same setting, and the run is still there
+	Gone  int      // rows dropped because their run is not (keep was false)
+	Other []string // runs whose rows were of another or an unknown setting: not kept
+}
+
 // MergeKTDRows joins the rows of a KTD analysis of some runs (fresh,
 // computed in setting set) with those an earlier analysis wrote (old, in
 // oldSet): fresh's baselines come first and replace the old ones; old rows
 // of runs keep their order, each replaced by its fresh row if the run was
 // analysed again; fresh rows of runs new to the table follow. Old rows of
 // runs not analysed again are kept only where oldSet is known (not zero)
-// and equals set, and keep(run) holds: kept and dropped count them.
-func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSetting, keep func(run string) bool) (rows []KTDRow, kept, dropped int) {
+// and equals set, and keep(run) holds.
+func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSetting, keep func(run string) bool) KTDMerge {
+	var m KTDMerge
 	byRun := map[string]KTDRow{}
 	for _, r := range fresh {
 		if r.Run == "" {
-			rows = append(rows, r)
+			m.Rows = append(m.Rows, r)
 		} else {
 			byRun[r.Run] = r
 		}
@@ -190,25 +220,36 @@ func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSettin
 	same := oldSet != KTDSetting{} && oldSet == set
 	placed := map[string]bool{}
 	for _, r := range old {
-		if r.Run == "" {
+		if r.Run == "" || placed[r.Run] {
 			continue
 		}
-		if f, ok := byRun[r.Run]; ok {
-			rows = append(rows, f)
-			placed[r.Run] = true
-			continue
-		}
-		if same && keep(r.Run) {
-			rows = append(rows, r)
-			kept++
-		} else {
-			dropped++
+		placed[r.Run] = true
+		switch f, ok := byRun[r.Run]; {
+		case ok:
+			m.Rows = append(m.Rows, f)
+		case !keep(r.Run):
+			m.Gone++
+		case same:
+			m.Rows = append(m.Rows, r)
+			m.Kept++
+		default:
+			m.Other = append(m.Other, r.Run)
 		}
 	}
 	for _, r := range fresh {
 		if r.Run != "" && !placed[r.Run] {
-			rows = append(rows, r)
+			m.Rows = append(m.Rows, r)
 		}
 	}
-	return rows, kept, dropped
+	return m
+}
+
+// KTDRunSeed seeds the draws of one run's KTD from its ID, so that a run's
+// value does not depend on which other runs the same analysis covers (a
+// table merged from several analyses is then what one analysis of all its
+// runs gives). The baselines draw from their own fixed seed.
+func KTDRunSeed(run string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(run))
+	return h.Sum64()
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -50,6 +51,22 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 		t.Errorf("old table: %+v, %+v, %v", got, gotSet, err)
 	}
 
+	// Lines ended by \r\n read the same.
+	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(tsv), "\n", "\r\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, gotSet, err = ReadKTDTSV(path); err != nil || !reflect.DeepEqual(got, rows) || gotSet != set {
+		t.Errorf("\\r\\n lines: %+v, %+v, %v", got, gotSet, err)
+	}
+
+	// A header alone is no rows.
+	if err := os.WriteFile(path, tsv[:bytes.IndexByte(tsv, '\n')+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, gotSet, err = ReadKTDTSV(path); err != nil || got != nil || gotSet != (KTDSetting{}) {
+		t.Errorf("a header alone: %v, %+v, %v", got, gotSet, err)
+	}
+
 	// No file is no rows.
 	got, gotSet, err = ReadKTDTSV(filepath.Join(t.TempDir(), KTDTSVName))
 	if err != nil || got != nil || gotSet != (KTDSetting{}) {
@@ -73,7 +90,11 @@ func TestReadKTDTSVErrors(t *testing.T) {
 		{"model without a run", header + strings.Replace(good, "cp2-mle-s0", "", 1), ":2: run"},
 		{"no features", header + strings.Replace(good, "complex-s0", "", 1), ":2: features"},
 		{"bad samples", header + strings.Replace(good, "25000", "all", 1), ":2: samples"},
-		{"two settings", header + good + strings.Replace(good, "\t661\t", "\t500\t", 1), ":3: setting"},
+		{"two settings", header + good + strings.NewReplacer("\t661\t", "\t500\t", "cp2-mle-s0", "cp2-mle-s1").Replace(good), ":3: setting"},
+		{"a run twice", header + good + good, ":3: row: cp2 cp2-mle-s0 is on line 2 already"},
+		{"a baseline twice", header + strings.Repeat("umls\tuniform\t\t\t0.8\t0.01\t100\tcomplex-s0\t661\t25000\n", 2), ":3: row"},
+		{"no draws", header + strings.Replace(good, "\t100\t", "\t0\t", 1), ":2: draws: 0 is not positive"},
+		{"negative samples", header + strings.Replace(good, "25000", "-1", 1), ":2: samples: -1 is not positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), KTDTSVName)
@@ -111,42 +132,57 @@ func TestMergeKTDRows(t *testing.T) {
 		return ids
 	}
 	for _, tc := range []struct {
-		name          string
-		oldSet        KTDSetting
-		keep          func(string) bool
-		want          []string
-		kept, dropped int
+		name       string
+		set        KTDSetting
+		oldSet     KTDSetting
+		keep       func(string) bool
+		want       []string
+		kept, gone int
+		other      []string
 	}{
-		{"same setting", set, all,
-			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0},
-		{"a run gone", set, func(id string) bool { return id != "c" },
-			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "complex2:d"}, 1, 1},
-		{"another ψ", KTDSetting{Features: "complex-s1", DrawSize: 1000, Samples: 25000}, all,
-			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
-		{"other sizes", KTDSetting{Features: "complex-s0", DrawSize: 500, Samples: 25000}, all,
-			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
-		{"setting unknown", KTDSetting{}, all,
-			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 2},
+		{"same setting", set, set, all,
+			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0, nil},
+		{"a run gone", set, set, func(id string) bool { return id != "c" },
+			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "complex2:d"}, 1, 1, nil},
+		{"another ψ", set, KTDSetting{Features: "complex-s1", DrawSize: 1000, Samples: 25000}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
+		{"other sizes", set, KTDSetting{Features: "complex-s0", DrawSize: 500, Samples: 25000}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
+		{"setting unknown", set, KTDSetting{}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
+		{"both settings unknown", KTDSetting{}, KTDSetting{}, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
+		{"gone, and of another setting", set, KTDSetting{}, func(id string) bool { return id != "a" },
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 1, []string{"c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rows, kept, dropped := MergeKTDRows(fresh, set, old, tc.oldSet, tc.keep)
-			if got := runs(rows); !reflect.DeepEqual(got, tc.want) || kept != tc.kept || dropped != tc.dropped {
-				t.Errorf("rows %v, kept %d, dropped %d; want %v, %d, %d", got, kept, dropped, tc.want, tc.kept, tc.dropped)
+			m := MergeKTDRows(fresh, tc.set, old, tc.oldSet, tc.keep)
+			if got := runs(m.Rows); !reflect.DeepEqual(got, tc.want) || m.Kept != tc.kept || m.Gone != tc.gone || !reflect.DeepEqual(m.Other, tc.other) {
+				t.Errorf("rows %v, kept %d, gone %d, other %v; want %v, %d, %d, %v", got, m.Kept, m.Gone, m.Other, tc.want, tc.kept, tc.gone, tc.other)
 			}
-			for _, r := range rows {
-				if r.Run == "b" && r.Stat.Mean != 0.031 || r.Model == "uniform" && r.Stat.Mean != 0.491 {
-					t.Errorf("%s:%s kept its old value %v", r.Model, r.Run, r.Stat.Mean)
+			for _, r := range m.Rows {
+				want, ok := map[string]float64{"training set:": 0.041, "uniform:": 0.491, "cp2:b": 0.031, "complex2:d": 0.05}[r.Model+":"+r.Run]
+				if ok && r.Stat.Mean != want {
+					t.Errorf("%s:%s is %v, not its fresh value %v", r.Model, r.Run, r.Stat.Mean, want)
 				}
 			}
 		})
 	}
-	// An unknown setting is never the same as another, even unknown, one.
-	if _, kept, dropped := MergeKTDRows(fresh, KTDSetting{}, old, KTDSetting{}, all); kept != 0 || dropped != 2 {
-		t.Errorf("both settings unknown: kept %d, dropped %d; want 0, 2", kept, dropped)
-	}
 	// No earlier table: the fresh rows as they are.
-	if rows, kept, dropped := MergeKTDRows(fresh, set, nil, KTDSetting{}, all); !reflect.DeepEqual(rows, fresh) || kept+dropped != 0 {
-		t.Errorf("no old table: %v, %d, %d", runs(rows), kept, dropped)
+	if m := MergeKTDRows(fresh, set, nil, KTDSetting{}, all); !reflect.DeepEqual(m.Rows, fresh) || m.Kept+m.Gone+len(m.Other) != 0 {
+		t.Errorf("no old table: %+v", m)
+	}
+	// An old table holding a run twice (ReadKTDTSV refuses one) still
+	// gives the run once.
+	twice := append(append([]KTDRow{}, old...), ktdRow("cp2", "pll", "a", 0.5))
+	if m := MergeKTDRows(fresh, set, twice, set, all); len(m.Rows) != 6 || m.Kept != 2 {
+		t.Errorf("a run twice: %v, kept %d", runs(m.Rows), m.Kept)
+	}
+}
+
+func TestKTDRunSeed(t *testing.T) {
+	if KTDRunSeed("cp2-mle-s0") != KTDRunSeed("cp2-mle-s0") || KTDRunSeed("cp2-mle-s0") == KTDRunSeed("cp2-mle-s1") {
+		t.Error("a run's seed is not a function of its ID alone")
 	}
 }
 
@@ -180,12 +216,18 @@ func FuzzReadKTDTSV(f *testing.F) {
 		if err != nil || set2 != set || len(again) != len(rows) {
 			t.Fatalf("round trip: %v, %+v against %+v, %d rows against %d", err, set2, set, len(again), len(rows))
 		}
+		for i := range rows {
+			a, b := again[i], rows[i]
+			if a.Dataset != b.Dataset || a.Model != b.Model || a.Objective != b.Objective || a.Run != b.Run || a.Stat.Draws != b.Stat.Draws {
+				t.Fatalf("row %d read back as %+v, want %+v", i, a, b)
+			}
+		}
 	})
 }
 
 // TestCommittedKTDTables: every committed ktd.md is what its ktd.tsv
 // gives, each row names ψ and sizes, and each run with a row has its
-// record, so no committed KTD was edited by hand or lost its run.
+// record, so the two tables cannot drift apart and no KTD outlives its run.
 func TestCommittedKTDTables(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "results", "*", KTDTSVName))
 	if err != nil {
@@ -203,9 +245,12 @@ func TestCommittedKTDTables(t *testing.T) {
 		if set == (KTDSetting{}) {
 			t.Errorf("%s: no ψ and sizes on its rows", p)
 		}
-		_, md, err := KTDTables(rows, set)
+		tsv, md, err := KTDTables(rows, set)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if committedTSV, err := os.ReadFile(p); err != nil || !bytes.Equal(tsv, committedTSV) {
+			t.Errorf("%s does not write back as it is (%v)", p, err)
 		}
 		committed, err := os.ReadFile(filepath.Join(dir, KTDMarkdownName))
 		if err != nil {

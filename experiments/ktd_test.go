@@ -17,8 +17,9 @@ import (
 // Real training on Nations, then -analyze ktd: a table of the baselines
 // and every GeKC, which later analyses update rather than replace. A run
 // outside -only, or whose checkpoint is gone (as on a new machine), keeps
-// its row when ψ and the sizes are the same; rows of another setting, or
-// of a table that did not record one, are dropped and said so.
+// its row when ψ and the sizes are the same; an analysis that would drop
+// rows of another setting, or of a table that did not record one, is
+// refused; the row of a run that is gone is dropped, and said so.
 func TestKTDEndToEnd(t *testing.T) {
 	data := shippedData(t, "nations")
 	grid := `name = "ktd"
@@ -77,50 +78,76 @@ objective = "pll"
 		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
 	}
 
-	// -only one run: the other keeps its row, to the digit; the baselines,
-	// drawn from the same seed, come out the same.
+	// -only one run: the table is the same to the digit, since each run's
+	// draws have their own seed and the baselines theirs.
 	_, stderr := ktd("-only", "2")
-	if got := readRows(); !slices.Equal(got[:4], all[:4]) || !strings.Contains(got[4], ids[2]) || len(got) != 5 {
-		t.Errorf("-only 2 gave:\n%s\nwant the rows before it for all but %s:\n%s", strings.Join(got, "\n"), ids[2], strings.Join(all, "\n"))
+	if got := readRows(); !slices.Equal(got, all) {
+		t.Errorf("-only 2 gave:\n%s\nwant the table of the analysis of all runs:\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
 	if !strings.Contains(stderr, "kept the KTD of 1 runs") {
 		t.Errorf("stderr does not say a row was kept:\n%s", stderr)
+	}
+	if strings.Contains(stderr, "ψ differs") {
+		t.Errorf("the same ψ gave other baselines:\n%s", stderr)
 	}
 
 	// Without its checkpoint (and samples), a run with a row keeps it.
 	for _, f := range []string{ckpt.CheckpointName, "samples.tsv"} {
 		must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[1], f)))
 	}
-	before := readRows()
 	_, stderr = ktd()
-	if got := readRows(); !slices.Equal(got[:4], before[:4]) {
+	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("without %s's checkpoint the table became:\n%s", ids[1], strings.Join(got, "\n"))
 	}
 	if !strings.Contains(stderr, ids[1]+": no checkpoint; its row is kept") {
 		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[1], stderr)
 	}
 
-	// Another sample size is another setting: the row that cannot be
-	// computed again is dropped, and the message says why.
-	_, stderr = cli("-analyze", "ktd", "-features", ids[0], "-samples", "250", "-only", "2")
-	if got := readRows(); len(got) != 4 || strings.Contains(strings.Join(got, "\n"), ids[1]) {
-		t.Errorf("another setting kept %s:\n%s", ids[1], strings.Join(got, "\n"))
-	}
-	if !strings.Contains(stderr, `dropped the KTD of 1 other runs from ktd.tsv: computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples`) {
-		t.Errorf("stderr does not say why the row was dropped:\n%s", stderr)
+	// Kept rows from another ψ (the baselines moved) are kept, and said so.
+	moved := strings.Replace(strings.Join(all, "\n"), "\tuniform\t\t\t", "\tuniform\t\t\t9", 1) + "\n"
+	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
+	if _, stderr = ktd("-only", "2"); !strings.Contains(stderr, "ψ differs from the one of the kept rows: the uniform baseline is") {
+		t.Errorf("stderr does not say the baselines moved:\n%s", stderr)
 	}
 
-	// A table from before the setting was recorded: its rows are dropped.
+	// Another sample size is another setting: the analysis refuses to drop
+	// the row it cannot compute again, and leaves the table as it was.
+	var errOut bytes.Buffer
+	refused := func(what string, extra ...string) {
+		t.Helper()
+		before := readRows()
+		errOut.Reset()
+		code := runCLI(context.Background(), append(args, append([]string{"-analyze", "ktd", "-features", ids[0]}, extra...)...),
+			cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+		if code == exitOK || !strings.Contains(errOut.String(), what) {
+			t.Errorf("%v: exit %d: %s\nwant an error containing %q", extra, code, errOut.String(), what)
+		}
+		if got := readRows(); !slices.Equal(got, before) {
+			t.Errorf("%v changed the table:\n%s", extra, strings.Join(got, "\n"))
+		}
+	}
+	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250`,
+		"-samples", "250", "-only", "2")
+
+	// So does a table from before the setting was recorded.
 	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\nnations\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\n"
 	must(t, os.WriteFile(tsvPath, []byte(old), 0o644))
+	refused("a ψ and sizes the table does not record", "-samples", "300", "-only", "2")
+
+	// A row of a run that is gone is dropped, and said so.
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(all, "\n")+"\n"), 0o644))
+	must(t, os.Rename(filepath.Join(fx.out, runsDirName, ids[1]), filepath.Join(fx.dir, "moved-away")))
 	_, stderr = ktd("-only", "2")
-	if !strings.Contains(stderr, "written before ktd.tsv recorded ψ and sizes") {
-		t.Errorf("stderr does not say the old table's rows were dropped:\n%s", stderr)
+	if got := readRows(); len(got) != 4 || strings.Contains(strings.Join(got, "\n"), ids[1]) {
+		t.Errorf("the row of a run that is gone was kept:\n%s", strings.Join(got, "\n"))
+	}
+	if !strings.Contains(stderr, "dropped the KTD of 1 runs from ktd.tsv: they are no longer finished runs") {
+		t.Errorf("stderr does not say the row was dropped:\n%s", stderr)
 	}
 
 	// A broken table is an error naming its line, before any work.
 	must(t, os.WriteFile(tsvPath, []byte(all[0]+"\n"+all[1]+"\nx\ty\n"), 0o644))
-	var errOut bytes.Buffer
+	errOut.Reset()
 	code := runCLI(context.Background(), append(args, "-analyze", "ktd", "-features", ids[0], "-samples", "300"),
 		cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
 	if code == exitOK || !strings.Contains(errOut.String(), analysis.KTDTSVName+":3:") {

@@ -220,20 +220,20 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		return err
 	}
 	ds := ref.Data
-	rng := rand.New(rand.NewPCG(1, 0x7d))
 	size := analysis.KTDSize(len(ds.Test), a.Samples)
 	set := analysis.KTDSetting{Features: ref.ID, DrawSize: size, Samples: a.Samples}
 	// The table is updated, not replaced: runs analysed before keep their
 	// rows when those were computed with the same ψ and sizes, also where
 	// their checkpoints are gone (as on a fresh clone or a new machine).
-	old, oldSet, err := analysis.ReadKTDTSV(filepath.Join(a.Out, analysis.KTDTSVName))
+	tsvPath := filepath.Join(a.Out, analysis.KTDTSVName)
+	old, oldSet, err := analysis.ReadKTDTSV(tsvPath)
 	if err != nil {
 		return err
 	}
 	hasOldRow := func(id string) bool {
 		return oldSet == set && slices.ContainsFunc(old, func(r analysis.KTDRow) bool { return r.Run == id })
 	}
-	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rng)
+	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rand.New(rand.NewPCG(1, 0x7d)))
 	if err != nil {
 		return err
 	}
@@ -252,6 +252,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x7d))
 		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
 		rows = append(rows, analysis.KTDRow{Dataset: fr.Spec.Dataset, Model: fr.Spec.Model, Objective: fr.Spec.Objective, Run: fr.ID, Stat: st})
 		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", fr.ID, st.Mean, st.Std)
@@ -260,25 +261,59 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rows, kept, dropped := analysis.MergeKTDRows(rows, set, old, oldSet, func(id string) bool {
-		_, err := os.Stat(filepath.Join(a.Out, runsDirName, id))
-		return err == nil
-	})
-	if kept > 0 {
-		fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", kept, analysis.KTDTSVName)
-	}
-	if dropped > 0 {
-		why := fmt.Sprintf("computed with ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
-		if oldSet == (analysis.KTDSetting{}) {
-			why = "written before ktd.tsv recorded ψ and sizes"
+	// Merged and written under the results lock, from the table as it is
+	// then: two analyses of one directory must not lose each other's rows.
+	return withResultsLock(a.Out, func() error {
+		old, oldSet, err := analysis.ReadKTDTSV(tsvPath)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintf(a.Stderr, "dropped the KTD of %d other runs from %s: %s, or their runs are gone\n", dropped, analysis.KTDTSVName, why)
+		m := analysis.MergeKTDRows(rows, set, old, oldSet, func(id string) bool {
+			rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
+			return err == nil && rec != nil && rec.Status == StatusFinished
+		})
+		if len(m.Other) > 0 {
+			// Their checkpoints may be gone: never drop what may not be
+			// computed again.
+			was := fmt.Sprintf("ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
+			if oldSet == (analysis.KTDSetting{}) {
+				was = "a ψ and sizes the table does not record (it predates them)"
+			}
+			return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q, %d and %d: "+
+				"analyse them too, or move %s away to start a new table", tsvPath, len(m.Other), strings.Join(m.Other, ", "), was,
+				set.Features, set.DrawSize, set.Samples, analysis.KTDTSVName)
+		}
+		if m.Kept > 0 {
+			fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", m.Kept, analysis.KTDTSVName)
+			warnIfBaselinesMoved(a.Stderr, rows, old)
+		}
+		if m.Gone > 0 {
+			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, analysis.KTDTSVName, a.Out)
+		}
+		tsv, md, err := analysis.KTDTables(m.Rows, set)
+		if err != nil {
+			return err
+		}
+		return a.writeTables(analysis.KTDTSVName, tsv, analysis.KTDMarkdownName, md)
+	})
+}
+
+// warnIfBaselinesMoved says so when the baselines drawn now differ from an
+// earlier table's (to the 6 digits ktd.tsv keeps): ψ, named by its run ID,
+// was then retrained or changed, and the rows kept from that table were
+// computed with another ψ, as far from this one as the baselines show.
+func warnIfBaselinesMoved(w io.Writer, fresh, old []analysis.KTDRow) {
+	for _, f := range fresh {
+		for _, o := range old {
+			if f.Run != "" || o.Run != "" || f.Dataset != o.Dataset || f.Model != o.Model {
+				continue
+			}
+			now, then := fmt.Sprintf("%.6g", f.Stat.Mean), fmt.Sprintf("%.6g", o.Stat.Mean)
+			if now != then {
+				fmt.Fprintf(w, "ψ differs from the one of the kept rows: the %s baseline is %s now, %s in %s\n", f.Model, now, then, analysis.KTDTSVName)
+			}
+		}
 	}
-	tsv, md, err := analysis.KTDTables(rows, set)
-	if err != nil {
-		return err
-	}
-	return a.writeTables(analysis.KTDTSVName, tsv, analysis.KTDMarkdownName, md)
 }
 
 // plots draws curves.png again for every selected run with a final record.

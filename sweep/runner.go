@@ -82,7 +82,7 @@ type EpochRecord struct {
 // calls come from the run function's goroutine.
 type Observer interface {
 	EpochStart(epoch, steps int)        // an epoch of `steps` optimiser steps begins
-	Step(done int, runningLoss float64) // `done` steps of the epoch are finished
+	Step(done int, runningLoss float64) // `done` steps of the epoch are finished; called after every step
 	EpochEnd(rec EpochRecord)
 	Log(msg string) // a note worth a line in the log
 }
