@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,4 +336,17 @@ func shippedData(t *testing.T, dataset string) string {
 		t.Fatalf("no data/%s", dataset)
 	}
 	return data
+}
+
+// trainCLI runs the command with real training on args and extra, and
+// fails the test unless it exits 0.
+func trainCLI(t *testing.T, args []string, extra ...string) (stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := runCLI(context.Background(), append(slices.Clone(args), extra...), cliEnv{stdout: &out, stderr: &errOut,
+		getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+	if code != exitOK {
+		t.Fatalf("%v: exit %d: %s", extra, code, errOut.String())
+	}
+	return out.String(), errOut.String()
 }

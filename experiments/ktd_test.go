@@ -38,13 +38,7 @@ objective = "pll"
 	args := []string{"-grid", fx.grid, "-data", data, "-out", fx.out}
 	cli := func(extra ...string) (stdout, stderr string) {
 		t.Helper()
-		var out, errOut bytes.Buffer
-		code := runCLI(context.Background(), append(args, extra...), cliEnv{stdout: &out, stderr: &errOut,
-			getenv: func(string) string { return "" }, run: trainRun, quiet: true})
-		if code != exitOK {
-			t.Fatalf("%v: exit %d: %s", extra, code, errOut.String())
-		}
-		return out.String(), errOut.String()
+		return trainCLI(t, args, extra...)
 	}
 	cli()
 	ids := fx.runIDs(t) // complex (ψ), cp2, cp+
