@@ -105,7 +105,8 @@ objective = "pll"
 	}
 
 	// Another sample size is another setting: the analysis refuses to drop
-	// the row it cannot compute again, and leaves the table as it was.
+	// the row it cannot compute again, before computing anything, and
+	// leaves the table as it was.
 	var errOut bytes.Buffer
 	refused := func(what string, extra ...string) {
 		t.Helper()
@@ -115,6 +116,9 @@ objective = "pll"
 			cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
 		if code == exitOK || !strings.Contains(errOut.String(), what) {
 			t.Errorf("%v: exit %d: %s\nwant an error containing %q", extra, code, errOut.String(), what)
+		}
+		if strings.Contains(errOut.String(), ": KTD ") {
+			t.Errorf("%v computed a KTD before refusing:\n%s", extra, errOut.String())
 		}
 		if got := readRows(); !slices.Equal(got, before) {
 			t.Errorf("%v changed the table:\n%s", extra, strings.Join(got, "\n"))

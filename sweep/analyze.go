@@ -233,6 +233,19 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	hasOldRow := func(id string) bool {
 		return oldSet == set && slices.ContainsFunc(old, func(r analysis.KTDRow) bool { return r.Run == id })
 	}
+	finished := func(id string) bool {
+		rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
+		return err == nil && rec != nil && rec.Status == StatusFinished
+	}
+	// Refused before any sampling when the selection alone shows that the
+	// analysis would drop rows; the merge under the lock below decides.
+	planned := make([]analysis.KTDRow, len(a.Runs))
+	for i, r := range a.Runs {
+		planned[i].Run = r.ID
+	}
+	if m := analysis.MergeKTDRows(planned, set, old, oldSet, finished); len(m.Other) > 0 {
+		return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
+	}
 	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rand.New(rand.NewPCG(1, 0x7d)))
 	if err != nil {
 		return err
@@ -268,20 +281,9 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		m := analysis.MergeKTDRows(rows, set, old, oldSet, func(id string) bool {
-			rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
-			return err == nil && rec != nil && rec.Status == StatusFinished
-		})
+		m := analysis.MergeKTDRows(rows, set, old, oldSet, finished)
 		if len(m.Other) > 0 {
-			// Their checkpoints may be gone: never drop what may not be
-			// computed again.
-			was := fmt.Sprintf("ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
-			if oldSet == (analysis.KTDSetting{}) {
-				was = "a ψ and sizes the table does not record (it predates them)"
-			}
-			return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q, %d and %d: "+
-				"analyse them too, or move %s away to start a new table", tsvPath, len(m.Other), strings.Join(m.Other, ", "), was,
-				set.Features, set.DrawSize, set.Samples, analysis.KTDTSVName)
+			return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
 		}
 		if m.Kept > 0 {
 			fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", m.Kept, analysis.KTDTSVName)
@@ -296,6 +298,19 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		}
 		return a.writeTables(analysis.KTDTSVName, tsv, analysis.KTDMarkdownName, md)
 	})
+}
+
+// refuseKTDDrop is the error of a KTD analysis that would drop the rows
+// of runs other, computed in another setting than set: their checkpoints
+// may be gone, so never drop what may not be computed again.
+func refuseKTDDrop(tsvPath string, other []string, oldSet, set analysis.KTDSetting) error {
+	was := fmt.Sprintf("ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
+	if oldSet == (analysis.KTDSetting{}) {
+		was = "a ψ and sizes the table does not record (it predates them)"
+	}
+	return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q, %d and %d: "+
+		"analyse them too, or move %s away to start a new table", tsvPath, len(other), strings.Join(other, ", "), was,
+		set.Features, set.DrawSize, set.Samples, analysis.KTDTSVName)
 }
 
 // warnIfBaselinesMoved says so when the baselines drawn now differ from an
