@@ -121,6 +121,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\" or \"paper\"")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
+		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
@@ -154,6 +155,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "-emit %q: only \"slurm\" is supported", *emit)
 	case *verbose && *quiet:
 		return fail(exitUsage, "-v and -q: choose one")
+	case *adopt != "" && (*analyze != "" || *dryRun || *emit != ""):
+		return fail(exitUsage, "-adopt-state trains a run: it cannot go with -analyze, -dry-run or -emit")
 	}
 
 	wd, err := workDir(env.dir)
@@ -175,6 +178,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	selected, err := sweep.Select(*only, grid.Runs)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if *adopt != "" && len(selected) != 1 {
+		return fail(exitUsage, "-adopt-state needs -only to select one run of %s, not %d", grid.Path, len(selected))
 	}
 
 	dataRoot := inDir(wd, resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo))
@@ -259,6 +265,13 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	})
 	if err := s.Prepare(); err != nil {
 		return fail(exitRunsFailed, "preparing %s: %v", out, err)
+	}
+	if *adopt != "" {
+		note, err := sweep.AdoptState(out, grid.Runs, selected[0], inDir(wd, *adopt))
+		if err != nil {
+			return fail(exitUsage, "-adopt-state: %v", err)
+		}
+		fmt.Fprintf(env.stderr, "%s: %s\n", selected[0].ID, note)
 	}
 	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", grid.Name, len(selected), len(grid.Runs), out)
 	r := s.Run(ctx)

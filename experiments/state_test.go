@@ -231,3 +231,122 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	}
 	assertEachRowOnce(t, fx.out, []string{id})
 }
+
+// countEpochs is an Observer that counts the epochs that end.
+type countEpochs struct {
+	Observer
+	n *int
+}
+
+func (c countEpochs) EpochEnd(rec EpochRecord) {
+	c.Observer.EpochEnd(rec)
+	*c.n++
+}
+
+// Real training on Nations. A run of patience 10 and 7 epochs that adopts
+// the state a run of patience 2 and 4 epochs saved after epoch 2 (what is
+// done to continue a run that stopped too early) trains on to the record
+// it would have had from scratch, and says whose state it continued. Runs
+// that differ in anything else, a selection of more than one run and a
+// finished run are refused before anything is trained.
+func TestRunAdoptsTheStateOfARunThatStopsSooner(t *testing.T) {
+	data := shippedData(t, "nations")
+	grid := `name = "adopt"
+[defaults]
+dataset = "nations"
+model = "cp2"
+objective = "pll"
+rank = 5
+batch_size = 300
+learning_rate = 0.01
+eval = { metrics = ["mrr", "hits", "ll"] }
+
+[[sweep]]
+patience = 2
+epochs = 4
+
+[[sweep]]
+patience = 10
+epochs = 7
+
+[[sweep]]
+patience = 10
+epochs = 7
+learning_rate = 0.02
+`
+	cli := func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(ctx, append([]string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "0"}, extra...),
+			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
+		return code, out.String() + errOut.String()
+	}
+	whole := newSweepFixture(t, grid)
+	if code, out := cli(whole, context.Background(), trainRun, "-only", "1"); code != exitOK {
+		t.Fatalf("run 1 from scratch: exit %d: %s", code, out)
+	}
+	ids := whole.runIDs(t)
+
+	fx := newSweepFixture(t, grid)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopAfter2 := func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = cancelAfter{Observer: job.Observer, epoch: 2, cancel: cancel}
+		return trainRun(ctx, job)
+	}
+	if code, out := cli(fx, ctx, stopAfter2, "-only", "0"); code != exitInterrupted {
+		t.Fatalf("run 0 stopped after epoch 2: exit %d: %s", code, out)
+	}
+	src := filepath.Join(fx.out, runsDirName, ids[0], ckpt.StateName)
+
+	for _, c := range []struct {
+		only, want string
+	}{
+		{"2", "learning_rate (0.02, not 0.01)"},
+		{"1-2", "needs -only to select one run"},
+	} {
+		if code, out := cli(fx, context.Background(), trainRun, "-only", c.only, "-adopt-state", src); code != exitUsage || !strings.Contains(out, c.want) {
+			t.Errorf("-only %s -adopt-state: exit %d, want %d and %q: %s", c.only, code, exitUsage, c.want, out)
+		}
+	}
+	if fileExists(filepath.Join(fx.out, runsDirName, ids[2], ckpt.StateName)) || fileExists(filepath.Join(fx.out, runsDirName, ids[2], metricsName)) {
+		t.Errorf("a refused adoption left a state or a record in run 2")
+	}
+
+	trained := 0 // epochs trained by this process: the adopted run's 3 to 7
+	counting := func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = countEpochs{Observer: job.Observer, n: &trained}
+		return trainRun(ctx, job)
+	}
+	code, out := cli(fx, context.Background(), counting, "-only", "1", "-adopt-state", src)
+	if trained != 5 {
+		t.Errorf("the adopting run trained %d epochs, want 5: epochs 1 and 2 are the state's", trained)
+	}
+	if code != exitOK || !strings.Contains(out, "continued the resume state of run "+ids[0]+" after epoch 2") {
+		t.Fatalf("run 1 adopting run 0's state: exit %d, want %d and a note naming run 0: %s", code, exitOK, out)
+	}
+	want, err := readRecord(filepath.Join(whole.out, runsDirName, ids[1], metricsName))
+	must(t, err)
+	got, err := readRecord(filepath.Join(fx.out, runsDirName, ids[1], metricsName))
+	must(t, err)
+	if got.Status != StatusFinished || len(got.Epochs) != len(want.Epochs) {
+		t.Fatalf("%s %s with %d epochs; from scratch %d", got.Status, got.Error, len(got.Epochs), len(want.Epochs))
+	}
+	for e := range want.Epochs {
+		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
+			t.Errorf("epoch %d: %v %v, from scratch %v %v", e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
+				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
+		}
+	}
+	delete(got.Test, "step_ms")
+	delete(want.Test, "step_ms")
+	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
+		t.Errorf("test %v (best epoch %d), from scratch %v (%d)", got.Test, got.BestEpoch, want.Test, want.BestEpoch)
+	}
+	if notes := strings.Join(got.Notes, "\n"); !strings.Contains(notes, "differ only in patience (10, not 2) and epochs (7, not 4)") {
+		t.Errorf("notes %q do not say which run was continued and how the two differ", got.Notes)
+	}
+	if code, out := cli(fx, context.Background(), trainRun, "-only", "1", "-adopt-state", src); code != exitUsage || !strings.Contains(out, "finished already") {
+		t.Errorf("adopting into a finished run: exit %d, want %d: %s", code, exitUsage, out)
+	}
+}
