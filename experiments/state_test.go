@@ -52,13 +52,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 model = ["complex", "cp2", "complex+"]
 objective = "pll"
 `
-	cli := func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		code := runCLI(ctx, append([]string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "0"}, extra...),
-			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
-		return code, out.String() + errOut.String()
-	}
+	cli := stateCLI(t, data, "0")
 	whole := newSweepFixture(t, grid)
 	if code, out := cli(whole, context.Background(), trainRun); code != exitOK {
 		t.Fatalf("uninterrupted sweep: exit %d: %s", code, out)
@@ -103,27 +97,7 @@ objective = "pll"
 		t.Fatalf("resumed sweep: exit %d: %s", code, out)
 	}
 	for i, id := range ids {
-		want, err := readRecord(filepath.Join(whole.out, runsDirName, id, metricsName))
-		must(t, err)
-		got, err := readRecord(filepath.Join(fx.out, runsDirName, id, metricsName))
-		must(t, err)
-		if got.Status != StatusFinished {
-			t.Fatalf("%s: %s %s", id, got.Status, got.Error)
-		}
-		if len(got.Epochs) != len(want.Epochs) {
-			t.Fatalf("%s: %d epochs, the uninterrupted run %d", id, len(got.Epochs), len(want.Epochs))
-		}
-		for e := range want.Epochs {
-			if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
-				t.Errorf("%s epoch %d: %v %v, uninterrupted %v %v", id, e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
-					want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
-			}
-		}
-		delete(got.Test, "step_ms")
-		delete(want.Test, "step_ms")
-		if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
-			t.Errorf("%s: test %v (best epoch %d), uninterrupted %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
-		}
+		got := assertSameTraining(t, fx.out, whole.out, id)
 		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
@@ -173,13 +147,7 @@ learning_rate = 0.01
 epochs = 4
 eval = { metrics = ["mrr", "hits", "ll"] }
 `
-	cli := func(fx sweepFixture, ctx context.Context, run RunFunc) (int, string) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		code := runCLI(ctx, []string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "1h"},
-			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
-		return code, out.String() + errOut.String()
-	}
+	cli := stateCLI(t, data, "1h")
 	whole := newSweepFixture(t, grid)
 	if code, out := cli(whole, context.Background(), trainRun); code != exitOK {
 		t.Fatalf("uninterrupted sweep: exit %d: %s", code, out)
@@ -208,24 +176,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if code, out := cli(fx, context.Background(), trainRun); code != exitOK {
 		t.Fatalf("resumed sweep: exit %d: %s", code, out)
 	}
-	want, err := readRecord(filepath.Join(whole.out, runsDirName, id, metricsName))
-	must(t, err)
-	got, err := readRecord(filepath.Join(fx.out, runsDirName, id, metricsName))
-	must(t, err)
-	if got.Status != StatusFinished || len(got.Epochs) != len(want.Epochs) {
-		t.Fatalf("%s %s with %d epochs; the uninterrupted run %d", got.Status, got.Error, len(got.Epochs), len(want.Epochs))
-	}
-	for e := range want.Epochs {
-		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
-			t.Errorf("epoch %d: %v %v, uninterrupted %v %v", e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
-				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
-		}
-	}
-	delete(got.Test, "step_ms")
-	delete(want.Test, "step_ms")
-	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
-		t.Errorf("test %v (best epoch %d), uninterrupted %v (%d)", got.Test, got.BestEpoch, want.Test, want.BestEpoch)
-	}
+	got := assertSameTraining(t, fx.out, whole.out, id)
 	if !strings.Contains(strings.Join(got.Notes, "\n"), "resumed in epoch 3 after step 4") {
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
 	}
@@ -274,13 +225,7 @@ patience = 10
 epochs = 7
 learning_rate = 0.02
 `
-	cli := func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		code := runCLI(ctx, append([]string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", "0"}, extra...),
-			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
-		return code, out.String() + errOut.String()
-	}
+	cli := stateCLI(t, data, "0")
 	whole := newSweepFixture(t, grid)
 	if code, out := cli(whole, context.Background(), trainRun, "-only", "1"); code != exitOK {
 		t.Fatalf("run 1 from scratch: exit %d: %s", code, out)
@@ -325,28 +270,51 @@ learning_rate = 0.02
 	if code != exitOK || !strings.Contains(out, "continued the resume state of run "+ids[0]+" after epoch 2") {
 		t.Fatalf("run 1 adopting run 0's state: exit %d, want %d and a note naming run 0: %s", code, exitOK, out)
 	}
-	want, err := readRecord(filepath.Join(whole.out, runsDirName, ids[1], metricsName))
-	must(t, err)
-	got, err := readRecord(filepath.Join(fx.out, runsDirName, ids[1], metricsName))
-	must(t, err)
-	if got.Status != StatusFinished || len(got.Epochs) != len(want.Epochs) {
-		t.Fatalf("%s %s with %d epochs; from scratch %d", got.Status, got.Error, len(got.Epochs), len(want.Epochs))
-	}
-	for e := range want.Epochs {
-		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
-			t.Errorf("epoch %d: %v %v, from scratch %v %v", e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
-				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
-		}
-	}
-	delete(got.Test, "step_ms")
-	delete(want.Test, "step_ms")
-	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
-		t.Errorf("test %v (best epoch %d), from scratch %v (%d)", got.Test, got.BestEpoch, want.Test, want.BestEpoch)
-	}
+	got := assertSameTraining(t, fx.out, whole.out, ids[1])
 	if notes := strings.Join(got.Notes, "\n"); !strings.Contains(notes, "differ only in patience (10, not 2) and epochs (7, not 4)") {
 		t.Errorf("notes %q do not say which run was continued and how the two differ", got.Notes)
 	}
 	if code, out := cli(fx, context.Background(), trainRun, "-only", "1", "-adopt-state", src); code != exitUsage || !strings.Contains(out, "finished already") {
 		t.Errorf("adopting into a finished run: exit %d, want %d: %s", code, exitUsage, out)
 	}
+}
+
+// stateCLI returns a runner of the command on the Nations data in data,
+// for the state tests: quiet, with the given -state-every, and its stdout
+// and stderr together.
+func stateCLI(t *testing.T, data, stateEvery string) func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
+	return func(fx sweepFixture, ctx context.Context, run RunFunc, extra ...string) (int, string) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		code := runCLI(ctx, append([]string{"-grid", fx.grid, "-data", data, "-out", fx.out, "-state-every", stateEvery}, extra...),
+			cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" }, run: run, quiet: true})
+		return code, out.String() + errOut.String()
+	}
+}
+
+// assertSameTraining checks that run id of the results directory out
+// finished with the record of the same run in ref, trained without a stop:
+// the same epochs (loss and validation metrics), test metrics (but for the
+// step time) and best epoch. It returns the record of out.
+func assertSameTraining(t *testing.T, out, ref, id string) *runRecord {
+	t.Helper()
+	want, err := readRecord(filepath.Join(ref, runsDirName, id, metricsName))
+	must(t, err)
+	got, err := readRecord(filepath.Join(out, runsDirName, id, metricsName))
+	must(t, err)
+	if got.Status != StatusFinished || len(got.Epochs) != len(want.Epochs) {
+		t.Fatalf("%s: %s %s with %d epochs; trained without a stop %d", id, got.Status, got.Error, len(got.Epochs), len(want.Epochs))
+	}
+	for e := range want.Epochs {
+		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
+			t.Errorf("%s epoch %d: %v %v, trained without a stop %v %v", id, e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
+				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
+		}
+	}
+	delete(got.Test, "step_ms")
+	delete(want.Test, "step_ms")
+	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
+		t.Errorf("%s: test %v (best epoch %d), trained without a stop %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
+	}
+	return got
 }
