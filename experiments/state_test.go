@@ -32,6 +32,17 @@ func (c cancelAfter) EpochEnd(rec EpochRecord) {
 	}
 }
 
+// stoppedAfterEpoch returns a context and a run function that trains for
+// real and cancels that context when the given epoch ends.
+func stoppedAfterEpoch(t *testing.T, epoch int) (context.Context, RunFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx, func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = cancelAfter{Observer: job.Observer, epoch: epoch, cancel: cancel}
+		return trainRun(ctx, job)
+	}
+}
+
 // Real training on Nations. A run interrupted after epoch 2 keeps only its
 // resume state; started again it continues from there and its metrics.json
 // (epochs, losses, validation and test metrics) equals that of the run
@@ -60,12 +71,7 @@ objective = "pll"
 	ids := whole.runIDs(t)
 
 	fx := newSweepFixture(t, grid)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopAfter2 := func(ctx context.Context, job Job) (*Outcome, error) {
-		job.Observer = cancelAfter{Observer: job.Observer, epoch: 2, cancel: cancel}
-		return trainRun(ctx, job)
-	}
+	ctx, stopAfter2 := stoppedAfterEpoch(t, 2)
 	if code, out := cli(fx, ctx, stopAfter2, "-only", "0"); code != exitInterrupted || !strings.Contains(out, "resume after epoch 2") {
 		t.Fatalf("interrupted sweep: exit %d, want %d and a word on resuming: %s", code, exitInterrupted, out)
 	}
@@ -233,12 +239,7 @@ learning_rate = 0.02
 	ids := whole.runIDs(t)
 
 	fx := newSweepFixture(t, grid)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopAfter2 := func(ctx context.Context, job Job) (*Outcome, error) {
-		job.Observer = cancelAfter{Observer: job.Observer, epoch: 2, cancel: cancel}
-		return trainRun(ctx, job)
-	}
+	ctx, stopAfter2 := stoppedAfterEpoch(t, 2)
 	if code, out := cli(fx, ctx, stopAfter2, "-only", "0"); code != exitInterrupted {
 		t.Fatalf("run 0 stopped after epoch 2: exit %d: %s", code, out)
 	}
