@@ -80,11 +80,7 @@ func AdoptState(out string, runs []Run, r Run, src string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("adopting %s: %w", src, err)
 	}
-	where := fmt.Sprintf("after epoch %d", info.Epoch)
-	if info.Batch > 0 {
-		where = fmt.Sprintf("in epoch %d after step %d", info.Epoch+1, info.Batch)
-	}
-	note := fmt.Sprintf("continued the resume state of run %s %s; the two differ only in %s", info.RunID, where, describeStopDiff(from, r.Spec))
+	note := fmt.Sprintf("continued the resume state of run %s %s; the two differ only in %s", info.RunID, info.ResumePoint(), describeStopDiff(from, r.Spec))
 	st.Notes = append(st.Notes, note)
 	if err := ckpt.WriteState(dst, r.ID, st, info.Wall); err != nil {
 		return "", err

@@ -89,10 +89,7 @@ func RunState(out, id string) string {
 		return "unreadable metrics.json"
 	case rec == nil:
 		if info, err := ckpt.ReadStateInfo(filepath.Join(dir, ckpt.StateName)); err == nil {
-			if info.Batch > 0 {
-				return fmt.Sprintf("pending, resumes in epoch %d after step %d", info.Epoch+1, info.Batch)
-			}
-			return fmt.Sprintf("pending, resumes after epoch %d", info.Epoch)
+			return "pending, resumes " + info.ResumePoint()
 		}
 		return "pending"
 	case rec.Status == StatusFailed:

@@ -441,10 +441,8 @@ func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 		if err := cleanRunDir(dir); err != nil {
 			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
 		}
-		if info, err := ckpt.ReadStateInfo(job.StatePath); err == nil && info.Batch > 0 {
-			s.stderr.printf("%s interrupted; it will resume in epoch %d after step %d next time\n", s.label(r), info.Epoch+1, info.Batch)
-		} else if err == nil {
-			s.stderr.printf("%s interrupted; it will resume after epoch %d next time\n", s.label(r), info.Epoch)
+		if info, err := ckpt.ReadStateInfo(job.StatePath); err == nil {
+			s.stderr.printf("%s interrupted; it will resume %s next time\n", s.label(r), info.ResumePoint())
 		} else {
 			s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
 		}

@@ -36,10 +36,7 @@ func (r *run) resume(s *State) error {
 	r.steps, r.stepTime = s.Steps, time.Duration(s.StepSeconds*float64(time.Second))
 	res.Epochs = append(res.Epochs, s.Epochs...)
 	res.Initial = s.Initial
-	note := fmt.Sprintf("resumed after epoch %d", s.Epoch)
-	if s.Batch > 0 {
-		note = fmt.Sprintf("resumed in epoch %d after step %d", s.Epoch+1, s.Batch)
-	}
+	note := "resumed " + ResumePoint(s.Epoch, s.Batch)
 	r.resumeNotes = append(slices.Clip(s.Notes), note)
 	res.Notes = append(res.Notes, r.resumeNotes...)
 	r.obs.Log(note)

@@ -47,6 +47,15 @@ type State struct {
 	AdamM, AdamV       map[string]*tensor.Dense
 }
 
+// ResumePoint says where a run stopped after epoch epochs and batch steps
+// of the next one goes on: "after epoch 2", "in epoch 3 after step 4".
+func ResumePoint(epoch, batch int) string {
+	if batch > 0 {
+		return fmt.Sprintf("in epoch %d after step %d", epoch+1, batch)
+	}
+	return fmt.Sprintf("after epoch %d", epoch)
+}
+
 // ErrStateMismatch reports a resume State that does not fit the model or
 // is inconsistent; a caller may then train from scratch instead.
 var ErrStateMismatch = errors.New("resume state does not fit the run")

@@ -103,6 +103,10 @@ type StateInfo struct {
 	SavedAt time.Time
 }
 
+// ResumePoint says where a run resumed from the state goes on
+// (train.ResumePoint).
+func (i *StateInfo) ResumePoint() string { return train.ResumePoint(i.Epoch, i.Batch) }
+
 func (m *stateMeta) info() *StateInfo {
 	return &StateInfo{RunID: m.RunID, Epoch: m.Epoch, Batch: m.Batch, Steps: m.Steps,
 		Wall: time.Duration(float64(m.WallSeconds) * float64(time.Second)), SavedAt: m.SavedAt}
