@@ -44,10 +44,16 @@ func (r ReferenceRow) admits(dataset, rank string) bool {
 	return r.Dataset == dataset && (r.Rank == 0 || strconv.Itoa(r.Rank) == rank)
 }
 
-// Covers reports whether some run of t has a dataset and rank the
-// reference has values for: only then is a comparison worth writing.
+// Covers reports whether some run of t could fill a row of the
+// reference: one of a dataset and rank it has values for, unconstrained and
+// selected on the validation MRR, as CompareMarkdown picks them. Only then
+// is a comparison worth writing: a sweep selected on another metric (the
+// LL checks) would give a table of empty rows.
 func (ref *Reference) Covers(t *Table) bool {
 	for _, row := range t.Rows {
+		if !comparable(row["constraints"], row["select"]) {
+			continue
+		}
 		for _, r := range ref.Rows {
 			if r.admits(row["dataset"], row["rank"]) {
 				return true
@@ -55,6 +61,13 @@ func (ref *Reference) Covers(t *Table) bool {
 		}
 	}
 	return false
+}
+
+// comparable reports whether a configuration with these constraints and
+// selection metric can stand for a reference row: unconstrained and
+// selected on the validation MRR.
+func comparable(constraints, sel string) bool {
+	return (constraints == "none" || constraints == "") && sel == "mrr"
 }
 
 // ReadReference reads a reference table from a tab-separated file whose
@@ -218,7 +231,8 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 		}
 	}
 	if !ref.Covers(t) {
-		return nil, fmt.Errorf("%s has no values for the datasets at the embedding sizes of these results (%s)",
+		return nil, fmt.Errorf("%s has no values for the datasets at the embedding sizes of these results (%s), "+
+			"or none of their unconstrained runs is selected on the validation MRR",
 			ref.Path, strings.Join(datasets, ", "))
 	}
 	var b bytes.Buffer
@@ -257,7 +271,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		var group []*configSummary
 		for _, c := range configs {
 			if r.admits(c.dataset, c.rank) && c.model == r.Model && c.objective == r.Objective &&
-				(c.constraints == "none" || c.constraints == "") && c.sel == "mrr" {
+				comparable(c.constraints, c.sel) {
 				group = append(group, c)
 			}
 		}

@@ -296,6 +296,16 @@ func TestCompareMarkdownRankAndNotes(t *testing.T) {
 	if _, err := CompareMarkdown(d200, ref, DefaultTolerance); err == nil || !strings.Contains(err.Error(), "p.tsv has no values") {
 		t.Errorf("d = 200 table: %v", err)
 	}
+	// Runs no reference row can take (selected on the LL, as the LL
+	// checks are, or constrained) give no comparison either.
+	byLL, constrained := row("l", "1000", "-17"), row("c", "1000", "-17")
+	byLL["select"], constrained["constraints"] = "ll", "domain"
+	for _, tab := range []*Table{{Rows: []Row{byLL}}, {Rows: []Row{constrained}}} {
+		if ref.Covers(tab) {
+			t.Errorf("covered by a table of one run selected on %s with constraints %s",
+				tab.Rows[0]["select"], tab.Rows[0]["constraints"])
+		}
+	}
 	mixed := &Table{Rows: []Row{row("a", "200", "-17"), row("b0", "1000", "-17.0"), row("b1", "1000", ""),
 		{"id": "m", "config_id": "m", "dataset": "FB", "model": "cp2", "objective": "mle", "constraints": "none",
 			"rank": "1000", "status": Finished, "select": "mrr", "valid_mrr": "0.2", "test_mrr": "0.2"}}}
