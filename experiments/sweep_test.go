@@ -415,9 +415,13 @@ func TestDryRun(t *testing.T) {
 	}
 	runInProcess(t, context.Background(), fake, fx.args("-only", "1")...)
 	_, stdout, _ = runInProcess(t, context.Background(), fake, fx.args("-dry-run", "-only", "0-1")...)
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	last := lines[len(lines)-1]
-	if !strings.Contains(last, ids[1]) || !strings.HasSuffix(last, "finished") || !strings.Contains(stdout, "2 selected") {
+	var last string // run 1's line
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, ids[1]) {
+			last = l
+		}
+	}
+	if !strings.HasSuffix(last, "finished") || !strings.Contains(stdout, "2 selected") {
 		t.Errorf("dry run after training run 1:\n%s", stdout)
 	}
 	if fake.totalCalls() != 1 {

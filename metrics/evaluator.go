@@ -47,9 +47,66 @@ func NewEvaluator(m *models.Model, batch int) (*Evaluator, error) {
 // constraint d (nil: no constraint): candidates the schema rules out get
 // log-score −Inf, and log-likelihoods are normalised by Z_K.
 func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Evaluator, error) {
-	if batch <= 0 {
-		return nil, fmt.Errorf("metrics.NewEvaluator: batch size %d", batch)
+	return NewEvaluatorWithin(m, d, batch, BufferLimit{})
+}
+
+// NewEvaluatorWithin is NewConstrainedEvaluator with the batch cut to a
+// limit on the memory of its programs' buffers: ranking holds a score for
+// every candidate of every query in the batch, so at a million entities a
+// batch of 1000 queries needs gigabytes while 50 rank as fast. It never
+// goes below one query per batch; BufferBytes says what the chosen batch
+// takes.
+func NewEvaluatorWithin(m *models.Model, d *models.Domain, maxBatch int, limit BufferLimit) (*Evaluator, error) {
+	if maxBatch <= 0 {
+		return nil, fmt.Errorf("metrics.NewEvaluator: batch size %d", maxBatch)
 	}
+	if limit.Batch < 0 || limit.Total < 0 {
+		return nil, fmt.Errorf("metrics.NewEvaluator: buffer limit %+v bytes", limit)
+	}
+	e, err := newEvaluator(m, d, maxBatch)
+	if err != nil || limit == (BufferLimit{}) || maxBatch == 1 {
+		return e, err
+	}
+	// Every buffer that grows with the batch grows linearly: measure one
+	// query's share against a batch of one.
+	one, err := newEvaluator(m, d, 1)
+	if err != nil {
+		return nil, err
+	}
+	perQuery := max((e.BufferBytes()-one.BufferBytes())/int64(maxBatch-1), 1)
+	rows := limit.Rows(one.BufferBytes()-perQuery, perQuery, maxBatch)
+	switch rows {
+	case maxBatch:
+		return e, nil
+	case 1:
+		return one, nil
+	}
+	return newEvaluator(m, d, rows)
+}
+
+// BufferLimit bounds the memory of an evaluator's buffers.
+type BufferLimit struct {
+	Batch int64 // bytes the buffers that grow with the batch may take (0: no limit)
+	Total int64 // bytes all of them may take (0: no limit)
+}
+
+// Rows returns the largest batch of at most maxBatch queries, and at least
+// one, whose buffers stay within the limit, when a batch of n holds
+// fixed + n·perQuery bytes.
+func (l BufferLimit) Rows(fixed, perQuery int64, maxBatch int) int {
+	rows := int64(maxBatch)
+	if l.Batch > 0 {
+		rows = min(rows, l.Batch/perQuery)
+	}
+	if l.Total > 0 {
+		rows = min(rows, max(l.Total-fixed, 0)/perQuery)
+	}
+	return int(max(rows, 1))
+}
+
+// newEvaluator builds the evaluator's graph for a batch size; compiling it
+// allocates nothing (buffers are allocated on a program's first run).
+func newEvaluator(m *models.Model, d *models.Domain, batch int) (*Evaluator, error) {
 	bb, err := m.BindBatch(d, batch)
 	if err != nil {
 		return nil, err
@@ -80,6 +137,26 @@ func NewConstrainedEvaluator(m *models.Model, d *models.Domain, batch int) (*Eva
 
 // Model returns the evaluated model.
 func (e *Evaluator) Model() *models.Model { return e.m }
+
+// BatchSize returns the number of queries each program run answers.
+func (e *Evaluator) BatchSize() int { return e.batch }
+
+// BufferBytes returns the bytes of the buffers the evaluator's programs
+// hold once they have run: the candidate scores of each slot (the part
+// that grows with the number of entities), the log-scores and log Z.
+// Marginal programs, compiled on first use, hold a few values per query.
+func (e *Evaluator) BufferBytes() int64 {
+	outs := []*G.Node{e.cand[0], e.cand[1], e.cand[2], e.logScore}
+	if e.logZ != nil {
+		outs = append(outs, e.logZ)
+	}
+	// The programs are separate: a node two of them compute is held twice.
+	var total int64
+	for _, n := range outs {
+		total += graph.Bytes(n)
+	}
+	return total
+}
 
 // load writes triples[from:from+batch] into the index tensors, padding with
 // entity 0 / relation 0; it returns the number of real rows.

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"gekc/train"
 )
 
 // CheckDatasets makes sure that every data set the runs need is a
@@ -56,5 +58,48 @@ func (g *Grid) WriteRunList(w io.Writer, runs []Run, out, dataRoot string) error
 		_, werr := fmt.Fprintf(w, "\nnote: %v\n", err)
 		return werr
 	}
-	return nil
+	return writeMemoryEstimates(w, runs, out, dataRoot)
+}
+
+// writeMemoryEstimates writes what each run not finished in out will hold
+// in memory, part by part, against its budget (see EstimateRun); a data
+// set that does not load, or a run that cannot be estimated, gets a line
+// saying why.
+func writeMemoryEstimates(w io.Writer, runs []Run, out, dataRoot string) error {
+	var todo []Run
+	for _, r := range runs {
+		if rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName)); err != nil || rec == nil || !rec.Status.final() {
+			todo = append(todo, r)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nmemory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90%% of the machine's memory)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "index\ttotal\tbudget\tparameters\tgradients\toptimiser\tstep\tdata\tevaluation (batch)")
+	for _, r := range todo {
+		ds, err := loadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
+		if err != nil {
+			fmt.Fprintf(tw, "%d\t%v\n", r.Index, err)
+			continue
+		}
+		m, budget, err := EstimateRun(r.Spec, train.SizesOf(ds))
+		b := "none"
+		if budget > 0 {
+			b = train.FormatBytes(budget)
+		}
+		if m.EvalBatch == 0 {
+			fmt.Fprintf(tw, "%d\t%v\n", r.Index, err)
+			continue
+		}
+		total := train.FormatBytes(m.Total())
+		if err != nil {
+			total += " (over)"
+		}
+		f := train.FormatBytes
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%d)\n", r.Index, total, b, f(m.Parameters), f(m.Gradients),
+			f(m.Optimizer), f(m.Step), f(m.Data), f(m.Eval), m.EvalBatch)
+	}
+	return tw.Flush()
 }

@@ -68,7 +68,7 @@ rank = [4, -1]
 	fmt.Println(err)
 	// Output:
 	// bad.toml:10: [[sweep]] block 1: run cp2-mle-d-1-b100-lr0.01-s0-8b4dbbf6: rank -1: want a positive embedding size
-	// bad.toml:11: [[sweep]] block 1: unknown key "objectve" (did you mean "objective"?); known keys here: dataset, model, rank, relation_rank, objective, constraints, pll_weights, optimizer, learning_rate, batch_size, epochs, patience, seed, init_scale, dtype, eval, samples, distill_from, seeds
+	// bad.toml:11: [[sweep]] block 1: unknown key "objectve" (did you mean "objective"?); known keys here: dataset, model, rank, relation_rank, objective, constraints, pll_weights, optimizer, learning_rate, batch_size, epochs, patience, seed, init_scale, dtype, eval, samples, distill_from, memory, seeds
 }
 
 // A sweep of one run trained on the shipped Nations graph into a fresh
@@ -135,6 +135,7 @@ rank = 4
 batch_size = 100
 learning_rate = 0.01
 epochs = 2
+memory = "1GiB"
 
 [[sweep]]
 model = ["cp2", "complex2"]
@@ -155,7 +156,12 @@ model = ["cp2", "complex2"]
 	// data ../data
 	//
 	// index  id                                       block (line)            hyperparameters                                status
-	// 0      cp2-mle-d4-b100-lr0.01-s0-8b4dbbf6       [[sweep]] block 1 (10)  nations cp2 mle d=4 b=100 lr=0.01 seed=0       pending
-	// 1      complex2-mle-d4-b100-lr0.01-s0-8b4dbbf6  [[sweep]] block 1 (10)  nations complex2 mle d=4 b=100 lr=0.01 seed=0  pending
+	// 0      cp2-mle-d4-b100-lr0.01-s0-8b4dbbf6       [[sweep]] block 1 (11)  nations cp2 mle d=4 b=100 lr=0.01 seed=0       pending
+	// 1      complex2-mle-d4-b100-lr0.01-s0-8b4dbbf6  [[sweep]] block 1 (11)  nations complex2 mle d=4 b=100 lr=0.01 seed=0  pending
+	//
+	// memory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90% of the machine's memory)
+	// index  total    budget  parameters  gradients  optimiser  step      data     evaluation (batch)
+	// 0      997 KiB  1 GiB   1.3 KiB     1.3 KiB    2.59 KiB   15.9 KiB  117 KiB  860 KiB (1000)
+	// 1      1.2 MiB  1 GiB   2.16 KiB    2.16 KiB   4.31 KiB   39.2 KiB  117 KiB  1.04 MiB (1000)
 	// true
 }

@@ -11,6 +11,7 @@ import (
 
 	"gekc/kg"
 	"gekc/models"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
@@ -29,7 +30,8 @@ type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, 
 //   - constraints = "domain": a schema the domain circuit accepts;
 //   - distill_from: an .npz file, or the checkpoint of a finished run, with
 //     an array of the right shape for every table of the run's model; a run
-//     of this grid not trained yet is checked when it is.
+//     of this grid not trained yet is checked when it is;
+//   - memory: the run's estimated memory within its budget (MemoryBudget).
 //
 // Problems are reported per block and problem, with the grid's file:line
 // of the block, as grid errors are.
@@ -92,6 +94,9 @@ func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		}
 		if msg := checkDistillSource(r.Spec, ds, out, inGrid); msg != "" {
 			report(r, msg)
+		}
+		if _, _, err := EstimateRun(r.Spec, train.SizesOf(ds)); err != nil {
+			report(r, err.Error()+" (set the grid's memory key, -memory or GOMEMLIMIT, or make the run smaller)")
 		}
 	}
 	for _, key := range order {

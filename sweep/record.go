@@ -32,12 +32,17 @@ type Record struct {
 	WallSeconds     jsonFloat            `json:"wall_seconds"`
 	SecondsPerEpoch jsonFloat            `json:"seconds_per_epoch"`
 	PeakRSSBytes    int64                `json:"peak_rss_bytes"` // 0 = unknown
-	Notes           []string             `json:"notes,omitempty"`
-	StartedAt       time.Time            `json:"started_at"`
-	FinishedAt      time.Time            `json:"finished_at"`
-	Host            string               `json:"host"`
-	GoVersion       string               `json:"go_version"`
-	GOMAXPROCS      int                  `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
+	// Memory is what the run held, part by part (parameters, gradients,
+	// optimiser, step and evaluation buffers, data and filter), against
+	// its budget; Data the data set's sizes and load time.
+	Memory     *memoryJSON `json:"memory,omitempty"`
+	Data       *dataJSON   `json:"data,omitempty"`
+	Notes      []string    `json:"notes,omitempty"`
+	StartedAt  time.Time   `json:"started_at"`
+	FinishedAt time.Time   `json:"finished_at"`
+	Host       string      `json:"host"`
+	GoVersion  string      `json:"go_version"`
+	GOMAXPROCS int         `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
 	// CPU is the processor's model name and logical CPU count: times of
 	// runs made on different machines are not comparable.
 	CPU string `json:"cpu,omitempty"`

@@ -34,6 +34,9 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MemoryBudget, err = MemoryBudget(spec); err != nil {
+		return nil, err
+	}
 	if job.DistillCheckpoint != "" {
 		path := job.DistillCheckpoint
 		cfg.Init = func(m *models.Model) error { return ckpt.Load(path, m) }
@@ -87,7 +90,8 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...)}
+	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
+		Memory: &memoryJSON{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: dataOf(ds)}
 	if cfg.Resume != nil {
 		out.WallSeconds = (earlier + time.Since(started)).Seconds()
 	}
@@ -196,16 +200,40 @@ func Constraint(spec RunSpec, ds *kg.Dataset) (*models.Domain, error) {
 var datasets sync.Map // dir → *datasetEntry
 
 type datasetEntry struct {
-	once sync.Once
-	ds   *kg.Dataset
-	err  error
+	once    sync.Once
+	ds      *kg.Dataset
+	err     error
+	seconds float64 // the time Load took
 }
+
+// loadTimes remembers how long each loaded data set took, for its runs'
+// records.
+var loadTimes sync.Map // *kg.Dataset → float64
 
 func loadDataset(dir string) (*kg.Dataset, error) {
 	e, _ := datasets.LoadOrStore(dir, &datasetEntry{})
 	ent := e.(*datasetEntry)
-	ent.once.Do(func() { ent.ds, ent.err = kg.Load(dir) })
+	ent.once.Do(func() {
+		start := time.Now()
+		ent.ds, ent.err = kg.Load(dir)
+		if ent.ds != nil {
+			loadTimes.Store(ent.ds, time.Since(start).Seconds())
+		}
+	})
 	return ent.ds, ent.err
+}
+
+// dataOf returns the sizes of a data set for a run's record.
+func dataOf(ds *kg.Dataset) *dataJSON {
+	d := &dataJSON{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(),
+		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test)}
+	if n := d.Train + d.Valid + d.Test; n > 0 {
+		d.BytesPerTriple = float64(ds.Bytes()) / float64(n)
+	}
+	if s, ok := loadTimes.Load(ds); ok {
+		d.LoadSeconds = s.(float64)
+	}
+	return d
 }
 
 type observerAdapter struct{ o Observer }

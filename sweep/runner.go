@@ -67,6 +67,10 @@ type Outcome struct {
 	SecondsPerEpoch float64 // 0: the driver averages Epochs[].Seconds
 	PeakRSSBytes    int64   // 0: the driver reads VmHWM (per process; see package procstat)
 	Notes           []string
+	// Memory is what the run held, part by part, and its budget; Data the
+	// data set's sizes. Both are recorded in metrics.json when set.
+	Memory *memoryJSON
+	Data   *dataJSON
 }
 
 // EpochRecord is one epoch of training.

@@ -32,6 +32,11 @@ type RunSpec struct {
 	Eval         EvalSpec   `toml:"eval" json:"eval"`
 	Samples      int        `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
 	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
+	// Memory is the most the run may hold, e.g. "8GiB" ("": GOMEMLIMIT when
+	// set, else 90% of the machine's memory; "0": no budget). The
+	// evaluation batch is cut to fit it, and a run that cannot fit is
+	// refused before training (see train.EstimateMemory).
+	Memory string `toml:"memory" json:"memory,omitempty"`
 }
 
 // PLLWeights weighs the three conditional log-likelihoods of the
@@ -108,7 +113,7 @@ var idVisibleKeys = map[string]bool{
 // metrics, so changing them must not turn a finished run into a new one
 // (e.g. `-samples 1000` on a finished sweep, or a smaller evaluation batch
 // on a machine with less memory).
-var idIgnoredKeys = map[string]bool{"samples": true, "eval.batch_size": true}
+var idIgnoredKeys = map[string]bool{"samples": true, "eval.batch_size": true, "memory": true}
 
 // ID names the run: readable for the hyperparameters people sweep most,
 // e.g. "complex2-pll-d200-b1000-lr0.001-s0-1f3a9c2e", followed by a hash of

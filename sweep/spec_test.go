@@ -76,6 +76,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 	for key, mutate := range map[string]func(*RunSpec){
 		"samples":         func(s *RunSpec) { s.Samples = 1000 },
 		"eval.batch_size": func(s *RunSpec) { s.Eval.BatchSize = 10 },
+		"memory":          func(s *RunSpec) { s.Memory = "2GiB" },
 	} {
 		covered[key] = true
 		s := exampleSpec()

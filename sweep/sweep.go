@@ -534,6 +534,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 		}
 		rec.SecondsPerEpoch = jsonFloat(o.SecondsPerEpoch)
 		rec.PeakRSSBytes = o.PeakRSSBytes
+		rec.Memory, rec.Data = o.Memory, o.Data
 	}
 	if rec.SecondsPerEpoch == 0 && len(rec.Epochs) > 0 {
 		var sum float64

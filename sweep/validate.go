@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"gekc/internal/bytesize"
 	"gekc/models"
 )
 
@@ -113,6 +114,12 @@ func DefaultValidator(s RunSpec) error {
 	oneOf("dtype", s.DType, dtypes)
 	if s.Samples < 0 {
 		bad("samples %d: want 0 (none) or more", s.Samples)
+	}
+	if s.Memory != "" {
+		var b bytesize.Size
+		if err := b.Set(s.Memory); err != nil {
+			bad("memory: %v", err)
+		}
 	}
 	errs = append(errs, validateEval(s.Eval)...)
 	return joinInline(errs)

@@ -36,6 +36,11 @@ type Config struct {
 	// (its Schema): training, ranking and log-likelihoods are those of the
 	// constrained GeKC, which puts no mass on inconsistent triples.
 	Constrained bool
+	// MemoryBudget, when positive, is the most the run may hold (see
+	// Memory): the evaluation batch is cut to what the rest of the run
+	// leaves, and a run that cannot fit even one query's evaluation
+	// buffers is refused before it builds its model (EstimateMemory).
+	MemoryBudget int64
 	// Resume continues a run from the State it saved after an epoch (see
 	// SaveState) instead of starting afresh; Init is then not applied,
 	// the state's parameters being the ones to continue from.
@@ -54,8 +59,12 @@ type Config struct {
 type EvalConfig struct {
 	TiePolicy metrics.TiePolicy
 	Hits      []int
-	BatchSize int
-	Select    string // "mrr" or "ll": early stopping and best-epoch metric
+	BatchSize int // at most this many queries per evaluation batch
+	// Buffers caps the bytes of the evaluator's buffers that grow with its
+	// batch (scores of every candidate): the batch is cut until they fit
+	// (0: DefaultEvalBuffers).
+	Buffers int64
+	Select  string // "mrr" or "ll": early stopping and best-epoch metric
 	// MinDelta is the least rise of the Select metric that counts as an
 	// improvement (0: any rise); LLMinDelta that of the validation
 	// log-likelihood, for StopOnLL and Result.LL. The paper's code uses

@@ -54,6 +54,9 @@ type Result struct {
 	Model       *models.Model      // with the best validated parameters
 	StepSeconds float64            // mean seconds per optimisation step
 	Initial     map[string]float64 // test metrics before training, when Config.Init is set
+	// Memory is what the run held, part by part (buffers as allocated by
+	// their programs' first runs, data as loaded).
+	Memory Memory
 	// Calibration holds the reliability bins behind the test ECE metrics,
 	// for diagrams; nil unless EvalConfig.ECE was set and the test split
 	// evaluated.
@@ -125,6 +128,12 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	if cfg.MemoryBudget > 0 {
+		// Refused here, not by the out-of-memory killer hours later.
+		if _, err := EstimateMemory(cfg, SizesOf(ds)); err != nil {
+			return nil, err
+		}
+	}
 	m, err := NewModel(cfg, ds.Entities.Len(), ds.Relations.Len())
 	if err != nil {
 		return nil, err
@@ -150,15 +159,19 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	ev, err := metrics.NewConstrainedEvaluator(m, dom, cfg.Eval.BatchSize)
+	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
+	mem := st.memory()
+	mem.Data = ds.Bytes() + 12*int64(len(ds.Train)) + filter.Bytes()
+	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
 	if err != nil {
 		return nil, err
 	}
+	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
 	validSplit, testSplit := splitsOf(ds)
 	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: st, ev: ev,
-		filter: kg.NewFilter(ds.Train, ds.Valid, ds.Test),
+		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
-		res: &Result{Status: Finished, Model: m, LL: newLLTrack()}}
+		res: &Result{Status: Finished, Model: m, LL: newLLTrack(), Memory: mem}}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
 	}

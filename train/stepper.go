@@ -21,16 +21,21 @@ var ErrDiverged = errors.New("training diverged: non-finite loss or gradient")
 // once for a fixed batch size. A shorter last batch is padded with weight
 // zero, so every step runs the same program.
 type Stepper struct {
-	m      *models.Model
+	*stepGraph
 	batch  int
-	bb     *models.BoundBatch // the index vectors the program reads
-	w      *tensor.Dense
-	loss   *G.Node
-	grads  G.Nodes
 	params []*tensor.Dense
 	gvals  []*tensor.Dense
 	prog   *graph.Program
 	adam   *graph.Adam
+}
+
+// stepGraph is a step's loss and gradient graph, before it is compiled.
+type stepGraph struct {
+	m     *models.Model
+	bb    *models.BoundBatch // the index vectors the program reads
+	w     *tensor.Dense
+	loss  *G.Node
+	grads G.Nodes
 }
 
 // NewStepper builds the loss and gradient graph of m for batches of size
@@ -43,24 +48,11 @@ func NewStepper(m *models.Model, obj objectives.Objective, batch int, lr float64
 // d (nil: none): the objective's queries, and so constrained PLL or MLE,
 // are answered by the constrained circuit.
 func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
-	if batch <= 0 {
-		return nil, fmt.Errorf("train: batch size %d", batch)
-	}
-	bb, err := m.BindBatch(d, batch)
+	sg, err := buildStep(m, d, obj, batch)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stepper{m: m, batch: batch, bb: bb, adam: graph.NewAdam(lr)}
-	c, b, g := bb.Circuit, bb.Batch, bb.Circuit.Graph()
-	st.w = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(batch))
-	wn := G.NewVector(g, m.Dtype, G.WithShape(batch), G.WithName("weights"), G.WithValue(st.w))
-	if st.loss, err = obj.Loss(c, b, wn); err != nil {
-		return nil, err
-	}
-	params := c.Params()
-	if st.grads, err = graph.Backward(st.loss, params...); err != nil {
-		return nil, err
-	}
+	st := &Stepper{stepGraph: sg, batch: batch, adam: graph.NewAdam(lr)}
 	if st.prog, err = graph.Compile(append(G.Nodes{st.loss}, st.grads...)...); err != nil {
 		return nil, err
 	}
@@ -68,6 +60,29 @@ func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Obj
 		st.params = append(st.params, m.Param(n))
 	}
 	return st, nil
+}
+
+// buildStep builds the loss and gradient graph of a step; nothing of its
+// size is allocated until it is compiled and run.
+func buildStep(m *models.Model, d *models.Domain, obj objectives.Objective, batch int) (*stepGraph, error) {
+	if batch <= 0 {
+		return nil, fmt.Errorf("train: batch size %d", batch)
+	}
+	bb, err := m.BindBatch(d, batch)
+	if err != nil {
+		return nil, err
+	}
+	sg := &stepGraph{m: m, bb: bb}
+	c, b, g := bb.Circuit, bb.Batch, bb.Circuit.Graph()
+	sg.w = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(batch))
+	wn := G.NewVector(g, m.Dtype, G.WithShape(batch), G.WithName("weights"), G.WithValue(sg.w))
+	if sg.loss, err = obj.Loss(c, b, wn); err != nil {
+		return nil, err
+	}
+	if sg.grads, err = graph.Backward(sg.loss, c.Params()...); err != nil {
+		return nil, err
+	}
+	return sg, nil
 }
 
 // BatchSize returns the compiled batch size.

@@ -60,3 +60,22 @@ func Field(data []byte, key string) (int64, error) {
 	}
 	return 0, fmt.Errorf("no %s line", strings.TrimSuffix(key, ":"))
 }
+
+// MemTotal returns the machine's memory (MemTotal in /proc/meminfo), or
+// the memory limit of the process's cgroup when that is lower.
+func MemTotal() (int64, error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	total, err := Field(data, "MemTotal:")
+	if err != nil {
+		return 0, err
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && limit < total {
+			total = limit
+		}
+	}
+	return total, nil
+}

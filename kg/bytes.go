@@ -1,0 +1,51 @@
+package kg
+
+import "unsafe"
+
+// Bytes returns about how much memory the data set holds: its triples,
+// vocabularies (names and their index) and OGB's negatives. It is what a
+// run's memory report calls data.
+func (d *Dataset) Bytes() int64 {
+	n := int64(len(d.Train) + len(d.Valid) + len(d.Test))
+	b := n * int64(unsafe.Sizeof(Triple{}))
+	for _, v := range []*Vocab{d.Entities, d.Relations} {
+		if v != nil {
+			b += v.Bytes()
+		}
+	}
+	if neg := d.Negatives; neg != nil {
+		for _, rows := range [][][]int32{neg.ValidHead, neg.ValidTail, neg.TestHead, neg.TestTail} {
+			for _, r := range rows {
+				b += 24 + 4*int64(cap(r))
+			}
+		}
+	}
+	return b
+}
+
+// Bytes returns about how much memory the vocabulary holds: each name
+// once, its string header in the id order and its entry in the name index
+// (a Go map entry costs about its key, value and two words of overhead).
+func (v *Vocab) Bytes() int64 {
+	var b int64
+	for _, s := range v.names {
+		b += int64(len(s)) + 16 + (16 + 4 + 16)
+	}
+	return b
+}
+
+// Bytes returns the memory the filter's three indexes hold.
+func (f *Filter) Bytes() int64 {
+	var b int64
+	for _, x := range []*pairIndex{&f.objects, &f.subjects, &f.relations} {
+		b += 4 * int64(cap(x.first)+cap(x.second)+cap(x.start)+cap(x.values))
+	}
+	return b
+}
+
+// FilterBytes estimates Filter.Bytes of a filter over n distinct triples
+// of a graph with the given numbers of entities and relations, before
+// building it: every (pair, value) needs a value, and at worst a pair.
+func FilterBytes(n, entities, relations int) int64 {
+	return 4 * (3*3*int64(n) + 2*int64(entities+1) + int64(relations+1))
+}

@@ -1,0 +1,72 @@
+package sweep
+
+import (
+	"fmt"
+	"os"
+
+	"gekc/internal/bytesize"
+	"gekc/internal/procstat"
+	"gekc/train"
+)
+
+// MemoryBudget returns the memory budget of a run in bytes (0: none): its
+// memory key, else GOMEMLIMIT when set, else 90% of the machine's memory.
+// A run's evaluation batch is cut to fit it and a run that cannot fit it
+// is refused at preflight (train.EstimateMemory).
+func MemoryBudget(spec RunSpec) (int64, error) {
+	if spec.Memory != "" {
+		var b bytesize.Size
+		if err := b.Set(spec.Memory); err != nil {
+			return 0, fmt.Errorf("memory: %w", err)
+		}
+		return int64(b), nil
+	}
+	if v := os.Getenv("GOMEMLIMIT"); v != "" && v != "off" {
+		var b bytesize.Size
+		if err := b.Set(v); err != nil {
+			return 0, fmt.Errorf("GOMEMLIMIT: %w", err)
+		}
+		return int64(b), nil
+	}
+	total, err := procstat.MemTotal()
+	if err != nil {
+		return 0, nil // no way to know: no budget
+	}
+	return total / 10 * 9, nil
+}
+
+// EstimateRun returns what a run will hold in memory on a data set of
+// these sizes, under its budget (see MemoryBudget), and an error when it
+// cannot fit.
+func EstimateRun(spec RunSpec, sz train.DataSizes) (train.Memory, int64, error) {
+	cfg, err := TrainConfig(spec)
+	if err != nil {
+		return train.Memory{}, 0, err
+	}
+	if cfg.MemoryBudget, err = MemoryBudget(spec); err != nil {
+		return train.Memory{}, 0, err
+	}
+	mem, err := train.EstimateMemory(cfg, sz)
+	return mem, cfg.MemoryBudget, err
+}
+
+// memoryJSON is a run's memory in metrics.json, in bytes: the parts the
+// run held (train.Memory) beside the process's peak.
+type memoryJSON struct {
+	train.Memory
+	Total  int64 `json:"total"`
+	Budget int64 `json:"budget,omitempty"`
+}
+
+// dataJSON is the data set's sizes in metrics.json.
+type dataJSON struct {
+	Entities  int `json:"entities"`
+	Relations int `json:"relations"`
+	Train     int `json:"train"`
+	Valid     int `json:"valid"`
+	Test      int `json:"test"`
+	// LoadSeconds is the time the process took to read the data set, once
+	// for all its runs (a resumed sweep reads it again).
+	LoadSeconds    float64 `json:"load_seconds,omitempty"`
+	BytesPerTriple float64 `json:"bytes_per_triple"`
+}

@@ -1,0 +1,198 @@
+package train
+
+import (
+	"fmt"
+	"strings"
+
+	"gekc/graph"
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// DefaultEvalBuffers caps the evaluator's buffers that grow with its batch
+// when a run sets no cap. Ranking holds a score per candidate for each
+// query of a batch; the batch is cut to fit. Measured at 849,086 entities (ComplEx², d = 50, one core):
+// 39 queries a batch (512 MiB) rank 10% slower than 107 (1.4 GiB), and 1000
+// (13.6 GiB) no faster.
+const DefaultEvalBuffers = 512 << 20
+
+// Memory is what a run holds in memory, part by part, in bytes.
+type Memory struct {
+	Parameters int64 `json:"parameters"`
+	Gradients  int64 `json:"gradients"`
+	Optimizer  int64 `json:"optimizer"` // Adam's two moments
+	Step       int64 `json:"step"`      // the training step's other buffers
+	Data       int64 `json:"data"`      // triples, vocabularies, the run's shuffled copy and the filter index
+	Eval       int64 `json:"eval"`      // the evaluator's buffers
+	EvalBatch  int   `json:"eval_batch"`
+}
+
+// Total returns the sum of the parts.
+func (m Memory) Total() int64 {
+	return m.Parameters + m.Gradients + m.Optimizer + m.Step + m.Data + m.Eval
+}
+
+// String reads like "2.4 GiB: parameters 324 MiB, gradients 324 MiB, ...".
+func (m Memory) String() string {
+	parts := []string{}
+	for _, p := range []struct {
+		name string
+		b    int64
+	}{{"parameters", m.Parameters}, {"gradients", m.Gradients}, {"optimiser", m.Optimizer},
+		{"step buffers", m.Step}, {"data and filter", m.Data}, {"evaluation", m.Eval}} {
+		parts = append(parts, p.name+" "+FormatBytes(p.b))
+	}
+	return fmt.Sprintf("%s: %s (evaluation batch %d)", FormatBytes(m.Total()), strings.Join(parts, ", "), m.EvalBatch)
+}
+
+// FormatBytes prints a size in binary units, e.g. "1.5 GiB".
+func FormatBytes(b int64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	div, exp := int64(unit), 0
+	for n := b / unit; n >= unit && exp < 4; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.3g %ciB", float64(b)/float64(div), "KMGTP"[exp])
+}
+
+// DataSizes are the sizes of a data set that a run's memory depends on.
+type DataSizes struct {
+	Entities, Relations int
+	Train, Valid, Test  int
+	Bytes               int64 // what the loaded data set holds (kg.Dataset.Bytes); 0: estimated
+}
+
+// SizesOf returns the sizes of a loaded data set.
+func SizesOf(ds *kg.Dataset) DataSizes {
+	return DataSizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(),
+		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test), Bytes: ds.Bytes()}
+}
+
+// dataBytes is the data part of a run's memory: the data set, the run's
+// own copy of the training triples (it shuffles them) and the filter.
+func dataBytes(sz DataSizes) int64 {
+	b := sz.Bytes
+	if b == 0 {
+		b = 12*int64(sz.Train+sz.Valid+sz.Test) + 64*int64(sz.Entities+sz.Relations)
+	}
+	return b + 12*int64(sz.Train) + kg.FilterBytes(sz.Train+sz.Valid+sz.Test, sz.Entities, sz.Relations)
+}
+
+// evalLimit bounds the evaluator's buffers: the ones that grow with the
+// batch by the configured cap, and under a budget all of them by what the
+// rest of the run leaves.
+func evalLimit(cfg Config, rest int64) metrics.BufferLimit {
+	l := metrics.BufferLimit{Batch: cfg.Eval.Buffers}
+	if l.Batch <= 0 {
+		l.Batch = DefaultEvalBuffers
+	}
+	if cfg.MemoryBudget > 0 {
+		l.Total = max(cfg.MemoryBudget-rest, 1)
+	}
+	return l
+}
+
+// EstimateMemory returns what a run of cfg on a data set of these sizes
+// will hold, part by part, without building its model: the parts are
+// measured on models of the same rank, batch sizes and relations but a
+// few entities (their graphs only: no buffer is allocated) and
+// extrapolated, every part being linear in the number of entities. The evaluation batch is the one
+// Run will choose. Under a MemoryBudget that cannot hold the run with an
+// evaluation batch of one query, it returns the estimate and an error that
+// gives both.
+func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
+	if err := cfg.validate(); err != nil {
+		return Memory{}, err
+	}
+	if sz.Entities <= 0 || sz.Relations <= 0 {
+		return Memory{}, fmt.Errorf("train: memory estimate for %d entities and %d relations", sz.Entities, sz.Relations)
+	}
+	// probe measures a model of e entities and r relations: its fixed
+	// parts and the evaluator's bytes per query and for no query.
+	type probe struct {
+		fixed                 Memory
+		evalOne, evalPerQuery int64
+	}
+	measure := func(e, r int) (p probe, err error) {
+		m, err := NewModel(cfg, e, r)
+		if err != nil {
+			return p, err
+		}
+		if p.fixed, err = stepMemory(m, cfg); err != nil {
+			return p, err
+		}
+		one, err := metrics.NewEvaluatorWithin(m, nil, 1, metrics.BufferLimit{})
+		if err != nil {
+			return p, err
+		}
+		two, err := metrics.NewEvaluatorWithin(m, nil, 2, metrics.BufferLimit{})
+		if err != nil {
+			return p, err
+		}
+		p.evalPerQuery = two.BufferBytes() - one.BufferBytes()
+		p.evalOne = one.BufferBytes()
+		return p, nil
+	}
+	// Probes keep the true number of relations: a squared model sums
+	// relations by the cheaper of two forms, which one depending on it.
+	const e0 = 16
+	base, err := measure(e0, sz.Relations)
+	if err != nil {
+		return Memory{}, err
+	}
+	moreE, err := measure(2*e0, sz.Relations)
+	if err != nil {
+		return Memory{}, err
+	}
+	at := func(f func(probe) int64) int64 {
+		b := f(base)
+		return b + int64(sz.Entities-e0)*(f(moreE)-b)/e0
+	}
+	est := Memory{
+		Parameters: at(func(p probe) int64 { return p.fixed.Parameters }),
+		Gradients:  at(func(p probe) int64 { return p.fixed.Gradients }),
+		Optimizer:  at(func(p probe) int64 { return p.fixed.Optimizer }),
+		Step:       at(func(p probe) int64 { return p.fixed.Step }),
+		Data:       dataBytes(sz),
+	}
+	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery }), 1)
+	fixed := at(func(p probe) int64 { return p.evalOne }) - perQuery
+	est.EvalBatch = evalLimit(cfg, est.Total()).Rows(fixed, perQuery, cfg.Eval.BatchSize)
+	est.Eval = fixed + int64(est.EvalBatch)*perQuery
+	if cfg.MemoryBudget > 0 && est.Total() > cfg.MemoryBudget {
+		return est, fmt.Errorf("train: the run needs about %s but the memory budget is %s", est, FormatBytes(cfg.MemoryBudget))
+	}
+	return est, nil
+}
+
+// stepMemory measures the parameters, gradients, optimiser state and step
+// buffers of training m under cfg, from the step's graph (not compiled).
+func stepMemory(m *models.Model, cfg Config) (Memory, error) {
+	st, err := buildStep(m, nil, cfg.Objective, cfg.BatchSize)
+	if err != nil {
+		return Memory{}, err
+	}
+	return st.memory(), nil
+}
+
+// memory returns the step's part of a run's memory.
+func (g *stepGraph) memory() Memory {
+	var mem Memory
+	for _, n := range g.m.ParamNames() {
+		p := g.m.Param(n)
+		mem.Parameters += int64(p.DataSize()) * int64(p.Dtype().Size())
+	}
+	for _, gr := range g.grads {
+		mem.Gradients += graph.ValueBytes(gr)
+	}
+	mem.Optimizer = 2 * mem.Parameters // Adam's first and second moments
+	mem.Step = graph.Bytes(append([]*G.Node{g.loss}, g.grads...)...) - mem.Gradients
+	return mem
+}

@@ -1,0 +1,83 @@
+package train
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"gekc/models"
+	"gekc/objectives"
+)
+
+// The estimate made before a run builds anything must be what the run then
+// holds: every part measured from the same graphs, extrapolated from small
+// models, for every registered model, objective and an evaluation batch cut
+// by its buffer cap.
+func TestEstimateMemoryMatchesRun(t *testing.T) {
+	ds := repoData(t, "umls")
+	for _, name := range models.Names() {
+		for _, obj := range []objectives.Objective{objectives.PLL{Weights: objectives.Uniform}, objectives.MLE{}} {
+			cfg := Config{Model: name, Rank: 6, Objective: obj, LearningRate: 1e-3, BatchSize: 64, Epochs: 1,
+				Eval: EvalConfig{BatchSize: 100, Buffers: 40 << 10}}
+			est, err := EstimateMemory(cfg, SizesOf(ds))
+			r, runErr := newRun(context.Background(), cfg, ds, nil)
+			if (err != nil) != (runErr != nil) {
+				t.Fatalf("%s/%s: estimate error %v, run error %v", name, obj.Name(), err, runErr)
+			}
+			if err != nil {
+				continue // an energy model under MLE, refused by both
+			}
+			got := r.res.Memory
+			if est.Parameters != got.Parameters || est.Gradients != got.Gradients || est.Optimizer != got.Optimizer ||
+				est.Step != got.Step || est.Eval != got.Eval || est.EvalBatch != got.EvalBatch {
+				t.Errorf("%s/%s: estimate\n  %+v\nrun\n  %+v", name, obj.Name(), est, got)
+			}
+			if got.EvalBatch >= 100 {
+				t.Errorf("%s/%s: evaluation batch %d holds %d bytes, cap %d", name, obj.Name(), got.EvalBatch, got.Eval, cfg.Eval.Buffers)
+			}
+			if est.Data < got.Data/2 || est.Data > 2*got.Data {
+				t.Errorf("%s/%s: data estimated %d bytes, run holds %d", name, obj.Name(), est.Data, got.Data)
+			}
+			if est.Parameters == 0 || est.Gradients == 0 || est.Step == 0 {
+				t.Errorf("%s/%s: empty parts in %+v", name, obj.Name(), est)
+			}
+		}
+	}
+}
+
+// A budget the run cannot fit is refused before training, with the
+// estimate and the budget; one it fits cuts only the evaluation batch.
+func TestMemoryBudget(t *testing.T) {
+	ds := repoData(t, "umls")
+	cfg := Config{Model: "complex2", Rank: 50, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-3,
+		BatchSize: 100, Epochs: 1, Eval: EvalConfig{SkipTest: true}}
+	free, err := EstimateMemory(cfg, SizesOf(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MemoryBudget = free.Total() - free.Eval/2
+	tight, err := EstimateMemory(cfg, SizesOf(ds))
+	if err != nil {
+		t.Fatalf("a budget that leaves half the evaluation buffers: %v", err)
+	}
+	if tight.EvalBatch >= free.EvalBatch || tight.Total() > cfg.MemoryBudget || tight.Eval >= free.Eval {
+		t.Errorf("budget %d: evaluation batch %d (%d bytes, total %d), unbudgeted %d (%d bytes)",
+			cfg.MemoryBudget, tight.EvalBatch, tight.Eval, tight.Total(), free.EvalBatch, free.Eval)
+	}
+	cfg.MemoryBudget = free.Parameters
+	_, err = Run(context.Background(), cfg, ds, nil)
+	if err == nil || !strings.Contains(err.Error(), "memory budget is "+FormatBytes(free.Parameters)) || !strings.Contains(err.Error(), "parameters "+FormatBytes(free.Parameters)) {
+		t.Errorf("a budget of the parameters alone: error %v", err)
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	for _, c := range []struct {
+		b    int64
+		want string
+	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"}, {512 << 20, "512 MiB"}, {3 << 30, "3 GiB"}, {1 << 40, "1 TiB"}} {
+		if got := FormatBytes(c.b); got != c.want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", c.b, got, c.want)
+		}
+	}
+}
