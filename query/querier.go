@@ -36,11 +36,12 @@ type Querier struct {
 }
 
 // New binds m, under the domain constraint dom (nil: none), to forward
-// programs that evaluate batch triples per run. The batch trades memory
-// for the number of runs a query over many triples takes; answers do not
-// depend on it.
+// programs that evaluate up to batch triples per run, fewer when a batch's
+// scores of every candidate would pass metrics.DefaultBatchBuffers. The
+// batch trades memory for the number of runs a query over many triples
+// takes; answers do not depend on it.
 func New(m *models.Model, dom *models.Domain, batch int) (*Querier, error) {
-	ev, err := metrics.NewConstrainedEvaluator(m, dom, batch)
+	ev, err := metrics.NewEvaluatorWithin(m, dom, batch, metrics.BufferLimit{Batch: metrics.DefaultBatchBuffers})
 	if err != nil {
 		return nil, err
 	}

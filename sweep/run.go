@@ -178,7 +178,7 @@ func TrainConfig(spec RunSpec) (train.Config, error) {
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
 			Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",
-			Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, LogLikelihood: ll, SemK: semK, ECE: ece,
+			Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, Negatives: spec.Eval.Negatives, LogLikelihood: ll, SemK: semK, ECE: ece,
 			SemUnfilteredK: semUnfilteredK, Relations: slices.Contains(spec.Eval.Metrics, "relation")},
 	}, nil
 }

@@ -65,7 +65,11 @@ type EvalSpec struct {
 	LLMinDelta float64 `toml:"ll_min_delta" json:"ll_min_delta"`
 	Every      int     `toml:"every" json:"every"`         // validate every n epochs
 	MaxValid   int     `toml:"max_valid" json:"max_valid"` // 0 = all validation triples; >0 = a fixed seeded subset
-	SemK       []int   `toml:"sem_k" json:"sem_k"`         // k of Sem@k, reported on the test split when metrics has "sem"
+	// Negatives > 0 ranks each valid/test triple against this many sampled
+	// negatives per side (OGB's protocol) instead of all entities; a data
+	// set with shipped negatives keeps its own.
+	Negatives int   `toml:"negatives" json:"negatives"`
+	SemK      []int `toml:"sem_k" json:"sem_k"` // k of Sem@k, reported on the test split when metrics has "sem"
 }
 
 // DefaultRunSpec returns the values a grid key takes when no block sets it.

@@ -56,6 +56,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		{"eval.ll_min_delta", func(s *RunSpec) { s.Eval.LLMinDelta = 0.02 }},
 		{"eval.every", func(s *RunSpec) { s.Eval.Every = 2 }},
 		{"eval.max_valid", func(s *RunSpec) { s.Eval.MaxValid = 100 }},
+		{"eval.negatives", func(s *RunSpec) { s.Eval.Negatives = 500 }},
 		{"eval.sem_k", func(s *RunSpec) { s.Eval.SemK = []int{5} }},
 		{"distill_from", func(s *RunSpec) { s.DistillFrom = "cp-pll-x" }},
 	}

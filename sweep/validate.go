@@ -188,6 +188,9 @@ func validateEval(e EvalSpec) []error {
 	if e.LLMinDelta < 0 || math.IsNaN(e.LLMinDelta) {
 		bad("eval.ll_min_delta %v: want a rise >= 0", e.LLMinDelta)
 	}
+	if e.Negatives < 0 || e.Negatives > 16383 {
+		bad("eval.negatives %d: want 0 (rank against every entity) or a number of sampled negatives per side up to 16383", e.Negatives)
+	}
 	if e.BatchSize <= 0 {
 		bad("eval.batch_size %d: want a positive size", e.BatchSize)
 	}

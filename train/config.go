@@ -80,6 +80,12 @@ type EvalConfig struct {
 	StopOnLL bool
 	Every    int // validate every so many epochs
 	MaxValid int // evaluate on a seeded subset of this many validation triples (0: all)
+	// Negatives, when positive and the data set ships no negatives of its
+	// own, ranks each valid and test triple's subject and object against
+	// this many sampled negatives (metrics.NegativeSampler: OGB's protocol,
+	// type-consistent on a typed graph, filtered, the same for every run)
+	// instead of against every entity.
+	Negatives int
 	// LogLikelihood adds the average log-likelihood ("ll") to the metrics of
 	// models that can compute it.
 	LogLikelihood bool

@@ -15,6 +15,29 @@ import (
 type split struct {
 	triples      []kg.Triple
 	heads, tails [][]int32
+	negatives    *metrics.NegativeSampler // sampled negatives (EvalConfig.Negatives), when heads is nil
+}
+
+// Seeds of the sampled negatives of each split: constants, so that every
+// run of every grid ranks a triple against the same negatives.
+const (
+	validNegativesSeed = 0x7a11d
+	testNegativesSeed  = 0x7e57
+)
+
+// withNegatives gives valid and test sampled negatives when cfg asks for
+// them and the data set ships none.
+func withNegatives(valid, test split, ds *kg.Dataset, filter *kg.Filter, cfg EvalConfig) (split, split, error) {
+	if cfg.Negatives <= 0 || valid.heads != nil {
+		return valid, test, nil
+	}
+	var err error
+	n := ds.Entities.Len()
+	if valid.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, validNegativesSeed, n, ds.Schema, filter); err != nil {
+		return valid, test, err
+	}
+	test.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, testNegativesSeed, n, ds.Schema, filter)
+	return valid, test, err
 }
 
 func splitsOf(ds *kg.Dataset) (valid, test split) {
@@ -34,7 +57,7 @@ func (s split) subset(n int, seed uint64) split {
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xfeed))
 	idx := rng.Perm(len(s.triples))[:n]
-	out := split{triples: make([]kg.Triple, n)}
+	out := split{triples: make([]kg.Triple, n), negatives: s.negatives}
 	for i, j := range idx {
 		out.triples[i] = s.triples[j]
 		if s.heads != nil {
@@ -64,9 +87,12 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 	if needRank {
 		var r metrics.Ranking
 		var err error
-		if sp.heads != nil {
+		switch {
+		case sp.heads != nil:
 			r, err = ev.RankAgainst(triples, sp.heads, sp.tails, cfg.Hits)
-		} else {
+		case sp.negatives != nil:
+			r, err = ev.RankSampled(triples, sp.negatives, cfg.Hits)
+		default:
 			r, err = ev.Rank(triples, filter, cfg.TiePolicy, cfg.Hits)
 		}
 		if err != nil {

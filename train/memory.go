@@ -13,11 +13,8 @@ import (
 )
 
 // DefaultEvalBuffers caps the evaluator's buffers that grow with its batch
-// when a run sets no cap. Ranking holds a score per candidate for each
-// query of a batch; the batch is cut to fit. Measured at 849,086 entities (ComplEx², d = 50, one core):
-// 39 queries a batch (512 MiB) rank 10% slower than 107 (1.4 GiB), and 1000
-// (13.6 GiB) no faster.
-const DefaultEvalBuffers = 512 << 20
+// when a run sets no cap (metrics.DefaultBatchBuffers).
+const DefaultEvalBuffers = metrics.DefaultBatchBuffers
 
 // Memory is what a run holds in memory, part by part, in bytes.
 type Memory struct {

@@ -168,6 +168,10 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
 	validSplit, testSplit := splitsOf(ds)
+	validSplit, testSplit, err = withNegatives(validSplit, testSplit, ds, filter, cfg.Eval)
+	if err != nil {
+		return nil, err
+	}
 	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: st, ev: ev,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
@@ -175,8 +179,11 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
 	}
-	if ds.Negatives != nil {
+	switch {
+	case ds.Negatives != nil:
 		r.res.Notes = append(r.res.Notes, "ranking: OGB protocol, against the dataset's supplied negative heads and tails (ties count half)")
+	case cfg.Eval.Negatives > 0:
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("ranking: OGB protocol, against %d sampled negatives per side (filtered, type-consistent when typed, the same for every run; ties count half)", cfg.Eval.Negatives))
 	}
 	if cfg.Init != nil && cfg.Resume == nil && !cfg.Eval.SkipTest {
 		if r.res.Initial, err = evaluate(ev, testSplit, r.filter, ds.Schema, cfg.Eval, false); err != nil {
