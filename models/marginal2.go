@@ -253,15 +253,21 @@ func (c *Circuit) squaredSubjectMarginals(rs, gram *G.Node) (*G.Node, error) {
 	if rs.Shape()[0] != 1 {
 		return nil, fmt.Errorf("models: %d relation indices, want one", rs.Shape()[0])
 	}
-	units := identity(c.g, c.m.Dtype, k, "subject-units")
 	var e graph.Builder
-	rel := e.Gather(c.tables[c.m.Layout.Relation], rs)
-	// A_r (k×k_o) and M_r = A_r G_O A_rᵀ.
-	a := e.Do(func() (*G.Node, error) { return c.queryFrom(Object, Inputs{S: units, R: rel}) })
-	mr := e.MatMul(e.MatMul(a, gram, false, false), a, false, true)
+	mr := e.Do(func() (*G.Node, error) { return c.squaredSubjectForm(rs, gram, k) })
 	subjects := c.RoleTable(Subject)
 	quad := e.RowDot(e.MatMul(subjects, mr, false, false), subjects)
 	return e.Result(e.LogPos(quad, c.eps()*float64(c.m.Sizes.Entities)))
+}
+
+// squaredSubjectForm returns M_r = A_r G_O A_rᵀ (k×k, k the subject
+// table's width) of the relation rs names: Σ_o φ(s,r,o)² = s·M_r·sᵀ.
+func (c *Circuit) squaredSubjectForm(rs, gram *G.Node, k int) (*G.Node, error) {
+	units := identity(c.g, c.m.Dtype, k, fmt.Sprintf("subject-units-%d", c.g.AllNodes().Len()))
+	var e graph.Builder
+	rel := e.Gather(c.tables[c.m.Layout.Relation], rs)
+	a := e.Do(func() (*G.Node, error) { return c.queryFrom(Object, Inputs{S: units, R: rel}) })
+	return e.Result(e.MatMul(e.MatMul(a, gram, false, false), a, false, true))
 }
 
 // nonNegativeSubjectMarginals returns the |R|×|E| matrix of
