@@ -9,8 +9,8 @@ import (
 	"gekc/graph"
 	"gekc/kg"
 
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
