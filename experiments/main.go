@@ -67,6 +67,7 @@ type cliEnv struct {
 const usageText = `usage: go run ./experiments -grid FILE [flags]
        go run ./experiments -scaling [-out DIR] [-scaling-* flags]
        go run ./experiments query -run RUN [-s NAME] [-r NAME] [-o NAME] [flags]   (see query -h)
+       go run ./experiments synth (-run RUN | -planted MODEL ...) -out DIR -train N -valid N -test N   (see synth -h)
 
 Expands a TOML grid of training runs and trains them into a results
 directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
@@ -102,6 +103,9 @@ flags:
 func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	if len(args) > 0 && args[0] == "query" {
 		return runQuery(ctx, args[1:], env)
+	}
+	if len(args) > 0 && args[0] == "synth" {
+		return runSynth(ctx, args[1:], env)
 	}
 	if job := env.getenv(scalingChildEnv); job != "" {
 		return runScalingChild(job, env.stdout, env.stderr)

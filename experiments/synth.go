@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gekc/internal/atomicfile"
+	"gekc/kg"
+	"gekc/models"
+	"gekc/sweep"
+	"gekc/synth"
+	"gekc/train/ckpt"
+)
+
+const synthUsage = `usage: go run ./experiments synth (-run RUN | -planted MODEL -entities N -relations N -rank D)
+                                 -out DIR -train N -valid N -test N [flags]
+
+Samples a whole data set exactly from a GeKC into DIR, a data set directory
+every grid can load (train/valid/test.txt, gzipped when large; the schema
+files when the source is typed; SOURCE.md saying how it was made).
+
+  -run RUN        a finished GeKC run (directory, checkpoint.npz, or ID, as
+                  query takes it): a surrogate of the graph it was trained
+                  on, with its names, under its domain constraint if it had
+                  one
+  -planted MODEL  a GeKC of the given sizes whose parameters are drawn from
+                  a stated distribution (-scale): its checkpoint is written
+                  beside the data (planted.npz), and SOURCE.md and
+                  planted.tsv give the exact average log-likelihood of each
+                  split under it, the truth a model trained on DIR is
+                  measured against
+
+Triples are distinct by default (-draw distinct: a set, as a knowledge graph
+is); -draw iid repeats training triples as often as the model draws them.
+The splits never share a triple.
+
+flags:
+`
+
+type synthOptions struct {
+	run, results, data, planted string
+	out, draw                   string
+	entities, relations, rank   int
+	scale                       float64
+	sizes                       synth.Splits
+	seed                        uint64
+	gzip                        string
+	stdout, stderr              io.Writer
+	getenv                      func(string) string
+	wd                          string
+}
+
+func runSynth(_ context.Context, args []string, env cliEnv) int {
+	fs := flag.NewFlagSet("experiments synth", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	o := synthOptions{stdout: env.stdout, stderr: env.stderr, getenv: env.getenv, wd: env.dir}
+	fs.StringVar(&o.run, "run", "", "finished GeKC `run` to sample: directory, checkpoint.npz, or ID")
+	fs.StringVar(&o.results, "results", "", "results `directory` whose runs/ holds -run's ID (default: every results/*/ of the repository)")
+	fs.StringVar(&o.data, "data", "", "data root of -run's data set (default $GEKC_DATA, else <repository>/data)")
+	fs.StringVar(&o.planted, "planted", "", "plant a GeKC `model` (e.g. complex2, cp2, complex+) instead of sampling a run")
+	fs.IntVar(&o.entities, "entities", 0, "-planted: number of entities")
+	fs.IntVar(&o.relations, "relations", 0, "-planted: number of relations")
+	fs.IntVar(&o.rank, "rank", 0, "-planted: rank d")
+	fs.Float64Var(&o.scale, "scale", 0, "-planted: σ of a squared model's N(0, σ²) parameters, or a non-negative model's Dirichlet concentration (0: 1)")
+	fs.StringVar(&o.out, "out", "", "data set `directory` to write (required)")
+	fs.IntVar(&o.sizes.Train, "train", 0, "training triples")
+	fs.IntVar(&o.sizes.Valid, "valid", 0, "validation triples")
+	fs.IntVar(&o.sizes.Test, "test", 0, "test triples")
+	fs.StringVar(&o.draw, "draw", "distinct", "distinct or iid")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the draws (and of -planted's parameters)")
+	fs.StringVar(&o.gzip, "gzip", "auto", "gzip the splits: yes, no, or auto (beyond a million triples)")
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, synthUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "experiments synth: unexpected argument %q (see -h)\n", fs.Arg(0))
+		return exitUsage
+	}
+	if err := o.execute(); err != nil {
+		fmt.Fprintf(env.stderr, "experiments synth: %v\n", err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+func (o *synthOptions) execute() error {
+	how, err := synth.ParseDraw(o.draw)
+	if err != nil {
+		return fmt.Errorf("-draw: %v", err)
+	}
+	switch {
+	case o.out == "":
+		return errors.New("-out is required: the data set directory to write")
+	case (o.run == "") == (o.planted == ""):
+		return errors.New("give exactly one of -run (sample a finished run) and -planted (plant a model)")
+	case o.sizes.Train < 0 || o.sizes.Valid < 0 || o.sizes.Test < 0 || o.sizes.Total() == 0:
+		return fmt.Errorf("-train %d -valid %d -test %d: want non-negative sizes, not all zero", o.sizes.Train, o.sizes.Valid, o.sizes.Test)
+	case o.gzip != "auto" && o.gzip != "yes" && o.gzip != "no":
+		return fmt.Errorf("-gzip %q: want yes, no or auto", o.gzip)
+	}
+	wd, err := workDir(o.wd)
+	if err != nil {
+		return err
+	}
+	out := inDir(wd, o.out)
+	var (
+		m       *models.Model
+		dom     *models.Domain
+		names   synth.Names
+		schema  *kg.Schema
+		srcDir  string
+		source  []string // SOURCE.md lines about where the model came from
+		planted bool
+	)
+	if o.planted != "" {
+		if o.entities <= 0 || o.relations <= 0 || o.rank <= 0 {
+			return fmt.Errorf("-planted needs positive -entities, -relations and -rank (got %d, %d, %d)", o.entities, o.relations, o.rank)
+		}
+		sz := models.Sizes{Entities: o.entities, Relations: o.relations, Rank: o.rank}
+		if m, err = synth.Planted(o.planted, sz, o.seed, o.scale); err != nil {
+			return err
+		}
+		names, planted = synth.NumberedNames(o.entities, o.relations), true
+		source = append(source,
+			fmt.Sprintf("- model: planted `%s`, %d entities, %d relations, rank %d", o.planted, o.entities, o.relations, o.rank),
+			fmt.Sprintf("- parameters: %s, seed %d; written to `planted.npz`", synth.Distribution(m, o.scale), o.seed))
+	} else {
+		repo := findRepoRoot(wd)
+		dir, err := findQueryRun(o.run, o.results, repo, wd)
+		if err != nil {
+			return err
+		}
+		fr, err := sweep.LoadFinished(dir, inDir(wd, resolveDataRoot(o.data, o.getenv("GEKC_DATA"), repo)))
+		if err != nil {
+			return err
+		}
+		if dom, err = sweep.Constraint(fr.Spec, fr.Data); err != nil {
+			return err
+		}
+		m, names, srcDir = fr.Model, synth.VocabNames(fr.Data), fr.Data.Dir
+		if dom != nil {
+			schema = fr.Data.Schema
+		}
+		source = append(source, fmt.Sprintf("- model: run `%s` (`%s`, %s, trained on %s), its checkpoint in %s", fr.ID, fr.Spec.Model, fr.Spec.Objective, fr.Spec.Dataset, dir))
+		if dom != nil {
+			source = append(source, "- under the run's domain constraint (its data set's schema files are copied here)")
+		}
+	}
+	if m.Semantics == models.Energy {
+		return fmt.Errorf("%s is energy-based: it cannot be sampled exactly (its partition function sums exp φ over all |E|²|R| triples); use a GeKC run", m.Name)
+	}
+	sampler, err := synth.NewSampler(m, dom)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	d, err := synth.DrawSplits(sampler, o.sizes, how, synth.Support(m.Sizes, schema), o.seed)
+	if err != nil {
+		return err
+	}
+	sampling := time.Since(start)
+	gz := o.gzip == "yes" || (o.gzip == "auto" && o.sizes.Total() > 1_000_000)
+	if err := synth.WriteSplits(out, d, names, gz); err != nil {
+		return err
+	}
+	if srcDir != "" && schema != nil {
+		if err := copySchema(srcDir, out); err != nil {
+			return err
+		}
+	}
+	llTrain, llValid, llTest, err := synth.LogLikelihoods(m, dom, d)
+	if err != nil {
+		return err
+	}
+	if planted {
+		if err := ckpt.Write(filepath.Join(out, "planted.npz"), m); err != nil {
+			return err
+		}
+		tsv := fmt.Sprintf("model\tentities\trelations\trank\tseed\tscale\ttrain\tvalid\ttest\tll_train\tll_valid\tll_test\n%s\t%d\t%d\t%d\t%d\t%g\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\n",
+			o.planted, o.entities, o.relations, o.rank, o.seed, o.scale, len(d.Train), len(d.Valid), len(d.Test), llTrain, llValid, llTest)
+		if err := atomicfile.WriteFile(filepath.Join(out, "planted.tsv"), []byte(tsv), 0o644); err != nil {
+			return err
+		}
+	}
+	rate := float64(d.Draws) / sampling.Seconds()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\nSampled exactly from a GeKC by `go run ./experiments synth` (gekc), %s.\n\n", filepath.Base(out), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	for _, l := range source {
+		fmt.Fprintln(&b, l)
+	}
+	fmt.Fprintf(&b, "- sizes: %d train, %d valid, %d test triples; drawn %s (%s), seed %d\n", len(d.Train), len(d.Valid), len(d.Test), how, drawWords(how), o.seed)
+	fmt.Fprintf(&b, "- sampler: %T, %d triples drawn in %.1f s (%.0f per second, the ones rejected as repeats included)\n", sampler, d.Draws, sampling.Seconds(), rate)
+	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
+	if planted {
+		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), so the loaded data set numbers them as the planted model does; an entity no split mentions is absent from the loaded vocabulary")
+	}
+	cmd := "go run ./experiments synth " + strings.Join(os.Args[min(2, len(os.Args)):], " ")
+	fmt.Fprintf(&b, "\nCommand: `%s`\n", cmd)
+	if err := atomicfile.WriteFile(filepath.Join(out, "SOURCE.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.stdout, "%s: %d/%d/%d train/valid/test triples, %d draws in %.1f s (%.0f/s); exact LL train %.4f, valid %.4f, test %.4f\n",
+		out, len(d.Train), len(d.Valid), len(d.Test), d.Draws, sampling.Seconds(), rate, llTrain, llValid, llTest)
+	return nil
+}
+
+func drawWords(how synth.Draw) string {
+	if how == synth.IID {
+		return "training triples i.i.d., repeats kept; valid and test distinct and new"
+	}
+	return "every triple distinct"
+}
+
+// copySchema copies a typed data set's schema files into out.
+func copySchema(src, out string) error {
+	for _, name := range []string{"entity_types.tsv", "relation_schema.tsv"} {
+		for _, ext := range []string{"", ".gz"} {
+			data, err := os.ReadFile(filepath.Join(src, name+ext))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := atomicfile.WriteFile(filepath.Join(out, name+ext), data, 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package synth
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gekc/kg"
+	"gekc/metrics"
+	"gekc/models"
+
+	"gonum.org/v1/gonum/stat/distuv"
+	"gorgonia.org/tensor"
+)
+
+func tinyPlanted(t *testing.T, name string) *models.Model {
+	t.Helper()
+	m, err := planted(name, models.Sizes{Entities: 7, Relations: 2, Rank: 3}, 5, 0, tensor.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// allTriples lists every (s, r, o) of a model's sizes, in id order.
+func allTriples(sz models.Sizes) []kg.Triple {
+	var all []kg.Triple
+	for s := range int32(sz.Entities) {
+		for r := range int32(sz.Relations) {
+			for o := range int32(sz.Entities) {
+				all = append(all, kg.Triple{S: s, R: r, O: o})
+			}
+		}
+	}
+	return all
+}
+
+// exactProbs returns p(t) for every triple by enumeration: each log-score
+// normalised by the sum over all triples, not by the model's log Z.
+func exactProbs(t *testing.T, m *models.Model) map[kg.Triple]float64 {
+	t.Helper()
+	ev, err := metrics.NewEvaluator(m, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := allTriples(m.Sizes)
+	ls := make([]float64, len(all))
+	if err := ev.LogScores(all, func(i int, s float64) { ls[i] = s }); err != nil {
+		t.Fatal(err)
+	}
+	p := map[kg.Triple]float64{}
+	var z float64
+	for i, s := range ls {
+		// A squared model's log-score is already log(φ² + ε).
+		w := math.Exp(s)
+		p[all[i]] = w
+		z += w
+	}
+	for k := range p {
+		p[k] /= z
+	}
+	return p
+}
+
+// A data set drawn i.i.d. and written to files has the model's exact
+// distribution when read back by the loader (χ² over all triples), for a
+// squared model (the Gram-tree sampler) and a non-negative one (inverse
+// transform); and its splits never share a triple.
+func TestWrittenSamplesFollowTheModel(t *testing.T) {
+	for _, name := range []string{"complex2", "cp2", "complex+"} {
+		m := tinyPlanted(t, name)
+		s, err := NewSampler(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := DrawSplits(s, Splits{Train: 60_000, Valid: 10, Test: 10}, IID, Support(m.Sizes, nil), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := WriteSplits(dir, d, NumberedNames(7, 2), true); err != nil {
+			t.Fatal(err)
+		}
+		ds, err := kg.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ds.Entities.Len() != 7 || ds.Relations.Len() != 2 {
+			t.Fatalf("%s: loaded %d entities, %d relations", name, ds.Entities.Len(), ds.Relations.Len())
+		}
+		counts := map[kg.Triple]float64{}
+		for _, tr := range ds.Train {
+			counts[tr]++
+		}
+		held := map[kg.Triple]bool{}
+		for _, tr := range append(append([]kg.Triple(nil), ds.Valid...), ds.Test...) {
+			if counts[tr] > 0 || held[tr] {
+				t.Fatalf("%s: %v in two splits (or twice in valid/test)", name, tr)
+			}
+			held[tr] = true
+		}
+		// Held-out triples are not drawn for train: the training split is
+		// p conditioned on them not being drawn, renormalised.
+		p := exactProbs(t, m)
+		var rest float64
+		for tr, q := range p {
+			if !held[tr] {
+				rest += q
+			}
+		}
+		var chi2 float64
+		cells := 0
+		n := float64(len(ds.Train))
+		for tr, q := range p {
+			if held[tr] {
+				continue
+			}
+			e := n * q / rest
+			chi2 += (counts[tr] - e) * (counts[tr] - e) / e
+			cells++
+		}
+		if pv := 1 - (distuv.ChiSquared{K: float64(cells - 1)}).CDF(chi2); pv <= 1e-3 {
+			t.Errorf("%s: χ² %.1f over %d cells, p-value %.3g", name, chi2, cells, pv)
+		}
+	}
+}
+
+// The exact log-likelihood of each split, written beside a planted graph,
+// is the enumeration's.
+func TestLogLikelihoodsMatchEnumeration(t *testing.T) {
+	for _, name := range []string{"complex2", "cp+"} {
+		m := tinyPlanted(t, name)
+		s, err := NewSampler(m, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := DrawSplits(s, Splits{Train: 40, Valid: 5, Test: 5}, Distinct, Support(m.Sizes, nil), 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := exactProbs(t, m)
+		train, valid, test, err := LogLikelihoods(m, nil, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range []struct {
+			got float64
+			ts  []kg.Triple
+		}{{train, d.Train}, {valid, d.Valid}, {test, d.Test}} {
+			var want float64
+			for _, tr := range c.ts {
+				want += math.Log(p[tr])
+			}
+			want /= float64(len(c.ts))
+			if math.Abs(c.got-want) > 1e-9 {
+				t.Errorf("%s split %d: log-likelihood %.6f, enumeration %.6f", name, i, c.got, want)
+			}
+		}
+	}
+}
+
+type stuckSampler struct{}
+
+func (stuckSampler) Sample(n int, _ *rand.Rand) ([]kg.Triple, error) {
+	return make([]kg.Triple, n), nil // always (0, 0, 0)
+}
+
+func TestDrawSplits(t *testing.T) {
+	m := tinyPlanted(t, "cp2")
+	s, _ := NewSampler(m, nil)
+	sup := Support(m.Sizes, nil)
+	d, err := DrawSplits(s, Splits{Train: 40, Valid: 10, Test: 10}, Distinct, sup, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[kg.Triple]bool{}
+	for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
+		for _, tr := range ts {
+			if seen[tr] {
+				t.Fatalf("distinct draw repeats %v", tr)
+			}
+			seen[tr] = true
+		}
+	}
+	if len(d.Train) != 40 || len(d.Valid) != 10 || len(d.Test) != 10 || d.Draws < 60 {
+		t.Errorf("sizes %d/%d/%d after %d draws", len(d.Train), len(d.Valid), len(d.Test), d.Draws)
+	}
+	again, _ := DrawSplits(s, Splits{Train: 40, Valid: 10, Test: 10}, Distinct, sup, 1)
+	for i := range d.Train {
+		if again.Train[i] != d.Train[i] {
+			t.Fatal("the same seed drew another data set")
+		}
+	}
+	iid, err := DrawSplits(s, Splits{Train: 500, Valid: 3, Test: 3}, IID, sup, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[kg.Triple]bool{}
+	for _, tr := range iid.Train {
+		distinct[tr] = true
+	}
+	if len(distinct) == len(iid.Train) {
+		t.Error("500 i.i.d. draws from 98 triples repeat none")
+	}
+	if _, err := DrawSplits(s, Splits{Train: 90, Valid: 5, Test: 5}, Distinct, sup, 1); err == nil {
+		t.Error("100 distinct triples of 98 were not refused")
+	}
+	if _, err := DrawSplits(stuckSampler{}, Splits{Train: 1, Valid: 1}, Distinct, sup, 1); !errors.Is(err, errExhausted) {
+		t.Errorf("a sampler stuck on one triple: %v", err)
+	}
+	if _, err := ParseDraw("some"); err == nil {
+		t.Error("draw \"some\" accepted")
+	}
+}
+
+func TestNumberedNamesKeepIDOrder(t *testing.T) {
+	n := NumberedNames(1234, 7)
+	if n.Entity(42) != "e0042" || n.Relation(3) != "r3" || n.Entity(1233) != "e1233" {
+		t.Errorf("names %s %s %s", n.Entity(42), n.Relation(3), n.Entity(1233))
+	}
+	if !(n.Entity(9) < n.Entity(10)) {
+		t.Error("byte order differs from id order")
+	}
+}
