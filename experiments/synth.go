@@ -48,7 +48,7 @@ type synthOptions struct {
 	run, results, data, planted string
 	out, draw                   string
 	entities, relations, rank   int
-	scale                       float64
+	scale, popularity           float64
 	sizes                       synth.Splits
 	seed                        uint64
 	gzip                        string
@@ -69,6 +69,7 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.IntVar(&o.relations, "relations", 0, "-planted: number of relations")
 	fs.IntVar(&o.rank, "rank", 0, "-planted: rank d")
 	fs.Float64Var(&o.scale, "scale", 0, "-planted: σ of a squared model's N(0, σ²) parameters, or a non-negative model's Dirichlet concentration (0: 1)")
+	fs.Float64Var(&o.popularity, "popularity", 0, "-planted, squared models: spread σ_p of the entities' log-normal popularity (rows times exp(σ_p·z), z ~ N(0, 1); 0: none)")
 	fs.StringVar(&o.out, "out", "", "data set `directory` to write (required)")
 	fs.IntVar(&o.sizes.Train, "train", 0, "training triples")
 	fs.IntVar(&o.sizes.Valid, "valid", 0, "validation triples")
@@ -131,13 +132,13 @@ func (o *synthOptions) execute() error {
 			return fmt.Errorf("-planted needs positive -entities, -relations and -rank (got %d, %d, %d)", o.entities, o.relations, o.rank)
 		}
 		sz := models.Sizes{Entities: o.entities, Relations: o.relations, Rank: o.rank}
-		if m, err = synth.Planted(o.planted, sz, o.seed, o.scale); err != nil {
+		if m, err = synth.Planted(o.planted, sz, o.seed, o.scale, o.popularity); err != nil {
 			return err
 		}
 		names, planted = synth.NumberedNames(o.entities, o.relations), true
 		source = append(source,
 			fmt.Sprintf("- model: planted `%s`, %d entities, %d relations, rank %d", o.planted, o.entities, o.relations, o.rank),
-			fmt.Sprintf("- parameters: %s, seed %d; written to `planted.npz`", synth.Distribution(m, o.scale), o.seed))
+			fmt.Sprintf("- parameters: %s, seed %d; written to `planted.npz`", synth.Distribution(m, o.scale, o.popularity), o.seed))
 	} else {
 		repo := findRepoRoot(wd)
 		dir, err := findQueryRun(o.run, o.results, repo, wd)
@@ -190,8 +191,8 @@ func (o *synthOptions) execute() error {
 		if err := ckpt.Write(filepath.Join(out, "planted.npz"), m); err != nil {
 			return err
 		}
-		tsv := fmt.Sprintf("model\tentities\trelations\trank\tseed\tscale\ttrain\tvalid\ttest\tll_train\tll_valid\tll_test\n%s\t%d\t%d\t%d\t%d\t%g\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\n",
-			o.planted, o.entities, o.relations, o.rank, o.seed, o.scale, len(d.Train), len(d.Valid), len(d.Test), llTrain, llValid, llTest)
+		tsv := fmt.Sprintf("model\tentities\trelations\trank\tseed\tscale\tpopularity\ttrain\tvalid\ttest\tll_train\tll_valid\tll_test\n%s\t%d\t%d\t%d\t%d\t%g\t%g\t%d\t%d\t%d\t%.6f\t%.6f\t%.6f\n",
+			o.planted, o.entities, o.relations, o.rank, o.seed, o.scale, o.popularity, len(d.Train), len(d.Valid), len(d.Test), llTrain, llValid, llTest)
 		if err := atomicfile.WriteFile(filepath.Join(out, "planted.tsv"), []byte(tsv), 0o644); err != nil {
 			return err
 		}

@@ -2,6 +2,8 @@ package models
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -108,13 +110,25 @@ func quadForm(q, g []float64, k int, tmp []float64) float64 {
 // draw writes into out[i] the row whose cumulative mass (q_i·x)², in row
 // order, first passes targets[i] ∈ [0, q_iᵀGq_i), for the m queries of Q
 // (m×k, row-major); targets is overwritten.
+// Draws are independent: GOMAXPROCS goroutines take a share each.
 func (t *gramTree) draw(q []float64, targets []float64, out []int32) {
-	idx := make([]int, len(targets))
-	for i := range idx {
-		idx[i] = i
+	n := len(targets)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			idx := make([]int, hi-lo)
+			for i := range idx {
+				idx[i] = i
+			}
+			var buf treeBuffers
+			t.descend(0, idx, q[lo*t.k:hi*t.k], targets[lo:hi], out[lo:hi], &buf)
+		}()
 	}
-	var buf treeBuffers
-	t.descend(0, idx, q, targets, out, &buf)
+	wg.Wait()
 }
 
 type treeBuffers struct{ q, p, x, s []float64 }

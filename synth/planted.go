@@ -2,6 +2,7 @@ package synth
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gekc/kg"
@@ -17,8 +18,38 @@ import (
 // tables from its own initialiser (models.DefaultInit: columns from a
 // symmetric Dirichlet of concentration scale, default 1, in log space).
 // The draw depends on the seed only.
-func Planted(name string, sz models.Sizes, seed uint64, scale float64) (*models.Model, error) {
-	return planted(name, sz, seed, scale, tensor.Float32)
+//
+// popularity > 0 (squared models) then multiplies entity e's rows by
+// exp(popularity·z_e), z_e ~ N(0, 1) once per entity: the mass of the
+// triples an entity takes part in scales by exp(2·popularity·z_e), so
+// degrees spread log-normally, as real graphs' are heavy-tailed.
+func Planted(name string, sz models.Sizes, seed uint64, scale, popularity float64) (*models.Model, error) {
+	m, err := planted(name, sz, seed, scale, tensor.Float32)
+	if err != nil || popularity == 0 {
+		return m, err
+	}
+	if popularity < 0 || m.Semantics != models.Squared {
+		return nil, fmt.Errorf("synth: popularity %g: want a positive spread, for a squared model", popularity)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x909))
+	z := make([]float64, sz.Entities)
+	for i := range z {
+		z[i] = math.Exp(popularity * rng.NormFloat64())
+	}
+	tables := []string{m.Layout.Subject}
+	if m.Layout.Object != m.Layout.Subject {
+		tables = append(tables, m.Layout.Object)
+	}
+	for _, name := range tables {
+		x := m.Param(name).Data().([]float32)
+		k := len(x) / sz.Entities
+		for e, f := range z {
+			for j := range x[e*k : (e+1)*k] {
+				x[e*k+j] *= float32(f)
+			}
+		}
+	}
+	return m, nil
 }
 
 func planted(name string, sz models.Sizes, seed uint64, scale float64, dt tensor.Dtype) (*models.Model, error) {
@@ -60,7 +91,15 @@ func planted(name string, sz models.Sizes, seed uint64, scale float64, dt tensor
 }
 
 // Distribution says in words how Planted draws a model's parameters.
-func Distribution(m *models.Model, scale float64) string {
+func Distribution(m *models.Model, scale, popularity float64) string {
+	d := distribution(m, scale)
+	if popularity > 0 {
+		d += fmt.Sprintf(", then entity e's rows times exp(%g·z_e), z_e ~ N(0, 1)", popularity)
+	}
+	return d
+}
+
+func distribution(m *models.Model, scale float64) string {
 	if m.Semantics == models.NonNegative {
 		if scale == 0 {
 			scale = 1
