@@ -119,13 +119,14 @@ func (o *synthOptions) execute() error {
 	}
 	out := inDir(wd, o.out)
 	var (
-		m       *models.Model
-		dom     *models.Domain
-		names   synth.Names
-		schema  *kg.Schema
-		srcDir  string
-		source  []string // SOURCE.md lines about where the model came from
-		planted bool
+		m        *models.Model
+		dom      *models.Domain
+		names    synth.Names
+		schema   *kg.Schema
+		srcDir   string
+		source   []string // SOURCE.md lines about where the model came from
+		planted  bool
+		original *kg.Dataset // the data set a run was trained on
 	)
 	if o.planted != "" {
 		if o.entities <= 0 || o.relations <= 0 || o.rank <= 0 {
@@ -152,7 +153,7 @@ func (o *synthOptions) execute() error {
 		if dom, err = sweep.Constraint(fr.Spec, fr.Data); err != nil {
 			return err
 		}
-		m, names, srcDir = fr.Model, synth.VocabNames(fr.Data), fr.Data.Dir
+		m, names, srcDir, original = fr.Model, synth.VocabNames(fr.Data), fr.Data.Dir, fr.Data
 		if dom != nil {
 			schema = fr.Data.Schema
 		}
@@ -197,6 +198,22 @@ func (o *synthOptions) execute() error {
 			return err
 		}
 	}
+	var stats string
+	if original != nil {
+		c := synth.Compare(original, d)
+		stats = c.Markdown()
+		png, err := c.DegreePlot(fmt.Sprintf("degrees: %s against its surrogate", original.Name))
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(out, "degrees.png"), png, 0o644); err != nil {
+			return err
+		}
+		md := fmt.Sprintf("# %s against %s\n\n%s\nDegree distributions: `degrees.png`. Made with SOURCE.md's command.\n", filepath.Base(out), original.Name, stats)
+		if err := atomicfile.WriteFile(filepath.Join(out, "stats.md"), []byte(md), 0o644); err != nil {
+			return err
+		}
+	}
 	rate := float64(d.Draws) / sampling.Seconds()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\nSampled exactly from a GeKC by `go run ./experiments synth` (gekc), %s.\n\n", filepath.Base(out), time.Now().UTC().Format("2006-01-02 15:04 MST"))
@@ -208,6 +225,9 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
 	if planted {
 		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), so the loaded data set numbers them as the planted model does; an entity no split mentions is absent from the loaded vocabulary")
+	}
+	if stats != "" {
+		fmt.Fprintf(&b, "\n## Against the original (train splits)\n\n%s\nDegree distributions: `degrees.png`.\n", stats)
 	}
 	cmd := "go run ./experiments synth " + strings.Join(os.Args[min(2, len(os.Args)):], " ")
 	fmt.Fprintf(&b, "\nCommand: `%s`\n", cmd)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gekc/kg"
@@ -221,5 +222,28 @@ func TestNumberedNamesKeepIDOrder(t *testing.T) {
 	}
 	if !(n.Entity(9) < n.Entity(10)) {
 		t.Error("byte order differs from id order")
+	}
+}
+
+// A surrogate identical to the original has no distance and lies in its
+// train split; one that moves every triple's relation is far.
+func TestCompare(t *testing.T) {
+	rels, _ := kg.NewVocab([]string{"a", "b"})
+	ents, _ := kg.NewVocab([]string{"x", "y", "z"})
+	train := []kg.Triple{{S: 0, R: 0, O: 1}, {S: 0, R: 0, O: 2}, {S: 1, R: 1, O: 2}}
+	ds := &kg.Dataset{Name: "toy", Entities: ents, Relations: rels, Train: train, Test: []kg.Triple{{S: 2, R: 1, O: 0}}}
+	same := Compare(ds, &Sampled{Train: train})
+	if same.RelationTV != 0 || same.SubjectKS != 0 || same.ObjectKS != 0 || same.InTrain != 1 || same.Novel != 0 {
+		t.Errorf("identical surrogate: %+v", same)
+	}
+	moved := Compare(ds, &Sampled{Train: []kg.Triple{{S: 2, R: 1, O: 0}, {S: 2, R: 1, O: 1}}, Test: []kg.Triple{{S: 1, R: 0, O: 0}}})
+	if math.Abs(moved.RelationTV-2.0/3) > 1e-12 || moved.SubjectKS != 0.5 || moved.InTest != 1.0/3 || moved.Novel != 2.0/3 {
+		t.Errorf("moved surrogate: TV %v, subject KS %v, in test %v, novel %v", moved.RelationTV, moved.SubjectKS, moved.InTest, moved.Novel)
+	}
+	if png, err := moved.DegreePlot("toy"); err != nil || len(png) < 100 {
+		t.Errorf("degree plot: %d bytes, %v", len(png), err)
+	}
+	if !strings.Contains(moved.Markdown(), "66.67% in none (novel)") {
+		t.Errorf("markdown:\n%s", moved.Markdown())
 	}
 }
