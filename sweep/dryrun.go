@@ -77,7 +77,7 @@ func writeMemoryEstimates(w io.Writer, runs []Run, out, dataRoot string) error {
 	}
 	fmt.Fprintf(w, "\nmemory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90%% of the machine's memory)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "index\ttotal\tbudget\tparameters\tgradients\toptimiser\tstep\tdata\tevaluation (batch)")
+	fmt.Fprintln(tw, "index\ttotal\tbudget\tparameters\tgradients\toptimiser\tbest\tstep\tdata\tevaluation (batch)")
 	for _, r := range todo {
 		ds, err := loadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
 		if err != nil {
@@ -98,8 +98,8 @@ func writeMemoryEstimates(w io.Writer, runs []Run, out, dataRoot string) error {
 			total += " (over)"
 		}
 		f := train.FormatBytes
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%d)\n", r.Index, total, b, f(m.Parameters), f(m.Gradients),
-			f(m.Optimizer), f(m.Step), f(m.Data), f(m.Eval), m.EvalBatch)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s (%d)\n", r.Index, total, b, f(m.Parameters), f(m.Gradients),
+			f(m.Optimizer), f(m.Best), f(m.Step), f(m.Data), f(m.Eval), m.EvalBatch)
 	}
 	return tw.Flush()
 }

@@ -160,8 +160,8 @@ model = ["cp2", "complex2"]
 	// 1      complex2-mle-d4-b100-lr0.01-s0-8b4dbbf6  [[sweep]] block 1 (11)  nations complex2 mle d=4 b=100 lr=0.01 seed=0  pending
 	//
 	// memory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90% of the machine's memory)
-	// index  total    budget  parameters  gradients  optimiser  step      data     evaluation (batch)
-	// 0      997 KiB  1 GiB   1.3 KiB     1.3 KiB    2.59 KiB   15.9 KiB  117 KiB  860 KiB (1000)
-	// 1      1.2 MiB  1 GiB   2.16 KiB    2.16 KiB   4.31 KiB   39.2 KiB  117 KiB  1.04 MiB (1000)
+	// index  total    budget  parameters  gradients  optimiser  best      step      data     evaluation (batch)
+	// 0      999 KiB  1 GiB   1.3 KiB     1.3 KiB    2.59 KiB   1.3 KiB   15.9 KiB  117 KiB  860 KiB (1000)
+	// 1      1.2 MiB  1 GiB   2.16 KiB    2.16 KiB   4.31 KiB   2.16 KiB  39.2 KiB  117 KiB  1.04 MiB (1000)
 	// true
 }

@@ -21,6 +21,7 @@ type Memory struct {
 	Parameters int64 `json:"parameters"`
 	Gradients  int64 `json:"gradients"`
 	Optimizer  int64 `json:"optimizer"` // Adam's two moments
+	Best       int64 `json:"best"`      // the copy of the best validated parameters
 	Step       int64 `json:"step"`      // the training step's other buffers
 	Data       int64 `json:"data"`      // triples, vocabularies, the run's shuffled copy and the filter index
 	Eval       int64 `json:"eval"`      // the evaluator's buffers
@@ -29,7 +30,7 @@ type Memory struct {
 
 // Total returns the sum of the parts.
 func (m Memory) Total() int64 {
-	return m.Parameters + m.Gradients + m.Optimizer + m.Step + m.Data + m.Eval
+	return m.Parameters + m.Gradients + m.Optimizer + m.Best + m.Step + m.Data + m.Eval
 }
 
 // String reads like "2.4 GiB: parameters 324 MiB, gradients 324 MiB, ...".
@@ -38,7 +39,7 @@ func (m Memory) String() string {
 	for _, p := range []struct {
 		name string
 		b    int64
-	}{{"parameters", m.Parameters}, {"gradients", m.Gradients}, {"optimiser", m.Optimizer},
+	}{{"parameters", m.Parameters}, {"gradients", m.Gradients}, {"optimiser", m.Optimizer}, {"best parameters", m.Best},
 		{"step buffers", m.Step}, {"data and filter", m.Data}, {"evaluation", m.Eval}} {
 		parts = append(parts, p.name+" "+FormatBytes(p.b))
 	}
@@ -156,6 +157,7 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		Parameters: at(func(p probe) int64 { return p.fixed.Parameters }),
 		Gradients:  at(func(p probe) int64 { return p.fixed.Gradients }),
 		Optimizer:  at(func(p probe) int64 { return p.fixed.Optimizer }),
+		Best:       at(func(p probe) int64 { return p.fixed.Best }),
 		Step:       at(func(p probe) int64 { return p.fixed.Step }),
 		Data:       dataBytes(sz),
 	}
@@ -190,6 +192,7 @@ func (g *stepGraph) memory() Memory {
 		mem.Gradients += graph.ValueBytes(gr)
 	}
 	mem.Optimizer = 2 * mem.Parameters // Adam's first and second moments
+	mem.Best = mem.Parameters          // the snapshot of the best epoch
 	mem.Step = graph.Bytes(append([]*G.Node{g.loss}, g.grads...)...) - mem.Gradients
 	return mem
 }

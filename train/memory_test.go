@@ -28,7 +28,7 @@ func TestEstimateMemoryMatchesRun(t *testing.T) {
 				continue // an energy model under MLE, refused by both
 			}
 			got := r.res.Memory
-			if est.Parameters != got.Parameters || est.Gradients != got.Gradients || est.Optimizer != got.Optimizer ||
+			if est.Parameters != got.Parameters || est.Gradients != got.Gradients || est.Optimizer != got.Optimizer || est.Best != got.Best ||
 				est.Step != got.Step || est.Eval != got.Eval || est.EvalBatch != got.EvalBatch {
 				t.Errorf("%s/%s: estimate\n  %+v\nrun\n  %+v", name, obj.Name(), est, got)
 			}
