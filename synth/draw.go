@@ -79,8 +79,7 @@ func DrawSplits(s Sampler, sz Splits, how Draw, support float64, seed uint64) (*
 			if out.Draws > 50*sz.Total()+1000 {
 				return nil, fmt.Errorf("synth: %w", errExhausted)
 			}
-			want := n - len(got)
-			batch, err := s.Sample(want+want/8+16, rng)
+			batch, err := s.Sample(request(n-len(got)), rng)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +128,7 @@ func DrawSplits(s Sampler, sz Splits, how Draw, support float64, seed uint64) (*
 		if out.Draws > 50*sz.Total()+1000 {
 			return nil, fmt.Errorf("synth: %w", errExhausted)
 		}
-		batch, err := s.Sample(sz.Train-len(out.Train)+16, rng)
+		batch, err := s.Sample(request(sz.Train-len(out.Train)), rng)
 		if err != nil {
 			return nil, err
 		}
@@ -145,3 +144,9 @@ func DrawSplits(s Sampler, sz Splits, how Draw, support float64, seed uint64) (*
 	}
 	return out, nil
 }
+
+// request is how many triples to ask a sampler for when want more are
+// needed: a few more for the repeats, and never fewer than 4096, since a
+// call has a fixed cost (p(R), the query program's batch) that small calls
+// would pay again and again near the end of a distinct draw.
+func request(want int) int { return min(max(want+want/4+16, 4096), 1<<20) }
