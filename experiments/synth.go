@@ -189,6 +189,9 @@ func (o *synthOptions) execute() error {
 		return err
 	}
 	if planted {
+		if err := synth.WriteVocabulary(out, o.entities, o.relations, names, d); err != nil {
+			return err
+		}
 		if err := ckpt.Write(filepath.Join(out, "planted.npz"), m); err != nil {
 			return err
 		}
@@ -224,7 +227,7 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- sampler: %T, %d triples drawn in %.1f s (%.0f per second, the ones rejected as repeats included)\n", sampler, d.Draws, sampling.Seconds(), rate)
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
 	if planted {
-		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), so the loaded data set numbers them as the planted model does; an entity no split mentions is absent from the loaded vocabulary")
+		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), and `entity_types.tsv.gz` lists every entity with the one type `entity` (`relation_schema.tsv`: every relation, entity to entity), so the loaded data set has all the planted entities, those no triple mentions included, with the planted model's ids: `planted.npz` loads into its models")
 	}
 	if stats != "" {
 		fmt.Fprintf(&b, "\n## Against the original (train splits)\n\n%s\nDegree distributions: `degrees.png`.\n", stats)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,5 +246,52 @@ func TestCompare(t *testing.T) {
 	}
 	if !strings.Contains(moved.Markdown(), "66.67% in none (novel)") {
 		t.Errorf("markdown:\n%s", moved.Markdown())
+	}
+}
+
+// A planted data set loads with every planted entity, in the planted ids,
+// even those no triple mentions, and its exact log-likelihood is the
+// loaded data set's.
+func TestPlantedVocabulary(t *testing.T) {
+	m := tinyPlanted(t, "cp2")
+	s, _ := NewSampler(m, nil)
+	// A draw of few triples that mentions both relations but not every
+	// entity.
+	var d *Sampled
+	for seed := uint64(1); d == nil && seed < 100; seed++ {
+		got, err := DrawSplits(s, Splits{Train: 3, Valid: 1, Test: 1}, Distinct, Support(m.Sizes, nil), seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ents, rels := map[int32]bool{}, map[int32]bool{}
+		for _, tr := range slices.Concat(got.Train, got.Valid, got.Test) {
+			ents[tr.S], ents[tr.O], rels[tr.R] = true, true, true
+		}
+		if len(ents) < 7 && len(rels) == 2 {
+			d = got
+		}
+	}
+	if d == nil {
+		t.Fatal("no seed gave a draw with both relations and an unmentioned entity")
+	}
+	dir := t.TempDir()
+	names := NumberedNames(7, 2)
+	if err := WriteSplits(dir, d, names, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteVocabulary(dir, 7, 2, names, d); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := kg.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ds.Entities.Len() != 7 || ds.Relations.Len() != 2 {
+		t.Fatalf("loaded %d entities and %d relations, planted 7 and 2", ds.Entities.Len(), ds.Relations.Len())
+	}
+	for i, tr := range d.Train {
+		if ds.Train[i] != tr {
+			t.Fatalf("train triple %d loads as %v, drawn as %v", i, ds.Train[i], tr)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gekc/internal/atomicfile"
 	"gekc/kg"
@@ -88,4 +89,45 @@ func WriteSplits(dir string, d *Sampled, names Names, gz bool) error {
 		}
 	}
 	return nil
+}
+
+// WriteVocabulary writes a planted data set's entity_types.tsv.gz (every
+// entity, of the one type "entity") and relation_schema.tsv (every
+// relation a split mentions, from entity to entity). The loader takes
+// every typed entity into the vocabulary, so the data set has all the
+// planted model's entities, those no triple mentions included, and with
+// NumberedNames the same ids: planted.npz loads into a model of the data
+// set, and its exact log-likelihoods are the data set's. (A relation no
+// split mentions is left out of the schema, which names only relations of
+// the splits; the relations after it would then shift ids.)
+func WriteVocabulary(dir string, entities, relations int, names Names, d *Sampled) error {
+	err := atomicfile.Write(filepath.Join(dir, "entity_types.tsv.gz"), 0o644, func(w io.Writer) error {
+		z, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		bw := bufio.NewWriterSize(z, 1<<20)
+		for e := range int32(entities) {
+			bw.WriteString(names.Entity(e))
+			bw.WriteString("\tentity\n")
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		return z.Close()
+	})
+	if err != nil {
+		return err
+	}
+	used := make([]bool, relations)
+	for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
+		for _, t := range ts {
+			used[t.R] = true
+		}
+	}
+	var b strings.Builder
+	b.WriteString("relation\tsubject_type\tobject_type\n")
+	for r, u := range used {
+		if u {
+			fmt.Fprintf(&b, "%s\tentity\tentity\n", names.Relation(int32(r)))
+		}
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "relation_schema.tsv"), []byte(b.String()), 0o644)
 }
