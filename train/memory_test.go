@@ -81,3 +81,34 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+// eval.negatives ranks against sampled negatives: ranks then run from 1 to
+// negatives+1, the run says so, and two runs rank against the same ones.
+func TestRunRanksAgainstSampledNegatives(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "complex2", Rank: 4, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-2,
+		BatchSize: 500, Epochs: 2, Seed: 3, Eval: EvalConfig{Negatives: 3, Hits: []int{1, 4}}}
+	a, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Test["mrr"] != b.Test["mrr"] || a.Test["mrr"] < 0.25 || a.Test["hits@4"] != 1 {
+		t.Errorf("against 3 negatives: test MRR %v and %v, hits@4 %v (want ≥ 1/4, equal, 1)", a.Test["mrr"], b.Test["mrr"], a.Test["hits@4"])
+	}
+	full := cfg
+	full.Eval.Negatives = 0
+	c, err := Run(context.Background(), full, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Test["hits@4"] == 1 || c.Test["mrr"] >= a.Test["mrr"] {
+		t.Errorf("ranking against all 14 entities: hits@4 %v, MRR %v (sampled %v)", c.Test["hits@4"], c.Test["mrr"], a.Test["mrr"])
+	}
+	if !strings.Contains(strings.Join(a.Notes, "\n"), "3 sampled negatives per side") {
+		t.Errorf("notes: %q", a.Notes)
+	}
+}
