@@ -2,18 +2,18 @@ package ckpt
 
 import (
 	"archive/zip"
-	"bytes"
+	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"strings"
 
 	"gekc/graph"
 	"gekc/internal/atomicfile"
 	"gekc/models"
-
-	"github.com/sbinet/npyio/npz"
-	"gonum.org/v1/gonum/mat"
 )
 
 // CheckpointName is the name of a finished run's checkpoint in its run
@@ -31,30 +31,69 @@ const CheckpointName = "checkpoint.npz"
 //
 //	params = numpy.load("checkpoint.npz"); params["entity"].shape
 func Write(path string, m *models.Model) error {
-	var buf bytes.Buffer
-	w := npz.NewWriter(&buf)
-	for _, name := range m.ParamNames() {
-		p := m.Param(name)
-		rows, cols := p.Shape()[0], p.Shape()[1]
-		// npyio writes 2-D arrays from gonum matrices, which are float64:
-		// float32 parameters convert exactly.
-		vals := make([]float64, rows*cols)
-		switch d := p.Data().(type) {
-		case []float32:
-			for i, x := range d {
-				vals[i] = float64(x)
+	// Streamed table by table, converted a block of rows at a time: at
+	// millions of entities a checkpoint is gigabytes, and building it in
+	// memory (as float64, then as an archive) tripled a run's peak.
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+		z := zip.NewWriter(w)
+		for _, name := range m.ParamNames() {
+			p := m.Param(name)
+			rows, cols := p.Shape()[0], p.Shape()[1]
+			// Entries are named as npyio named them, without ".npy";
+			// numpy.load gives the same keys either way.
+			ew, err := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+			if err != nil {
+				return err
 			}
-		case []float64:
-			copy(vals, d)
+			bw := bufio.NewWriterSize(ew, 1<<20)
+			if err := writeNpyHeader(bw, rows, cols); err != nil {
+				return fmt.Errorf("checkpoint %s: %w", name, err)
+			}
+			var b [8]byte
+			put := func(x float64) error {
+				binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+				_, err := bw.Write(b[:])
+				return err
+			}
+			switch d := p.Data().(type) {
+			case []float32:
+				for _, x := range d {
+					if err := put(float64(x)); err != nil {
+						return err
+					}
+				}
+			case []float64:
+				for _, x := range d {
+					if err := put(x); err != nil {
+						return err
+					}
+				}
+			}
+			if err := bw.Flush(); err != nil {
+				return err
+			}
 		}
-		if err := w.Write(name, mat.NewDense(rows, cols, vals)); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", name, err)
-		}
+		return z.Close()
+	})
+}
+
+// writeNpyHeader writes the header of a NumPy (format 1.0) C-ordered
+// little-endian float64 array of rows × cols: magic, version, the header
+// length and the dict, padded with spaces to a multiple of 64 bytes.
+func writeNpyHeader(w io.Writer, rows, cols int) error {
+	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols)
+	pad := 64 - (10+len(dict)+1)%64
+	if pad == 64 {
+		pad = 0
 	}
-	if err := w.Close(); err != nil {
+	dict += strings.Repeat(" ", pad) + "\n"
+	head := []byte("\x93NUMPY\x01\x00")
+	head = binary.LittleEndian.AppendUint16(head, uint16(len(dict)))
+	if _, err := w.Write(head); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
+	_, err := io.WriteString(w, dict)
+	return err
 }
 
 // Load copies the arrays of a checkpoint into m's parameters of
