@@ -128,6 +128,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
+		memory     = fs.String("memory", "", "memory budget of each run whose grid sets no memory key, e.g. 12GiB (default GOMEMLIMIT, else 90% of the machine's memory): the evaluation batch is cut to fit it, and a run that cannot fit is refused before training")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")
 		scaling    = addScalingFlags(fs)
 		slurm      = addSlurmFlags(fs)
@@ -182,6 +183,17 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	selected, err := sweep.Select(*only, grid.Runs)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
+	}
+	if *memory != "" {
+		if _, err := sweep.MemoryBudget(sweep.RunSpec{Memory: *memory}); err != nil {
+			return fail(exitUsage, "-memory: %v", err)
+		}
+		// The key is not part of a run's ID: setting it changes no run.
+		for i := range selected {
+			if selected[i].Spec.Memory == "" {
+				selected[i].Spec.Memory = *memory
+			}
+		}
 	}
 	if *adopt != "" && len(selected) != 1 {
 		return fail(exitUsage, "-adopt-state needs -only to select one run of %s, not %d", grid.Path, len(selected))

@@ -520,3 +520,25 @@ func TestUnnamedGridRunFromItsCopy(t *testing.T) {
 		t.Errorf("no note on -samples and finished runs: %s", stderr)
 	}
 }
+
+// -memory budgets the runs whose grid says nothing: the dry run's estimate
+// shows it, and a value that is no amount of memory is a usage error.
+func TestMemoryFlag(t *testing.T) {
+	fx := newSweepFixture(t, toyGrid)
+	for _, split := range []string{"train.txt", "valid.txt", "test.txt"} {
+		data, err := os.ReadFile(filepath.Join("..", "data", "nations", split))
+		must(t, err)
+		must(t, os.WriteFile(filepath.Join(fx.data, "toy", split), data, 0o644))
+	}
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-dry-run", "-memory", "3GiB")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "  3 GiB  ") {
+		t.Errorf("no 3 GiB budget in the estimate:\n%s", stdout)
+	}
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), fx.args("-dry-run", "-memory", "lots")...)
+	if code != exitUsage || !strings.Contains(stderr, `-memory: memory: "lots" is not an amount of memory`) {
+		t.Errorf("-memory lots: exit %d, %s", code, stderr)
+	}
+}

@@ -32,8 +32,9 @@ type RunSpec struct {
 	Eval         EvalSpec   `toml:"eval" json:"eval"`
 	Samples      int        `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
 	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
-	// Memory is the most the run may hold, e.g. "8GiB" ("": GOMEMLIMIT when
-	// set, else 90% of the machine's memory; "0": no budget). The
+	// Memory is the most the run may hold, e.g. "8GiB" ("": the command's
+	// -memory, else GOMEMLIMIT when set, else 90% of the machine's memory;
+	// "0": no budget). The
 	// evaluation batch is cut to fit it, and a run that cannot fit is
 	// refused before training (see train.EstimateMemory).
 	Memory string `toml:"memory" json:"memory,omitempty"`
