@@ -136,3 +136,37 @@ func TestAncestralSamplerWeighsComponentsByMass(t *testing.T) {
 		t.Errorf("uniformly drawn components passed the test (p = %.3g): the test cannot tell them apart", p)
 	}
 }
+
+// The patterns users call samplers with: one triple per call (every call
+// a handful of relations, most absent), and few per call. A sampler that
+// reads a relation's distribution from the wrong row of a call's batch
+// passes a single large call, where every relation appears, but not
+// these.
+func TestSamplersPerCallPatterns(t *testing.T) {
+	for _, name := range Names() {
+		m := newTiny(t, name, 31)
+		if m.Semantics == Energy {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, perCall := range []int{1, 3} {
+				s, err := NewSampler(m, 4)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(uint64(perCall), 9))
+				var samples []kg.Triple
+				for len(samples) < 12_000 {
+					got, err := s.Sample(perCall, rng)
+					if err != nil {
+						t.Fatal(err)
+					}
+					samples = append(samples, got...)
+				}
+				if p := chiSquare(t, m, samples); p <= 1e-3 {
+					t.Errorf("%d triples per call: χ² p-value %.3g", perCall, p)
+				}
+			}
+		})
+	}
+}
