@@ -75,25 +75,7 @@ func runQuery(_ context.Context, args []string, env cliEnv) int {
 	fs.BoolVar(&o.filtered, "filtered", false, "leave known triples (train, valid, test) out of completions")
 	fs.StringVar(&o.format, "format", "text", "output: text, tsv or json")
 	fs.IntVar(&o.batch, "batch", 256, "evaluation batch size")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, queryUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "experiments query: unexpected argument %q (see -h)\n", fs.Arg(0))
-		return exitUsage
-	}
-	if err := o.execute(); err != nil {
-		fmt.Fprintf(env.stderr, "experiments query: %v\n", err)
-		return exitUsage
-	}
-	return exitOK
+	return runSubcommand(fs, queryUsage, args, env, o.execute)
 }
 
 func (o *queryOptions) execute() error {
@@ -241,4 +223,29 @@ func parseTarget(name string) (models.Var, error) {
 		return models.Object, nil
 	}
 	return 0, fmt.Errorf("-target %q: want subject, relation or object", name)
+}
+
+// runSubcommand parses a subcommand's flags (-h prints usage and the
+// flags), refuses stray arguments and runs execute; every failure is a
+// usage error, printed as "<flag set name>: <error>".
+func runSubcommand(fs *flag.FlagSet, usage string, args []string, env cliEnv, execute func() error) int {
+	fs.Usage = func() {
+		fmt.Fprint(env.stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.stderr, "%s: unexpected argument %q (see -h)\n", fs.Name(), fs.Arg(0))
+		return exitUsage
+	}
+	if err := execute(); err != nil {
+		fmt.Fprintf(env.stderr, "%s: %v\n", fs.Name(), err)
+		return exitUsage
+	}
+	return exitOK
 }

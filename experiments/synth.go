@@ -77,25 +77,7 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.StringVar(&o.draw, "draw", "distinct", "distinct or iid")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the draws (and of -planted's parameters)")
 	fs.StringVar(&o.gzip, "gzip", "auto", "gzip the splits: yes, no, or auto (beyond a million triples)")
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, synthUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "experiments synth: unexpected argument %q (see -h)\n", fs.Arg(0))
-		return exitUsage
-	}
-	if err := o.execute(); err != nil {
-		fmt.Fprintf(env.stderr, "experiments synth: %v\n", err)
-		return exitUsage
-	}
-	return exitOK
+	return runSubcommand(fs, synthUsage, args, env, o.execute)
 }
 
 func (o *synthOptions) execute() error {

@@ -163,22 +163,39 @@ func (s *Sampler) constrainedSubjectMarginals(c *Circuit, d *Domain) (*G.Node, e
 	return graph.MaskEqual(marg, have, want)
 }
 
-// Sample draws n triples.
-func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
+// drawRelations returns n triples whose relations are drawn from p(R),
+// the indices of the triples of each relation drawn, and those relations
+// in increasing order (a fixed order keeps draws reproducible from the
+// seed).
+func drawRelations(rm *RelationMarginals, n int, rng *rand.Rand) ([]kg.Triple, map[int][]int, []int, error) {
 	out := make([]kg.Triple, n)
-	relLog, err := s.relMarg.Values()
+	relLog, err := rm.Values()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	relCat, err := newCategorical(relLog)
 	if err != nil {
-		return nil, fmt.Errorf("p(R): %w", err)
+		return nil, nil, nil, fmt.Errorf("p(R): %w", err)
 	}
 	byRel := map[int][]int{}
 	for i := range out {
 		r := relCat.draw(rng)
 		out[i].R = int32(r)
 		byRel[r] = append(byRel[r], i)
+	}
+	rels := make([]int, 0, len(byRel))
+	for r := range byRel {
+		rels = append(rels, r)
+	}
+	sort.Ints(rels)
+	return out, byRel, rels, nil
+}
+
+// Sample draws n triples.
+func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
+	out, byRel, rels, err := drawRelations(s.relMarg, n, rng)
+	if err != nil {
+		return nil, err
 	}
 	if s.gramProg != nil {
 		if err := s.gramProg.Run(); err != nil {
@@ -188,11 +205,6 @@ func (s *Sampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 			return nil, err
 		}
 	}
-	rels := make([]int, 0, len(byRel))
-	for r := range byRel {
-		rels = append(rels, r)
-	}
-	sort.Ints(rels) // a fixed order keeps runs reproducible from the seed
 	ne := s.m.Sizes.Entities
 	for from := 0; from < len(rels); from += s.relPerRun {
 		chunk := rels[from:min(from+s.relPerRun, len(rels))]

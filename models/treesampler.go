@@ -154,26 +154,10 @@ func (s *TreeSampler) mixture(r int) (*subjectMixture, error) {
 
 // Sample draws n triples.
 func (s *TreeSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
-	out := make([]kg.Triple, n)
-	relLog, err := s.relMarg.Values()
+	out, byRel, rels, err := drawRelations(s.relMarg, n, rng)
 	if err != nil {
 		return nil, err
 	}
-	relCat, err := newCategorical(relLog)
-	if err != nil {
-		return nil, fmt.Errorf("p(R): %w", err)
-	}
-	byRel := map[int][]int{}
-	for i := range out {
-		r := relCat.draw(rng)
-		out[i].R = int32(r)
-		byRel[r] = append(byRel[r], i)
-	}
-	rels := make([]int, 0, len(byRel))
-	for r := range byRel {
-		rels = append(rels, r)
-	}
-	sort.Ints(rels)
 	ne := s.m.Sizes.Entities
 
 	// Subjects: a component (or the uniform part) per draw, then the tree
