@@ -101,8 +101,10 @@ func evalLimit(cfg Config, rest int64) metrics.BufferLimit {
 // will hold, part by part, without building its model: the parts are
 // measured on models of the same rank, batch sizes and relations but a
 // few entities (their graphs only: no buffer is allocated) and
-// extrapolated, every part being linear in the number of entities. The evaluation batch is the one
-// Run will choose. Under a MemoryBudget that cannot hold the run with an
+// extrapolated, every part being linear in the number of entities. The
+// evaluation batch is the one Run will choose. A constrained run is
+// estimated without its constraint, whose per-type blocks are small beside
+// the tables. Under a MemoryBudget that cannot hold the run with an
 // evaluation batch of one query, it returns the estimate and an error that
 // gives both.
 func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
