@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gekc/graph"
 	"gekc/kg"
@@ -41,9 +42,9 @@ func NewNegativeSampler(n int, seed uint64, entities int, schema *kg.Schema, fil
 // object (side Object). Fewer than n come back when the candidates run
 // out (a small type): all the admissible ones, in increasing order.
 func (ns *NegativeSampler) Draw(dst []int32, t kg.Triple, side models.Var) []int32 {
-	true_, known := t.O, []int32(nil)
+	answer, known := t.O, []int32(nil)
 	if side == models.Subject {
-		true_ = t.S
+		answer = t.S
 	}
 	if ns.filter != nil {
 		if side == models.Subject {
@@ -53,18 +54,18 @@ func (ns *NegativeSampler) Draw(dst []int32, t kg.Triple, side models.Var) []int
 		}
 	}
 	var pool []int32 // nil: all entities
-	if ns.schema != nil && int(true_) < len(ns.schema.EntityType) {
-		pool = ns.schema.EntitiesOfType(ns.schema.EntityType[true_])
+	if ns.schema != nil && int(answer) < len(ns.schema.EntityType) {
+		pool = ns.schema.EntitiesOfType(ns.schema.EntityType[answer])
 	}
 	size := ns.entities
 	if pool != nil {
 		size = len(pool)
 	}
 	excluded := func(e int32) bool {
-		if e == true_ {
+		if e == answer {
 			return true
 		}
-		_, found := slicesSearch(known, e)
+		_, found := slices.BinarySearch(known, e)
 		return found
 	}
 	at := func(i int) int32 {
@@ -108,19 +109,6 @@ func (ns *NegativeSampler) rng(t kg.Triple, side models.Var) *rand.Rand {
 	key := uint64(uint32(t.S))*0x9E3779B97F4A7C15 ^ uint64(uint32(t.R))*0xC2B2AE3D27D4EB4F ^
 		uint64(uint32(t.O))*0x165667B19E3779F9 ^ uint64(side)
 	return rand.New(rand.NewPCG(ns.seed, key))
-}
-
-func slicesSearch(xs []int32, x int32) (int, bool) {
-	lo, hi := 0, len(xs)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if xs[m] < x {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(xs) && xs[lo] == x
 }
 
 // RankSampled ranks each triple's true subject and object against the
