@@ -179,3 +179,28 @@ func TestResumeWithoutLLTrack(t *testing.T) {
 		t.Errorf("notes %q do not say why", res.Notes)
 	}
 }
+
+// The paper's rule when the log-likelihood stalls, then rises again, then
+// stalls: the rise restarts its count. The MRR peaks at epoch 2; the
+// log-likelihood rises at 2, stalls at 3 and 4, rises at 5. Patience 3:
+// the MRR has been stalled more than 3 validations from epoch 6, the
+// log-likelihood only from epoch 9 (a count not restarted at epoch 5 would
+// stop the run at 7).
+func TestStoppingLLStallsThenRises(t *testing.T) {
+	mrr := []float64{0.10, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25, 0.24, 0.23, 0.22, 0.21, 0.20}
+	ll := []float64{-20, -19, -19.5, -19.6, -18.5, -18.6, -18.7, -18.8, -18.9, -19, -19.1, -19.2}
+	script := make([][2]float64, len(mrr))
+	for i := range mrr {
+		script[i] = [2]float64{mrr[i], ll[i]}
+	}
+	scriptMRRAndLL(t, script)
+	cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: len(mrr),
+		Patience: 3, Seed: 1, Eval: EvalConfig{StopOnLL: true, SkipTest: true}}
+	res, err := Run(context.Background(), cfg, typedTiny(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stop := res.Epochs[len(res.Epochs)-1].Epoch; stop != 9 || res.BestEpoch != 2 || res.LL.Epoch != 5 || res.LL.Since != 4 {
+		t.Errorf("stopped after epoch %d (best %d), log-likelihood track %+v; want 9, 2, epoch 5 and 4 since", stop, res.BestEpoch, res.LL)
+	}
+}
