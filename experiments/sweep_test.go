@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -228,14 +229,21 @@ func TestInterruptLeavesNoPartialFiles(t *testing.T) {
 	fake.started = make(chan string, len(ids))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
+	var tally string
 	go func() {
-		code, _, _ := runInProcess(t, ctx, fake, fx.args()...)
+		code, _, stderr := runInProcess(t, ctx, fake, fx.args()...)
+		tally = stderr
 		done <- code
 	}()
 	first := <-fake.started
 	cancel() // what SIGINT does, through signal.NotifyContext
 	if code := <-done; code != exitInterrupted {
 		t.Fatalf("exit %d, want %d", code, exitInterrupted)
+	}
+	// The run stopped and the runs never started are all interrupted: a
+	// tally of the stopped run alone would hide the rest of the sweep.
+	if want := fmt.Sprintf("0 finished, 0 diverged, 0 failed now; 0 were already done; 0 being trained elsewhere; %d interrupted.", len(ids)); !strings.Contains(tally, want) {
+		t.Errorf("tally of a sweep of %d runs cancelled in its first: want %q in\n%s", len(ids), want, tally)
 	}
 	entries, err := os.ReadDir(filepath.Join(fx.out, runsDirName, first))
 	must(t, err)
