@@ -142,3 +142,30 @@ func TestRankSampledMatchesHandRanks(t *testing.T) {
 		}
 	}
 }
+
+// A model whose every score is equal ties each true triple with all its
+// negatives: every rank is 1 + n/2 (ties count half), as OGB's evaluator
+// ranks them.
+func TestRankSampledTiesCountHalf(t *testing.T) {
+	const ne, nr, n = 30, 2, 10
+	m, err := models.New("complex2", models.Sizes{Entities: ne, Relations: nr, Rank: 2}, models.Options{Seed: 1, Dtype: tensor.Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range m.ParamNames() {
+		clear(m.Param(name).Data().([]float64)) // φ = 0: every log-score is log ε
+	}
+	ev, err := NewEvaluator(m, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := []kg.Triple{{S: 0, R: 0, O: 1}, {S: 2, R: 1, O: 3}, {S: 4, R: 0, O: 5}}
+	ns, _ := NewNegativeSampler(n, 1, ne, nil, kg.NewFilter(ts))
+	r, err := ev.RankSampled(ts, ns, []int{1, 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1.0 / (1 + n/2.0); math.Abs(r.MRR-want) > 1e-12 || r.Hits[6] != 1 || r.Hits[1] != 0 {
+		t.Errorf("all tied: MRR %v (want %v), hits@1 %v, hits@6 %v", r.MRR, want, r.Hits[1], r.Hits[6])
+	}
+}

@@ -295,3 +295,15 @@ func TestPlantedVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// Under a schema, only triples whose types the relations allow can be drawn.
+func TestSupport(t *testing.T) {
+	types, _ := kg.NewVocab([]string{"a", "b"})
+	schema := &kg.Schema{Types: types, EntityType: []int32{0, 0, 0, 1, 1}, SubjectType: []int32{0, 1}, ObjectType: []int32{1, 1}}
+	if got := Support(models.Sizes{Entities: 5, Relations: 2}, schema); got != 3*2+2*2 {
+		t.Errorf("typed support %v, want 10", got)
+	}
+	if got := Support(models.Sizes{Entities: 5, Relations: 2}, nil); got != 50 {
+		t.Errorf("untyped support %v, want 50", got)
+	}
+}

@@ -38,6 +38,9 @@ func TestEstimateMemoryMatchesRun(t *testing.T) {
 			if est.Data < got.Data/2 || est.Data > 2*got.Data {
 				t.Errorf("%s/%s: data estimated %d bytes, run holds %d", name, obj.Name(), est.Data, got.Data)
 			}
+			if est.Best != est.Parameters || est.Optimizer != 2*est.Parameters {
+				t.Errorf("%s/%s: best copy %d and Adam %d for %d bytes of parameters", name, obj.Name(), est.Best, est.Optimizer, est.Parameters)
+			}
 			if est.Parameters == 0 || est.Gradients == 0 || est.Step == 0 {
 				t.Errorf("%s/%s: empty parts in %+v", name, obj.Name(), est)
 			}
@@ -63,6 +66,22 @@ func TestMemoryBudget(t *testing.T) {
 	if tight.EvalBatch >= free.EvalBatch || tight.Total() > cfg.MemoryBudget || tight.Eval >= free.Eval {
 		t.Errorf("budget %d: evaluation batch %d (%d bytes, total %d), unbudgeted %d (%d bytes)",
 			cfg.MemoryBudget, tight.EvalBatch, tight.Eval, tight.Total(), free.EvalBatch, free.Eval)
+	}
+	// The least a run can hold is its fixed parts and one query's
+	// evaluation buffers: a byte less is refused, that much is not.
+	one := cfg
+	one.MemoryBudget, one.Eval.BatchSize = 0, 1
+	least, err := EstimateMemory(one, SizesOf(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MemoryBudget = least.Total()
+	if _, err := EstimateMemory(cfg, SizesOf(ds)); err != nil {
+		t.Errorf("a budget of exactly the least the run holds: %v", err)
+	}
+	cfg.MemoryBudget = least.Total() - 1
+	if _, err := EstimateMemory(cfg, SizesOf(ds)); err == nil {
+		t.Errorf("a budget one byte under the least the run holds (%d) was accepted", least.Total())
 	}
 	cfg.MemoryBudget = free.Parameters
 	_, err = Run(context.Background(), cfg, ds, nil)
