@@ -96,7 +96,7 @@ func (t *gramTree) blockGram(lo, hi int) []float64 {
 // root returns the Gram matrix of the whole table.
 func (t *gramTree) root() []float64 { return t.nodes[0].gram }
 
-// mass returns qᵀGq.
+// quadForm returns qᵀGq (G k×k; tmp holds at least k values).
 func quadForm(q, g []float64, k int, tmp []float64) float64 {
 	tmp = tmp[:k]
 	blas64.Implementation().Dgemv(blas.NoTrans, k, k, 1, g, k, q, 1, 0, tmp, 1)
