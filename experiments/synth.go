@@ -170,7 +170,22 @@ func (o *synthOptions) execute() error {
 	if err != nil {
 		return err
 	}
+	unused := 0 // planted relations no split mentions: the loader numbers the rest anew
 	if planted {
+		used := make([]bool, o.relations)
+		for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
+			for _, t := range ts {
+				used[t.R] = true
+			}
+		}
+		for _, u := range used {
+			if !u {
+				unused++
+			}
+		}
+		if unused > 0 {
+			fmt.Fprintf(o.stderr, "warning: %d of the %d planted relations occur in no split: the loaded data set numbers relations anew, and planted.npz and planted.tsv no longer match its ids (draw more triples)\n", unused, o.relations)
+		}
 		if err := synth.WriteVocabulary(out, o.entities, o.relations, names, d); err != nil {
 			return err
 		}
@@ -210,6 +225,9 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
 	if planted {
 		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), and `entity_types.tsv.gz` lists every entity with the one type `entity` (`relation_schema.tsv`: every relation, entity to entity), so the loaded data set has all the planted entities, those no triple mentions included, with the planted model's ids: `planted.npz` loads into its models")
+		if unused > 0 {
+			fmt.Fprintf(&b, "- **%d of the %d relations occur in no split**: the loaded data set numbers relations anew, so `planted.npz` does not match its ids\n", unused, o.relations)
+		}
 	}
 	if stats != "" {
 		fmt.Fprintf(&b, "\n## Against the original (train splits)\n\n%s\nDegree distributions: `degrees.png`.\n", stats)

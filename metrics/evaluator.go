@@ -390,7 +390,7 @@ func (e *Evaluator) LogScores(triples []kg.Triple, fn func(i int, logScore float
 	if len(triples) <= e.batch {
 		return e.rows(triples, e.llProg, e.logScore, 1, func(i int, row []float64) { fn(i, row[0]) })
 	}
-	sc, err := e.tripleScorer()
+	sc, err := e.tripleScorer(1)
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func (ns *NegativeSampler) rng(t kg.Triple, side models.Var) *rand.Rand {
 // #greater + #equal/2), scoring just those triples: at millions of
 // entities this is what makes validating every epoch affordable.
 func (e *Evaluator) RankSampled(triples []kg.Triple, ns *NegativeSampler, hits []int) (Ranking, error) {
-	sc, err := e.tripleScorer()
+	sc, err := e.tripleScorer(ns.n + 1)
 	if err != nil {
 		return Ranking{}, err
 	}
@@ -190,8 +190,9 @@ func (e *Evaluator) RankSampled(triples []kg.Triple, ns *NegativeSampler, hits [
 // triples at a batch large enough for a query's negatives: a batch of
 // sampled queries scores tens of thousands of triples, each a few
 // embedding rows, while the ranking batch may be cut to a few queries.
-func (e *Evaluator) tripleScorer() (*tripleScorer, error) {
-	if e.scorer != nil {
+// It holds at least minRows triples (a query and its negatives).
+func (e *Evaluator) tripleScorer(minRows int) (*tripleScorer, error) {
+	if e.scorer != nil && e.scorer.batch >= minRows {
 		return e.scorer, nil
 	}
 	build := func(rows int) (*tripleScorer, error) {
@@ -212,7 +213,7 @@ func (e *Evaluator) tripleScorer() (*tripleScorer, error) {
 		return nil, err
 	}
 	perRow := max(graph.Bytes(sc.out)/probe, 1)
-	if rows := min(max(int((64<<20)/perRow), probe), 1<<14); rows != probe {
+	if rows := max(min(max(int((64<<20)/perRow), probe), 1<<14), minRows); rows != probe {
 		if sc, err = build(rows); err != nil {
 			return nil, err
 		}

@@ -64,7 +64,7 @@ func DrawSplits(s Sampler, sz Splits, how Draw, support float64, seed uint64) (*
 	}
 	need := float64(sz.Total())
 	if how == IID {
-		need = float64(sz.Valid + sz.Test) // plus at least one training triple
+		need = float64(sz.Valid + sz.Test + min(sz.Train, 1)) // and at least one training triple
 	}
 	if need > support {
 		return nil, fmt.Errorf("synth: %s needs %.0f distinct triples, but the model can draw only %.0f", how, need, support)
