@@ -307,3 +307,47 @@ func TestSupport(t *testing.T) {
 		t.Errorf("untyped support %v, want 50", got)
 	}
 }
+
+// A distinct draw is shuffled before it is dealt out: without replacement
+// the first triples drawn are the probable ones, and splits dealt in draw
+// order would give train a higher log-likelihood than test. With a skewed
+// planted model the two splits' mean exact log-likelihoods must agree
+// within 5 standard errors.
+func TestDistinctSplitsAreExchangeable(t *testing.T) {
+	m, err := Planted("complex2", models.Sizes{Entities: 100, Relations: 2, Rank: 2}, 3, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := DrawSplits(s, Splits{Train: 1500, Valid: 0, Test: 1500}, Distinct, Support(m.Sizes, nil), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := metrics.NewEvaluator(m, 256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meanVar := func(ts []kg.Triple) (float64, float64) {
+		lp, err := ev.LogProbs(ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mean, sq float64
+		for _, x := range lp {
+			mean += x
+		}
+		mean /= float64(len(lp))
+		for _, x := range lp {
+			sq += (x - mean) * (x - mean)
+		}
+		return mean, sq / float64(len(lp)-1) / float64(len(lp))
+	}
+	mt, vt := meanVar(d.Train)
+	ms, vs := meanVar(d.Test)
+	if se := math.Sqrt(vt + vs); math.Abs(mt-ms) > 5*se {
+		t.Errorf("mean log p: train %.4f, test %.4f (difference %.4f, standard error %.4f)", mt, ms, mt-ms, se)
+	}
+}
