@@ -141,16 +141,8 @@ func (e *Evaluator) RankSampled(triples []kg.Triple, ns *NegativeSampler, hits [
 			if math.IsNaN(pos) || math.IsInf(pos, 0) {
 				nonFinite++
 			}
-			greater, equal := 0, 0
-			for _, x := range scores[s.from+1 : s.to] {
-				switch {
-				case x > pos || math.IsNaN(pos):
-					greater++
-				case x == pos:
-					equal++
-				}
-			}
-			ranks[s.side][s.query] = 1 + float64(greater) + float64(equal)/2
+			others := scores[s.from+1 : s.to]
+			ranks[s.side][s.query] = ogbRank(pos, len(others), func(j int) float64 { return others[j] })
 		}
 		block, spans = block[:0], spans[:0]
 		return nil

@@ -163,20 +163,13 @@ func (e *Evaluator) RankAgainst(triples []kg.Triple, heads, tails [][]int32, hit
 			if math.IsNaN(pos) || math.IsInf(pos, 0) {
 				nonFinite++
 			}
-			greater, equal := 0, 0
 			for _, n := range negs {
 				if n < 0 || int(n) >= len(scores) {
 					fail = fmt.Errorf("metrics.RankAgainst: triple %d: candidate %d outside %d entities", i, n, len(scores))
 					return
 				}
-				switch s := scores[n]; {
-				case s > pos || math.IsNaN(pos):
-					greater++
-				case s == pos:
-					equal++
-				}
 			}
-			ranks[i] = 1 + float64(greater) + float64(equal)/2
+			ranks[i] = ogbRank(pos, len(negs), func(j int) float64 { return scores[negs[j]] })
 		})
 		if err != nil {
 			return Ranking{}, err
@@ -186,4 +179,19 @@ func (e *Evaluator) RankAgainst(triples []kg.Triple, heads, tails [][]int32, hit
 		}
 	}
 	return summarise(subj, obj, hits, nonFinite), nil
+}
+
+// ogbRank is OGB's rank of a true score among n candidates' scores (score(j)
+// for j < n): 1 + #greater + #equal/2; a NaN true score ranks last.
+func ogbRank(pos float64, n int, score func(j int) float64) float64 {
+	greater, equal := 0, 0
+	for j := range n {
+		switch s := score(j); {
+		case s > pos || math.IsNaN(pos):
+			greater++
+		case s == pos:
+			equal++
+		}
+	}
+	return 1 + float64(greater) + float64(equal)/2
 }

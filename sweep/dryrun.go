@@ -66,12 +66,7 @@ func (g *Grid) WriteRunList(w io.Writer, runs []Run, out, dataRoot string) error
 // set that does not load, or a run that cannot be estimated, gets a line
 // saying why.
 func writeMemoryEstimates(w io.Writer, runs []Run, out, dataRoot string) error {
-	var todo []Run
-	for _, r := range runs {
-		if rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName)); err != nil || rec == nil || !rec.Status.final() {
-			todo = append(todo, r)
-		}
-	}
+	todo := Unfinished(out, runs)
 	if len(todo) == 0 {
 		return nil
 	}
