@@ -172,13 +172,7 @@ func (o *synthOptions) execute() error {
 	}
 	unused := 0 // planted relations no split mentions: the loader numbers the rest anew
 	if planted {
-		used := make([]bool, o.relations)
-		for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
-			for _, t := range ts {
-				used[t.R] = true
-			}
-		}
-		for _, u := range used {
+		for _, u := range d.RelationsUsed(o.relations) {
 			if !u {
 				unused++
 			}

@@ -116,12 +116,7 @@ func WriteVocabulary(dir string, entities, relations int, names Names, d *Sample
 	if err != nil {
 		return err
 	}
-	used := make([]bool, relations)
-	for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
-		for _, t := range ts {
-			used[t.R] = true
-		}
-	}
+	used := d.RelationsUsed(relations)
 	var b strings.Builder
 	b.WriteString("relation\tsubject_type\tobject_type\n")
 	for r, u := range used {
@@ -130,4 +125,16 @@ func WriteVocabulary(dir string, entities, relations int, names Names, d *Sample
 		}
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, "relation_schema.tsv"), []byte(b.String()), 0o644)
+}
+
+// RelationsUsed reports, for each of the given number of relations, whether
+// a split mentions it.
+func (d *Sampled) RelationsUsed(relations int) []bool {
+	used := make([]bool, relations)
+	for _, ts := range [][]kg.Triple{d.Train, d.Valid, d.Test} {
+		for _, t := range ts {
+			used[t.R] = true
+		}
+	}
+	return used
 }
