@@ -41,7 +41,7 @@ func Calibrate(m *models.Model, dom *models.Domain, batch int, ds *kg.Dataset, f
 	if batch <= 0 {
 		batch = 1000
 	}
-	ev, err := metrics.NewEvaluatorWithin(m, dom, batch, metrics.BufferLimit{Batch: metrics.DefaultBatchBuffers})
+	ev, err := metrics.NewEvaluatorWithin(m, dom, batch, metrics.DefaultBufferLimit)
 	if err != nil {
 		return nil, err
 	}

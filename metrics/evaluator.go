@@ -94,6 +94,10 @@ func NewEvaluatorWithin(m *models.Model, d *models.Domain, maxBatch int, limit B
 // and 1000 (13.6 GiB) no faster.
 const DefaultBatchBuffers = 512 << 20
 
+// DefaultBufferLimit caps the buffers that grow with the batch at
+// DefaultBatchBuffers: the limit of queries, calibration and synth.
+var DefaultBufferLimit = BufferLimit{Batch: DefaultBatchBuffers}
+
 // BufferLimit bounds the memory of an evaluator's buffers.
 type BufferLimit struct {
 	Batch int64 // bytes the buffers that grow with the batch may take (0: no limit)

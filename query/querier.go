@@ -41,7 +41,7 @@ type Querier struct {
 // batch trades memory for the number of runs a query over many triples
 // takes; answers do not depend on it.
 func New(m *models.Model, dom *models.Domain, batch int) (*Querier, error) {
-	ev, err := metrics.NewEvaluatorWithin(m, dom, batch, metrics.BufferLimit{Batch: metrics.DefaultBatchBuffers})
+	ev, err := metrics.NewEvaluatorWithin(m, dom, batch, metrics.DefaultBufferLimit)
 	if err != nil {
 		return nil, err
 	}

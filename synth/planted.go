@@ -147,7 +147,7 @@ func Support(sz models.Sizes, schema *kg.Schema) float64 {
 // under m (and its constraint): the truth training on a planted graph is
 // measured against.
 func LogLikelihoods(m *models.Model, dom *models.Domain, d *Sampled) (train, valid, test float64, err error) {
-	ev, err := metrics.NewEvaluatorWithin(m, dom, 1000, metrics.BufferLimit{Batch: metrics.DefaultBatchBuffers})
+	ev, err := metrics.NewEvaluatorWithin(m, dom, 1000, metrics.DefaultBufferLimit)
 	if err != nil {
 		return 0, 0, 0, err
 	}
