@@ -74,13 +74,17 @@ func SizesOf(ds *kg.Dataset) DataSizes {
 }
 
 // dataBytes is the data part of a run's memory: the data set, the run's
-// own copy of the training triples (it shuffles them) and the filter.
-func dataBytes(sz DataSizes) int64 {
+// own copy of the training triples (it shuffles them) and the filter
+// (filter bytes, or < 0 to estimate them before the filter is built).
+func dataBytes(sz DataSizes, filter int64) int64 {
 	b := sz.Bytes
 	if b == 0 {
 		b = 12*int64(sz.Train+sz.Valid+sz.Test) + 64*int64(sz.Entities+sz.Relations)
 	}
-	return b + 12*int64(sz.Train) + kg.FilterBytes(sz.Train+sz.Valid+sz.Test, sz.Entities, sz.Relations)
+	if filter < 0 {
+		filter = kg.FilterBytes(sz.Train+sz.Valid+sz.Test, sz.Entities, sz.Relations)
+	}
+	return b + 12*int64(sz.Train) + filter
 }
 
 // evalLimit bounds the evaluator's buffers: the ones that grow with the
@@ -161,7 +165,7 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		Optimizer:  at(func(p probe) int64 { return p.fixed.Optimizer }),
 		Best:       at(func(p probe) int64 { return p.fixed.Best }),
 		Step:       at(func(p probe) int64 { return p.fixed.Step }),
-		Data:       dataBytes(sz),
+		Data:       dataBytes(sz, -1),
 	}
 	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery }), 1)
 	fixed := at(func(p probe) int64 { return p.evalOne }) - perQuery

@@ -161,7 +161,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory()
-	mem.Data = ds.Bytes() + 12*int64(len(ds.Train)) + filter.Bytes()
+	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
 	if err != nil {
 		return nil, err
