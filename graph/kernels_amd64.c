@@ -220,6 +220,66 @@ int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, f
 	return bad;
 }
 
+// |x| < FLT_MIN is false for NaN, which is kept (see adamStep).
+static inline __m256 flush8(__m256 x) {
+	const __m256 sign = _mm256_set1_ps(-0.0f), vmin = _mm256_set1_ps(FLT_MIN);
+	return _mm256_andnot_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, x), vmin, _CMP_LT_OQ), x);
+}
+
+// nonfinite8 counts the lanes of g that are NaN or ±Inf.
+static inline int nonfinite8(__m256 g) {
+	const __m256 sign = _mm256_set1_ps(-0.0f), vinf = _mm256_set1_ps(INFINITY);
+	return 8 - __builtin_popcount(_mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, g), vinf, _CMP_LT_OQ)));
+}
+
+static inline float flush1(float x) { return fabsf(x) < FLT_MIN ? 0 : x; }
+
+int64_t gekc_adagrad_f32(float *p, const float *g, float *sum, int64_t n, float lr, float eps) {
+	const __m256 vlr = _mm256_set1_ps(lr), veps = _mm256_set1_ps(eps);
+	int64_t bad = 0, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 gi = _mm256_loadu_ps(g + i);
+		bad += nonfinite8(gi);
+		__m256 si = _mm256_fmadd_ps(gi, gi, _mm256_loadu_ps(sum + i));
+		__m256 den = _mm256_add_ps(_mm256_sqrt_ps(si), veps);
+		__m256 pi = _mm256_fnmadd_ps(vlr, _mm256_div_ps(gi, den), _mm256_loadu_ps(p + i));
+		_mm256_storeu_ps(sum + i, flush8(si));
+		_mm256_storeu_ps(p + i, flush8(pi));
+	}
+	for (; i < n; i++) {
+		float gi = g[i];
+		if (!isfinite(gi)) bad++;
+		float si = sum[i] + gi * gi;
+		p[i] = flush1(p[i] - lr * gi / (sqrtf(si) + eps));
+		sum[i] = flush1(si);
+	}
+	return bad;
+}
+
+int64_t gekc_sgd_f32(float *p, const float *g, float *buf, int64_t n, float lr, float momentum) {
+	const __m256 vlr = _mm256_set1_ps(lr), vmom = _mm256_set1_ps(momentum);
+	int64_t bad = 0, i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 d = _mm256_loadu_ps(g + i);
+		bad += nonfinite8(d);
+		if (buf) {
+			d = _mm256_fmadd_ps(vmom, _mm256_loadu_ps(buf + i), d);
+			_mm256_storeu_ps(buf + i, flush8(d));
+		}
+		_mm256_storeu_ps(p + i, flush8(_mm256_fnmadd_ps(vlr, d, _mm256_loadu_ps(p + i))));
+	}
+	for (; i < n; i++) {
+		float d = g[i];
+		if (!isfinite(d)) bad++;
+		if (buf) {
+			d += momentum * buf[i];
+			buf[i] = flush1(d);
+		}
+		p[i] = flush1(p[i] - lr * d);
+	}
+	return bad;
+}
+
 // log for 8 positive floats (Cephes logf): x = m·2^e with m in [√½, √2).
 static inline __m256 log8(__m256 x) {
 	const __m256 one = _mm256_set1_ps(1.0f);

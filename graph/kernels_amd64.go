@@ -62,6 +62,21 @@ func adamF32(p, g, m, v []float32, lr, beta1, beta2, eps, bias1, bias2 float32) 
 	return int(n), true
 }
 
+func adagradF32(p, g, sum []float32, lr, eps float32) (nonFinite int, ok bool) {
+	if !haveAVX2 {
+		return 0, false
+	}
+	return int(C.gekc_adagrad_f32(f32p(p), f32p(g), f32p(sum), C.int64_t(len(p)), C.float(lr), C.float(eps))), true
+}
+
+// sgdF32 takes buf nil for SGD without momentum.
+func sgdF32(p, g, buf []float32, lr, momentum float32) (nonFinite int, ok bool) {
+	if !haveAVX2 {
+		return 0, false
+	}
+	return int(C.gekc_sgd_f32(f32p(p), f32p(g), f32p(buf), C.int64_t(len(p)), C.float(lr), C.float(momentum))), true
+}
+
 func unaryF32(kind unaryKind, c float32, x, out []float32) bool {
 	if !haveAVX2 || kind == kindScale {
 		return false

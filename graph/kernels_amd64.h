@@ -16,6 +16,11 @@ void gekc_exp_shift_f32(const float *x, int64_t rows, int64_t cols, const float 
 // One Adam step over n parameters; returns the number of non-finite gradients seen.
 int64_t gekc_adam_f32(float *p, const float *g, float *m, float *v, int64_t n, float lr,
                       float beta1, float beta2, float eps, float bias1, float bias2);
+// One Adagrad step (sum += g², p -= lr·g/(√sum + eps)) and one SGD step
+// (d = g + momentum·buf when buf is not NULL, buf = d; p -= lr·d) over n
+// parameters; both return the number of non-finite gradients seen.
+int64_t gekc_adagrad_f32(float *p, const float *g, float *sum, int64_t n, float lr, float eps);
+int64_t gekc_sgd_f32(float *p, const float *g, float *buf, int64_t n, float lr, float momentum);
 // Elementwise unary functions (kind as in elementwise.go's unaryKind) and
 // their derivatives: out = f(x) and out = g · f'(x) given y = f(x).
 void gekc_unary_f32(int kind, float c, const float *x, float *out, int64_t n);

@@ -12,6 +12,8 @@ func adamF32(p, g, m, v []float32, lr, beta1, beta2, eps, bias1, bias2 float32) 
 	return 0, false
 }
 
+func adagradF32(p, g, sum []float32, lr, eps float32) (int, bool)         { return 0, false }
+func sgdF32(p, g, buf []float32, lr, momentum float32) (int, bool)        { return 0, false }
 func unaryF32(kind unaryKind, c float32, x, out []float32) bool           { return false }
 func unaryGradF32(kind unaryKind, c float32, g, x, y, out []float32) bool { return false }
 func colSumExpF32(x []float32, rows, cols int, shift, acc []float32) bool { return false }

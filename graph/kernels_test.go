@@ -118,10 +118,21 @@ func TestAdamMatchesReference(t *testing.T) {
 	}
 }
 
-// Adam flushes parameters and moments that decay below the smallest normal
+// Every optimiser flushes parameters that decay below the smallest normal
 // number to zero (subnormal operands slow BLAS down 10-100x), keeps NaN,
 // and leaves normal numbers alone; in the vectorised body and the tail.
-func TestAdamFlushesSubnormals(t *testing.T) {
+func TestOptimizersFlushSubnormals(t *testing.T) {
+	for _, opt := range []func() Optimizer{
+		func() Optimizer { return NewAdam(0.01) },
+		func() Optimizer { return NewAdagrad(0.01, 0) },
+		func() Optimizer { return NewSGD(0.01, 0) },
+		func() Optimizer { return NewSGD(0.01, 0.9) },
+	} {
+		optimizerFlushesSubnormals(t, opt())
+	}
+}
+
+func optimizerFlushesSubnormals(t *testing.T, opt Optimizer) {
 	const n = 37 // four vectors of 8 and a tail
 	start := func(i int, subnormal float64) float64 { return [3]float64{subnormal, 1, math.NaN()}[i%3] }
 	p32, g32 := make([]float32, n), make([]float32, n)
@@ -147,13 +158,13 @@ func TestAdamFlushesSubnormals(t *testing.T) {
 			func(i int) float64 { return p64[i] }},
 	} {
 		// A zero gradient leaves every parameter where it is, but for the flush.
-		if _, err := NewAdam(0.01).Step([]*tensor.Dense{c.p}, []*tensor.Dense{c.g}); err != nil {
+		if _, err := opt.Step([]*tensor.Dense{c.p}, []*tensor.Dense{c.g}); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < n; i++ {
 			x := c.at(i)
 			if want := start(i, 0); x != want && !(math.IsNaN(want) && math.IsNaN(x)) {
-				t.Errorf("%s: parameter %d = %v after a step, want %v", c.name, i, x, want)
+				t.Errorf("%T %s: parameter %d = %v after a step, want %v", opt, c.name, i, x, want)
 			}
 		}
 	}

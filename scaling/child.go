@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"gekc/graph"
 	"gekc/internal/procstat"
 	"gekc/kg"
 	"gekc/objectives"
@@ -69,7 +70,7 @@ func measureJob(j job) (*childReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := train.NewStepper(m, objectives.PLL{Weights: objectives.Uniform}, j.Batch, lr)
+	st, err := train.NewStepper(m, objectives.PLL{Weights: objectives.Uniform}, j.Batch, graph.NewAdam(lr))
 	if err != nil {
 		return nil, err
 	}

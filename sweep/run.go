@@ -151,9 +151,6 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 
 // TrainConfig translates a grid run into the configuration of train.Run.
 func TrainConfig(spec RunSpec) (train.Config, error) {
-	if spec.Optimizer != "" && spec.Optimizer != "adam" {
-		return train.Config{}, fmt.Errorf("optimizer %q is not implemented (only adam)", spec.Optimizer)
-	}
 	obj, err := objectives.Parse(spec.Objective, objectives.Weights{Subject: spec.PLLWeights.Subject,
 		Relation: spec.PLLWeights.Relation, Object: spec.PLLWeights.Object})
 	if err != nil {
@@ -178,6 +175,7 @@ func TrainConfig(spec RunSpec) (train.Config, error) {
 	}
 	return train.Config{
 		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
+		Optimizer:    train.Optimizer{Name: spec.Optimizer, Momentum: spec.Momentum, InitialAccumulator: spec.InitialAccumulator},
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,

@@ -21,17 +21,21 @@ type RunSpec struct {
 	Objective    string     `toml:"objective" json:"objective"`         // "pll" or "mle"
 	Constraints  string     `toml:"constraints" json:"constraints"`     // "none" or "domain"
 	PLLWeights   PLLWeights `toml:"pll_weights" json:"pll_weights"`
-	Optimizer    string     `toml:"optimizer" json:"optimizer"`
-	LearningRate float64    `toml:"learning_rate" json:"learning_rate"`
-	BatchSize    int        `toml:"batch_size" json:"batch_size"`
-	Epochs       int        `toml:"epochs" json:"epochs"`     // maximum
-	Patience     int        `toml:"patience" json:"patience"` // validations without improvement; 0 = no early stopping
-	Seed         int        `toml:"seed" json:"seed"`
-	InitScale    float64    `toml:"init_scale" json:"init_scale"` // 0 = the model's default
-	DType        string     `toml:"dtype" json:"dtype"`           // "float32" or "float64"
-	Eval         EvalSpec   `toml:"eval" json:"eval"`
-	Samples      int        `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
-	DistillFrom  string     `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
+	Optimizer    string     `toml:"optimizer" json:"optimizer"` // "adam", "adagrad" or "sgd"
+	Momentum     float64    `toml:"momentum" json:"momentum"`   // SGD's heavy-ball momentum in [0, 1); 0 = plain SGD
+	// InitialAccumulator is where Adagrad's sums of squared gradients
+	// start (PyTorch's and kbc's default 0).
+	InitialAccumulator float64  `toml:"initial_accumulator" json:"initial_accumulator"`
+	LearningRate       float64  `toml:"learning_rate" json:"learning_rate"`
+	BatchSize          int      `toml:"batch_size" json:"batch_size"`
+	Epochs             int      `toml:"epochs" json:"epochs"`     // maximum
+	Patience           int      `toml:"patience" json:"patience"` // validations without improvement; 0 = no early stopping
+	Seed               int      `toml:"seed" json:"seed"`
+	InitScale          float64  `toml:"init_scale" json:"init_scale"` // 0 = the model's default
+	DType              string   `toml:"dtype" json:"dtype"`           // "float32" or "float64"
+	Eval               EvalSpec `toml:"eval" json:"eval"`
+	Samples            int      `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
+	DistillFrom        string   `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
 	// Memory is the most the run may hold, e.g. "8GiB" ("": the command's
 	// -memory, else GOMEMLIMIT when set, else 90% of the machine's memory;
 	// "0": no budget). The

@@ -40,6 +40,8 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		{"pll_weights.object", func(s *RunSpec) { s.PLLWeights.Object = 0.5 }},
 		{"pll_weights.relation", func(s *RunSpec) { s.PLLWeights.Relation = 0.5 }},
 		{"optimizer", func(s *RunSpec) { s.Optimizer = "adagrad" }},
+		{"momentum", func(s *RunSpec) { s.Momentum = 0.9 }},
+		{"initial_accumulator", func(s *RunSpec) { s.InitialAccumulator = 0.1 }},
 		{"learning_rate", func(s *RunSpec) { s.LearningRate = 0.01 }},
 		{"batch_size", func(s *RunSpec) { s.BatchSize = 500 }},
 		{"epochs", func(s *RunSpec) { s.Epochs = 31 }},

@@ -10,6 +10,7 @@ import (
 
 	"gekc/internal/bytesize"
 	"gekc/models"
+	"gekc/train"
 )
 
 // Validator rejects a run that cannot be trained, e.g. an energy-based
@@ -44,7 +45,7 @@ func chainValidators(vs ...Validator) Validator {
 var (
 	objectiveNames  = []string{"pll", "mle"}
 	constraintKinds = []string{"none", "domain"}
-	optimizers      = []string{"adam", "adagrad", "sgd"}
+	optimizers      = train.Optimizers
 	dtypes          = []string{"float32", "float64"}
 	tiePolicies     = []string{"pessimistic", "realistic", "optimistic"}
 	evalMetrics     = []string{"mrr", "hits", "ll", "ece", "sem", "sem_unfiltered", "relation", "ktd"}
@@ -96,6 +97,16 @@ func DefaultValidator(s RunSpec) error {
 		bad("pll_weights: all zero, so the PLL objective is constant")
 	}
 	oneOf("optimizer", s.Optimizer, optimizers)
+	if !(s.Momentum >= 0 && s.Momentum < 1) {
+		bad("momentum %v: want a value in [0, 1)", s.Momentum)
+	} else if s.Momentum != 0 && s.Optimizer != "sgd" {
+		bad("momentum %v is SGD's; optimizer is %q", s.Momentum, s.Optimizer)
+	}
+	if !(s.InitialAccumulator >= 0) || math.IsInf(s.InitialAccumulator, 0) {
+		bad("initial_accumulator %v: want a finite value >= 0", s.InitialAccumulator)
+	} else if s.InitialAccumulator != 0 && s.Optimizer != "adagrad" {
+		bad("initial_accumulator %v is Adagrad's; optimizer is %q", s.InitialAccumulator, s.Optimizer)
+	}
 	if !(s.LearningRate > 0) || math.IsInf(s.LearningRate, 0) {
 		bad("learning_rate %v: want a finite positive rate", s.LearningRate)
 	}
@@ -228,9 +239,6 @@ func validateModels(s RunSpec) error {
 	}
 	if s.Constraints == "domain" && sem == models.Energy {
 		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
-	}
-	if s.Optimizer != "" && s.Optimizer != "adam" {
-		return fmt.Errorf("optimizer %q is not implemented (only adam)", s.Optimizer)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/objectives"
@@ -36,7 +37,7 @@ func BenchmarkStep(b *testing.B) {
 				case "pll3":
 					obj = objectives.PLL{Weights: objectives.Uniform}
 				}
-				st, err := NewStepper(m, obj, batch, 1e-3)
+				st, err := NewStepper(m, obj, batch, graph.NewAdam(1e-3))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -79,7 +80,7 @@ func BenchmarkConstrainedStep(b *testing.B) {
 				if constrained {
 					cd = dom
 				}
-				st, err := NewConstrainedStepper(m, cd, objectives.PLL{Weights: objectives.Uniform}, batch, 1e-3)
+				st, err := NewConstrainedStepper(m, cd, objectives.PLL{Weights: objectives.Uniform}, batch, graph.NewAdam(1e-3))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -133,7 +134,7 @@ func BenchmarkLargeBatchStep(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					st, err := NewStepper(m, objectives.PLL{Weights: c.w}, batch, 1e-3)
+					st, err := NewStepper(m, objectives.PLL{Weights: c.w}, batch, graph.NewAdam(1e-3))
 					if err != nil {
 						b.Fatal(err)
 					}

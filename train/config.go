@@ -18,6 +18,7 @@ type Config struct {
 	Rank         int
 	RelationRank int
 	Objective    objectives.Objective
+	Optimizer    Optimizer // zero value: Adam
 	LearningRate float64
 	BatchSize    int
 	Epochs       int // maximum
@@ -118,6 +119,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("train: batch size, epochs and rank must be positive (%d, %d, %d)", c.BatchSize, c.Epochs, c.Rank)
 	case c.LearningRate <= 0:
 		return fmt.Errorf("train: learning rate %g", c.LearningRate)
+	case c.Optimizer.validate() != nil:
+		return c.Optimizer.validate()
 	case !(c.Eval.MinDelta >= 0) || !(c.Eval.LLMinDelta >= 0):
 		return fmt.Errorf("train: improvement thresholds must be >= 0 (MinDelta %v, LLMinDelta %v)", c.Eval.MinDelta, c.Eval.LLMinDelta)
 	}

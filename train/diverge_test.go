@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/objectives"
@@ -22,7 +23,7 @@ func TestStepReportsInfiniteLoss(t *testing.T) {
 	}
 	subj := m.Param("subject").Data().([]float64)
 	subj[0], subj[1] = math.Inf(-1), math.Inf(-1)
-	st, err := NewStepper(m, objectives.MLE{}, 2, 0.01)
+	st, err := NewStepper(m, objectives.MLE{}, 2, graph.NewAdam(0.01))
 	if err != nil {
 		t.Fatal(err)
 	}

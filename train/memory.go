@@ -20,7 +20,7 @@ const DefaultEvalBuffers = metrics.DefaultBatchBuffers
 type Memory struct {
 	Parameters int64 `json:"parameters"`
 	Gradients  int64 `json:"gradients"`
-	Optimizer  int64 `json:"optimizer"` // Adam's two moments
+	Optimizer  int64 `json:"optimizer"` // the optimiser's state: Adam's two moments, Adagrad's sums
 	Best       int64 `json:"best"`      // the copy of the best validated parameters
 	Step       int64 `json:"step"`      // the training step's other buffers
 	Data       int64 `json:"data"`      // triples, vocabularies, the run's shuffled copy and the filter index
@@ -184,11 +184,12 @@ func stepMemory(m *models.Model, cfg Config) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return st.memory(), nil
+	return st.memory(cfg.Optimizer.Slots()), nil
 }
 
-// memory returns the step's part of a run's memory.
-func (g *stepGraph) memory() Memory {
+// memory returns the step's part of a run's memory under an optimiser
+// keeping slots parameter-sized tensors per parameter.
+func (g *stepGraph) memory(slots int) Memory {
 	var mem Memory
 	for _, n := range g.m.ParamNames() {
 		p := g.m.Param(n)
@@ -197,8 +198,8 @@ func (g *stepGraph) memory() Memory {
 	for _, gr := range g.grads {
 		mem.Gradients += graph.ValueBytes(gr)
 	}
-	mem.Optimizer = 2 * mem.Parameters // Adam's first and second moments
-	mem.Best = mem.Parameters          // the snapshot of the best epoch
+	mem.Optimizer = int64(slots) * mem.Parameters
+	mem.Best = mem.Parameters // the snapshot of the best epoch
 	mem.Step = graph.Bytes(append([]*G.Node{g.loss}, g.grads...)...) - mem.Gradients
 	return mem
 }

@@ -41,6 +41,17 @@ func TestEstimateMemoryMatchesRun(t *testing.T) {
 			if est.Best != est.Parameters || est.Optimizer != 2*est.Parameters {
 				t.Errorf("%s/%s: best copy %d and Adam %d for %d bytes of parameters", name, obj.Name(), est.Best, est.Optimizer, est.Parameters)
 			}
+			for _, o := range []struct {
+				opt   Optimizer
+				slots int64
+			}{{Optimizer{Name: "adagrad"}, 1}, {Optimizer{Name: "sgd"}, 0}, {Optimizer{Name: "sgd", Momentum: 0.5}, 1}} {
+				c := cfg
+				c.Optimizer = o.opt
+				e, err := EstimateMemory(c, SizesOf(ds))
+				if err != nil || e.Optimizer != o.slots*e.Parameters {
+					t.Errorf("%s/%s under %+v: optimiser state %d for %d bytes of parameters (%v)", name, obj.Name(), o.opt, e.Optimizer, e.Parameters, err)
+				}
+			}
 			if est.Parameters == 0 || est.Gradients == 0 || est.Step == 0 {
 				t.Errorf("%s/%s: empty parts in %+v", name, obj.Name(), est)
 			}

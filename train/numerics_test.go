@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/objectives"
@@ -47,7 +48,7 @@ func TestGeKCsStayFiniteAtPaperRank(t *testing.T) {
 					if sem == "+" {
 						lr = 1e-2
 					}
-					st, err := NewStepper(m, obj, batch, lr)
+					st, err := NewStepper(m, obj, batch, graph.NewAdam(lr))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -155,12 +155,16 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if len(cfg.Eval.SemK)+len(cfg.Eval.SemUnfilteredK) > 0 && ds.Schema == nil {
 		return nil, fmt.Errorf("train: Sem@k on %s: the dataset has no schema (entity_types.tsv and relation_schema.tsv)", ds.Name)
 	}
-	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, cfg.LearningRate)
+	opt, err := cfg.Optimizer.New(cfg.LearningRate)
+	if err != nil {
+		return nil, err
+	}
+	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, opt)
 	if err != nil {
 		return nil, err
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
-	mem := st.memory()
+	mem := st.memory(len(opt.Slots()))
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
 	if err != nil {
@@ -320,7 +324,7 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 
 // state is the State to resume from after epoch.
 func (r *run) state(epoch int) *State {
-	return stateOf(r.m, r.best, r.st.Adam(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+	return stateOf(r.m, r.best, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
 }
 
 // finish restores the best validated parameters and evaluates them on the

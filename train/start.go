@@ -24,7 +24,7 @@ func (r *run) start() error {
 // resume continues from the State s.
 func (r *run) resume(s *State) error {
 	cfg, res, stop := r.cfg, r.res, r.stop
-	if err := s.restore(r.m, r.best, r.st.Adam()); err != nil {
+	if err := s.restore(r.m, r.best, r.st.Optimizer()); err != nil {
 		return err
 	}
 	stop.best, stop.bestEpoch, stop.since = s.Best, s.BestEpoch, s.Since

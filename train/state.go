@@ -18,8 +18,8 @@ import (
 // State is a run between two optimiser steps: everything Run carries from
 // one step to the next. A run stopped after epoch k, or after step b of
 // epoch k+1, and resumed from the State it saved then (Config.Resume) trains
-// exactly as if it had never stopped: the same shuffles, the same Adam
-// moments, the same early stopping.
+// exactly as if it had never stopped: the same shuffles, the same
+// optimiser state, the same early stopping.
 type State struct {
 	Epoch int // epochs completed
 	// Batch is the number of steps of epoch Epoch+1 already taken (0 at an
@@ -41,10 +41,11 @@ type State struct {
 	Initial map[string]float64 // Result.Initial of a distilled run
 	Notes   []string           // notes of earlier resumptions
 	// Params and BestParams are the model's current and best validated
-	// parameters; AdamM and AdamV Adam's first and second moments of each
-	// (absent before the first step), all keyed by parameter name.
+	// parameters, keyed by parameter name; Slots the optimiser's state of
+	// each (graph.Optimizer.Slots: "adam_m" and "adam_v" for Adam), keyed
+	// by slot and then parameter name, absent before the first step.
 	Params, BestParams map[string]*tensor.Dense
-	AdamM, AdamV       map[string]*tensor.Dense
+	Slots              map[string]map[string]*tensor.Dense
 }
 
 // ResumePoint says where a run stopped after epoch epochs and batch steps
@@ -61,11 +62,10 @@ func ResumePoint(epoch, batch int) string {
 var ErrStateMismatch = errors.New("resume state does not fit the run")
 
 // stateOf describes the loop's state. Its tensors alias the live ones.
-func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoch, steps int, stepSeconds float64, stop *stopping, notes []string) *State {
+func stateOf(m *models.Model, best snapshot, opt graph.Optimizer, res *Result, epoch, steps int, stepSeconds float64, stop *stopping, notes []string) *State {
 	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: stop.best, BestEpoch: stop.bestEpoch, Since: stop.since,
 		Epochs: res.Epochs, Initial: res.Initial, Notes: notes,
-		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense(best),
-		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
+		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense(best), Slots: map[string]map[string]*tensor.Dense{}}
 	if stop.llTracked {
 		ll := stop.ll
 		s.LL = &ll
@@ -73,24 +73,40 @@ func stateOf(m *models.Model, best snapshot, adam *graph.Adam, res *Result, epoc
 	for _, n := range m.ParamNames() {
 		p := m.Param(n)
 		s.Params[n] = p
-		if mm, vv := adam.Moments(p); mm != nil {
-			s.AdamM[n], s.AdamV[n] = mm, vv
+		for _, slot := range opt.Slots() {
+			if t := opt.Slot(p, slot); t != nil {
+				if s.Slots[slot] == nil {
+					s.Slots[slot] = map[string]*tensor.Dense{}
+				}
+				s.Slots[slot][n] = t
+			}
 		}
 	}
 	return s
 }
 
 // restore loads s into the model, the best snapshot and the optimiser,
-// after checking that every tensor fits the model.
-func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error {
+// after checking that every tensor fits the model and the optimiser.
+func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) error {
 	names := m.ParamNames()
+	slots := opt.Slots()
+	for slot := range s.Slots {
+		if !slices.Contains(slots, slot) {
+			return fmt.Errorf("train: resume state holds optimiser state %q, which this run's optimiser (keeping %v) does not: %w", slot, slots, ErrStateMismatch)
+		}
+	}
 	for _, n := range names {
 		p := m.Param(n)
-		for _, t := range []struct {
+		type set struct {
 			what string
 			set  map[string]*tensor.Dense
 			must bool
-		}{{"parameter", s.Params, true}, {"best parameter", s.BestParams, true}, {"Adam first moment", s.AdamM, false}, {"Adam second moment", s.AdamV, false}} {
+		}
+		sets := []set{{"parameter", s.Params, true}, {"best parameter", s.BestParams, true}}
+		for _, slot := range slots {
+			sets = append(sets, set{"optimiser state " + slot + " of", s.Slots[slot], false})
+		}
+		for _, t := range sets {
 			x, ok := t.set[n]
 			if !ok {
 				if t.must {
@@ -102,8 +118,16 @@ func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error 
 				return fmt.Errorf("train: resume state's %s %q is %v %v; the model needs %v %v: %w", t.what, n, x.Shape(), x.Dtype(), p.Shape(), p.Dtype(), ErrStateMismatch)
 			}
 		}
-		if (s.AdamM[n] == nil) != (s.AdamV[n] == nil) {
-			return fmt.Errorf("train: resume state has only one of the Adam moments of %q: %w", n, ErrStateMismatch)
+		// A parameter has all of its optimiser state or none (before its
+		// first step).
+		have := 0
+		for _, slot := range slots {
+			if s.Slots[slot][n] != nil {
+				have++
+			}
+		}
+		if have != 0 && have != len(slots) {
+			return fmt.Errorf("train: resume state has %d of the %d optimiser states %v of %q: %w", have, len(slots), slots, n, ErrStateMismatch)
 		}
 	}
 	for n := range s.Params {
@@ -121,13 +145,15 @@ func (s *State) restore(m *models.Model, best snapshot, adam *graph.Adam) error 
 	for _, n := range names {
 		copyDense(m.Param(n), s.Params[n])
 		copyDense(best[n], s.BestParams[n])
-		if s.AdamM[n] != nil {
-			if err := adam.SetMoments(m.Param(n), s.AdamM[n], s.AdamV[n]); err != nil {
-				return err
+		for _, slot := range slots {
+			if t := s.Slots[slot][n]; t != nil {
+				if err := opt.SetSlot(m.Param(n), slot, t); err != nil {
+					return err
+				}
 			}
 		}
 	}
-	adam.SetSteps(s.Steps)
+	opt.SetSteps(s.Steps)
 	return nil
 }
 
@@ -153,7 +179,12 @@ func (s *State) Clone() *State {
 		c.Initial = maps.Clone(s.Initial)
 	}
 	c.Params, c.BestParams = cloneTensors(s.Params), cloneTensors(s.BestParams)
-	c.AdamM, c.AdamV = cloneTensors(s.AdamM), cloneTensors(s.AdamV)
+	if s.Slots != nil {
+		c.Slots = map[string]map[string]*tensor.Dense{}
+		for slot, ts := range s.Slots {
+			c.Slots[slot] = cloneTensors(ts)
+		}
+	}
 	return &c
 }
 

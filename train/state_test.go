@@ -33,8 +33,9 @@ func (o *stopAt) Log(string)           {}
 // A run stopped after an epoch, or inside one, and resumed from the State
 // it saved then ends exactly like the run that was never stopped: same
 // epochs, same losses, same parameters, same test metrics. Covers an
-// energy-based, a squared and a non-negative model, PLL and MLE. Nations
-// has 1592 training triples: 6 steps of 300 per epoch.
+// energy-based, a squared and a non-negative model, PLL and MLE, and every
+// optimiser (their state is part of the State). Nations has 1592 training
+// triples: 6 steps of 300 per epoch.
 func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 	ds := repoData(t, "nations")
 	for _, c := range []struct {
@@ -42,16 +43,20 @@ func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 		obj   objectives.Objective
 		stop  int // epochs completed when the first attempt stops
 		step  int // steps of the next epoch taken by then (0: stopped at the epoch's end)
+		opt   Optimizer
 	}{
-		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2, 0},
-		{"cp2", objectives.MLE{}, 1, 0},
-		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 3, 0},
-		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2, 4},
-		{"cp2", objectives.MLE{}, 0, 1},
-		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 4, 5},
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2, 0, Optimizer{}},
+		{"cp2", objectives.MLE{}, 1, 0, Optimizer{}},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 3, 0, Optimizer{}},
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2, 4, Optimizer{}},
+		{"cp2", objectives.MLE{}, 0, 1, Optimizer{}},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 4, 5, Optimizer{}},
+		{"complex", objectives.PLL{Weights: objectives.Uniform}, 2, 3, Optimizer{Name: "adagrad", InitialAccumulator: 0.1}},
+		{"cp2", objectives.MLE{}, 1, 2, Optimizer{Name: "sgd", Momentum: 0.9}},
+		{"complex+", objectives.PLL{Weights: objectives.Uniform}, 1, 0, Optimizer{Name: "sgd"}},
 	} {
-		t.Run(fmt.Sprintf("%s/epoch%d+step%d", c.model, c.stop, c.step), func(t *testing.T) {
-			cfg := Config{Model: c.model, Rank: 6, Objective: c.obj, LearningRate: 1e-2, BatchSize: 300, Epochs: 5, Seed: 3,
+		t.Run(fmt.Sprintf("%s/%s/epoch%d+step%d", c.model, c.opt.name(), c.stop, c.step), func(t *testing.T) {
+			cfg := Config{Model: c.model, Rank: 6, Objective: c.obj, Optimizer: c.opt, LearningRate: 1e-2, BatchSize: 300, Epochs: 5, Seed: 3,
 				Dtype: tensor.Float64, Eval: EvalConfig{LogLikelihood: true}}
 			whole, err := Run(context.Background(), cfg, ds, nil)
 			if err != nil {
@@ -149,5 +154,21 @@ func TestResumeRejectsMismatchedState(t *testing.T) {
 	again.SaveState, again.Resume = nil, missing
 	if _, err := Run(context.Background(), again, ds, nil); !errors.Is(err, ErrStateMismatch) {
 		t.Fatalf("a state without one of the parameters: err %v, want ErrStateMismatch", err)
+	}
+	// Adam's moments cannot continue an Adagrad run, nor can half of them
+	// continue an Adam run.
+	other := cfg
+	other.SaveState, other.Resume, other.Optimizer = nil, saved, Optimizer{Name: "adagrad"}
+	if _, err := Run(context.Background(), other, ds, nil); !errors.Is(err, ErrStateMismatch) {
+		t.Fatalf("an Adam state resuming an Adagrad run: err %v, want ErrStateMismatch", err)
+	}
+	half := saved.Clone()
+	for n := range half.Slots["adam_v"] {
+		delete(half.Slots["adam_v"], n)
+		break
+	}
+	again.Resume = half
+	if _, err := Run(context.Background(), again, ds, nil); !errors.Is(err, ErrStateMismatch) {
+		t.Fatalf("a state with one of Adam's moments of a parameter: err %v, want ErrStateMismatch", err)
 	}
 }

@@ -26,7 +26,7 @@ type Stepper struct {
 	params []*tensor.Dense
 	gvals  []*tensor.Dense
 	prog   *graph.Program
-	adam   *graph.Adam
+	opt    graph.Optimizer
 }
 
 // stepGraph is a step's loss and gradient graph, before it is compiled.
@@ -39,20 +39,23 @@ type stepGraph struct {
 }
 
 // NewStepper builds the loss and gradient graph of m for batches of size
-// batch and an Adam optimiser with learning rate lr.
-func NewStepper(m *models.Model, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
-	return NewConstrainedStepper(m, nil, obj, batch, lr)
+// batch, whose parameters opt updates (e.g. graph.NewAdam(1e-3)).
+func NewStepper(m *models.Model, obj objectives.Objective, batch int, opt graph.Optimizer) (*Stepper, error) {
+	return NewConstrainedStepper(m, nil, obj, batch, opt)
 }
 
 // NewConstrainedStepper trains the product of m with the domain constraint
 // d (nil: none): the objective's queries, and so constrained PLL or MLE,
 // are answered by the constrained circuit.
-func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Objective, batch int, lr float64) (*Stepper, error) {
+func NewConstrainedStepper(m *models.Model, d *models.Domain, obj objectives.Objective, batch int, opt graph.Optimizer) (*Stepper, error) {
+	if opt == nil {
+		return nil, fmt.Errorf("train: no optimiser")
+	}
 	sg, err := buildStep(m, d, obj, batch)
 	if err != nil {
 		return nil, err
 	}
-	st := &Stepper{stepGraph: sg, batch: batch, adam: graph.NewAdam(lr)}
+	st := &Stepper{stepGraph: sg, batch: batch, opt: opt}
 	if st.prog, err = graph.Compile(append(G.Nodes{st.loss}, st.grads...)...); err != nil {
 		return nil, err
 	}
@@ -88,8 +91,8 @@ func buildStep(m *models.Model, d *models.Domain, obj objectives.Objective, batc
 // BatchSize returns the compiled batch size.
 func (st *Stepper) BatchSize() int { return st.batch }
 
-// Adam returns the optimiser (its moments are part of a resumable state).
-func (st *Stepper) Adam() *graph.Adam { return st.adam }
+// Optimizer returns the optimiser (its slots are part of a resumable state).
+func (st *Stepper) Optimizer() graph.Optimizer { return st.opt }
 
 // Step trains on up to BatchSize triples and returns the batch's mean loss.
 // It returns ErrDiverged when the loss or a gradient is not finite; the
@@ -123,7 +126,7 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	for _, g := range st.grads {
 		st.gvals = append(st.gvals, g.Value().(*tensor.Dense))
 	}
-	bad, err := st.adam.Step(st.params, st.gvals)
+	bad, err := st.opt.Step(st.params, st.gvals)
 	if err != nil {
 		return loss, err
 	}

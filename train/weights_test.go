@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/objectives"
@@ -32,7 +33,7 @@ func TestEveryPLLWeightPatternTrainsEveryModel(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				st, err := NewConstrainedStepper(m, d, objectives.PLL{Weights: w}, 4, 1e-2)
+				st, err := NewConstrainedStepper(m, d, objectives.PLL{Weights: w}, 4, graph.NewAdam(1e-2))
 				if err != nil {
 					t.Errorf("%s, ω = %+v, constrained %v: %v", name, w, d != nil, err)
 					continue

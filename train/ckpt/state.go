@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -74,8 +75,12 @@ type stateEpoch struct {
 	Valid       map[string]jsonFloat `json:"valid,omitempty"`
 }
 
-// stateTables are the array groups of a state, by name prefix.
-var stateTables = []string{"param", "best", "adam_m", "adam_v"}
+// stateGroups are the array groups of a state, by name prefix: the
+// parameters, the best parameters, then each optimiser slot
+// (graph.Optimizer.Slots) in name order.
+func stateGroups(s *train.State) []string {
+	return append([]string{"param", "best"}, slices.Sorted(maps.Keys(s.Slots))...)
+}
 
 func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 	switch group {
@@ -83,10 +88,11 @@ func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 		return s.Params
 	case "best":
 		return s.BestParams
-	case "adam_m":
-		return s.AdamM
 	}
-	return s.AdamV
+	if s.Slots[group] == nil {
+		s.Slots[group] = map[string]*tensor.Dense{}
+	}
+	return s.Slots[group]
 }
 
 // StateInfo is what a resume state says about itself besides its tensors.
@@ -117,8 +123,9 @@ func (m *stateMeta) info() *StateInfo {
 //
 // A resume state, runs/<id>/state.npz, is what an unfinished run continues
 // from when the sweep is started again: a NumPy archive of the current and
-// best parameters and Adam's moments (arrays "param.<table>",
-// "best.<table>", "adam_m.<table>", "adam_v.<table>", flattened) and of
+// best parameters and the optimiser's state (arrays "param.<table>",
+// "best.<table>" and "<slot>.<table>", flattened, a slot being e.g. Adam's
+// "adam_m" and "adam_v" or Adagrad's "adagrad_sum") and of
 // "meta", the UTF-8 JSON of everything else (counters, epoch records,
 // notes, dtype and shapes). The command writes it after an epoch, at most
 // every -state-every; at once, mid-epoch, when the run is told to stop
@@ -162,7 +169,7 @@ func WriteState(path, runID string, s *train.State, wall time.Duration) error {
 		if err := entry("meta", js); err != nil {
 			return err
 		}
-		for _, group := range stateTables {
+		for _, group := range stateGroups(s) {
 			tables := tablesOf(s, group)
 			for _, n := range slices.Sorted(maps.Keys(tables)) {
 				if err := entry(group+"."+n, tables[n].Data()); err != nil {
@@ -231,7 +238,7 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 	s := &train.State{Epoch: meta.Epoch, Steps: meta.Steps, StepSeconds: float64(meta.StepSeconds), Best: float64(meta.Best),
 		BestEpoch: meta.BestEpoch, Since: meta.Since, Notes: meta.Notes,
 		Batch: meta.Batch, EpochLoss: float64(meta.EpochLoss), EpochSeconds: float64(meta.EpochSeconds),
-		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{}, AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
+		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{}, Slots: map[string]map[string]*tensor.Dense{}}
 	if meta.Initial != nil {
 		s.Initial = fromJSONMap(meta.Initial)
 	}
@@ -245,26 +252,35 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 		}
 		s.Epochs = append(s.Epochs, rec)
 	}
-	for _, group := range stateTables {
-		for n, shape := range meta.Shapes {
-			name := group + "." + n + ".npy"
-			if !slices.ContainsFunc(z.File, func(f *zip.File) bool { return f.Name == name }) {
-				continue // Adam's moments are absent before the first step; train.Run checks the rest
-			}
-			var t *tensor.Dense
-			switch meta.Dtype {
-			case tensor.Float32.Name():
-				t, err = readTensor[float32](&z.Reader, name, shape)
-			case tensor.Float64.Name():
-				t, err = readTensor[float64](&z.Reader, name, shape)
-			default:
-				err = fmt.Errorf("dtype %q", meta.Dtype)
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", path, err)
-			}
-			tablesOf(s, group)[n] = t
+	// Every entry but meta is "<group>.<table>.npy" for a table of meta's
+	// shapes; an optimiser's slots are absent before its first step, and
+	// train.Run checks that the groups found fit the run.
+	for _, f := range z.File {
+		if f.Name == "meta.npy" {
+			continue
 		}
+		group, n, shape := "", "", []int(nil)
+		for table, sh := range meta.Shapes {
+			if g, ok := strings.CutSuffix(f.Name, "."+table+".npy"); ok && g != "" && len(table) > len(n) {
+				group, n, shape = g, table, sh
+			}
+		}
+		if group == "" {
+			return nil, nil, fmt.Errorf("%s: entry %s is of no table of the state (%v)", path, f.Name, slices.Sorted(maps.Keys(meta.Shapes)))
+		}
+		var t *tensor.Dense
+		switch meta.Dtype {
+		case tensor.Float32.Name():
+			t, err = readTensor[float32](&z.Reader, f.Name, shape)
+		case tensor.Float64.Name():
+			t, err = readTensor[float64](&z.Reader, f.Name, shape)
+		default:
+			err = fmt.Errorf("dtype %q", meta.Dtype)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+		tablesOf(s, group)[n] = t
 	}
 	return s, meta.info(), nil
 }

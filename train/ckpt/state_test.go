@@ -30,8 +30,9 @@ func TestStateRoundTrip(t *testing.T) {
 		Notes:      []string{"resumed after epoch 1"},
 		Params:     map[string]*tensor.Dense{"entity": table(1, 2, 3, 4), "relation": table(5, 6)},
 		BestParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 5), "relation": table(5, 7)},
-		AdamM:      map[string]*tensor.Dense{"entity": table(0, 0, 1, 0), "relation": table(0, 1)},
-		AdamV:      map[string]*tensor.Dense{"entity": table(1, 1, 1, 1), "relation": table(2, 2)}}
+		Slots: map[string]map[string]*tensor.Dense{
+			"adam_m": {"entity": table(0, 0, 1, 0), "relation": table(0, 1)},
+			"adam_v": {"entity": table(1, 1, 1, 1), "relation": table(2, 2)}}}
 	path := filepath.Join(t.TempDir(), StateName)
 	if err := WriteState(path, "run", s, 90*time.Second); err != nil {
 		t.Fatal(err)
@@ -58,7 +59,7 @@ func TestStateRoundTrip(t *testing.T) {
 	for _, group := range []struct {
 		name      string
 		got, want map[string]*tensor.Dense
-	}{{"param", got.Params, s.Params}, {"best", got.BestParams, s.BestParams}, {"adam_m", got.AdamM, s.AdamM}, {"adam_v", got.AdamV, s.AdamV}} {
+	}{{"param", got.Params, s.Params}, {"best", got.BestParams, s.BestParams}, {"adam_m", got.Slots["adam_m"], s.Slots["adam_m"]}, {"adam_v", got.Slots["adam_v"], s.Slots["adam_v"]}} {
 		for n, w := range group.want {
 			g := group.got[n]
 			if g == nil || !g.Shape().Eq(w.Shape()) || !reflect.DeepEqual(g.Data(), w.Data()) {
@@ -89,8 +90,8 @@ func BenchmarkWriteState(b *testing.B) {
 		return tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(make([]float32, rows*cols)))
 	}
 	s := &train.State{Epoch: 3, Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense{},
-		AdamM: map[string]*tensor.Dense{}, AdamV: map[string]*tensor.Dense{}}
-	for _, m := range []map[string]*tensor.Dense{s.Params, s.BestParams, s.AdamM, s.AdamV} {
+		Slots: map[string]map[string]*tensor.Dense{"adam_m": {}, "adam_v": {}}}
+	for _, m := range []map[string]*tensor.Dense{s.Params, s.BestParams, s.Slots["adam_m"], s.Slots["adam_v"]} {
 		m["entity"], m["relation"] = table(14541, 400), table(237, 400)
 	}
 	b.SetBytes(4 * 4 * (14541 + 237) * 400)
@@ -113,8 +114,9 @@ func FuzzReadState(f *testing.F) {
 		Epochs:     []train.EpochRecord{{Epoch: 1, TrainLoss: 3, Valid: map[string]float64{"mrr": 0.5}}, {Epoch: 2, TrainLoss: 2}},
 		Params:     map[string]*tensor.Dense{"entity": table(1, 2, 3, 4)},
 		BestParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 5)},
-		AdamM:      map[string]*tensor.Dense{"entity": table(0, 0, 1, 0)},
-		AdamV:      map[string]*tensor.Dense{"entity": table(1, 1, 1, 1)}}
+		Slots: map[string]map[string]*tensor.Dense{
+			"adam_m": {"entity": table(0, 0, 1, 0)},
+			"adam_v": {"entity": table(1, 1, 1, 1)}}}
 	if err := WriteState(valid, "run", s, time.Second); err != nil {
 		f.Fatal(err)
 	}
