@@ -410,3 +410,90 @@ func (b *Builder) LookupFloats(idx *G.Node, table []float64, dt tensor.Dtype) *G
 	n, err := LookupFloats(idx, table, dt)
 	return b.named("LookupFloats", n, err)
 }
+
+// Halves splits the columns of x into its first and second half, e.g. the
+// [re | im] rows of complex embeddings or SimplE's [head | tail] rows; x
+// must have an even number of columns.
+func (b *Builder) Halves(x *G.Node) (first, second *G.Node) {
+	if !b.ready("Halves", x) {
+		return nil, nil
+	}
+	if x.Dims() != 2 || x.Shape()[1]%2 != 0 {
+		b.err = fmt.Errorf("graph.Halves: shape %v: want a matrix with an even number of columns", x.Shape())
+		return nil, nil
+	}
+	d := x.Shape()[1] / 2
+	return b.SliceCols(x, 0, d), b.SliceCols(x, d, 2*d)
+}
+
+// Quadrants splits a square matrix of even size, such as the Gram matrix
+// of rows [a | b], into its four blocks: aᵀa, aᵀb, bᵀa and bᵀb for a Gram
+// matrix.
+func (b *Builder) Quadrants(g *G.Node) (tl, tr, bl, br *G.Node) {
+	if !b.ready("Quadrants", g) {
+		return nil, nil, nil, nil
+	}
+	if s := g.Shape(); g.Dims() != 2 || s[0] != s[1] || s[0]%2 != 0 {
+		b.err = fmt.Errorf("graph.Quadrants: shape %v: want a square matrix of even size", s)
+		return nil, nil, nil, nil
+	}
+	d := g.Shape()[0] / 2
+	return b.SliceBlock(g, 0, d, 0, d), b.SliceBlock(g, 0, d, d, 2*d), b.SliceBlock(g, d, 2*d, 0, d), b.SliceBlock(g, d, 2*d, d, 2*d)
+}
+
+// An Algebra is a semiring's elementwise operations on nodes, such as the
+// linear and log semirings of gekc/models: Mul and Add are ⊗ and ⊕, Sub
+// its subtraction where there is one, Scale the product with a positive
+// constant.
+type Algebra interface {
+	Mul(x, y *G.Node) (*G.Node, error)
+	Add(x, y *G.Node) (*G.Node, error)
+	Sub(x, y *G.Node) (*G.Node, error)
+	Scale(x *G.Node, c float64) (*G.Node, error)
+}
+
+// In chains alg's operations into b, so that an expression in any
+// semiring reads as its formula with one error check:
+//
+//	in := e.In(alg)
+//	q := in.Scale(in.Mul(s, r), 0.5)
+//	return e.Result(q)
+func (b *Builder) In(alg Algebra) InAlgebra { return InAlgebra{b: b, alg: alg} }
+
+// InAlgebra is a Builder computing in an Algebra (see Builder.In).
+type InAlgebra struct {
+	b   *Builder
+	alg Algebra
+}
+
+// Mul is x ⊗ y.
+func (a InAlgebra) Mul(x, y *G.Node) *G.Node {
+	if !a.b.ready("Mul", x, y) {
+		return nil
+	}
+	return a.b.Use(a.alg.Mul(x, y))
+}
+
+// Add is x ⊕ y.
+func (a InAlgebra) Add(x, y *G.Node) *G.Node {
+	if !a.b.ready("Add", x, y) {
+		return nil
+	}
+	return a.b.Use(a.alg.Add(x, y))
+}
+
+// Sub is x − y, where the algebra has a subtraction.
+func (a InAlgebra) Sub(x, y *G.Node) *G.Node {
+	if !a.b.ready("Sub", x, y) {
+		return nil
+	}
+	return a.b.Use(a.alg.Sub(x, y))
+}
+
+// Scale is c ⊗ x for a constant c.
+func (a InAlgebra) Scale(x *G.Node, c float64) *G.Node {
+	if !a.b.ready("Scale", x) {
+		return nil
+	}
+	return a.b.Use(a.alg.Scale(x, c))
+}

@@ -246,3 +246,68 @@ func TestBuilderUseAndDo(t *testing.T) {
 		t.Errorf("AddAll of one node: %v, %v", n, one.Err())
 	}
 }
+
+// linearAlg is the linear semiring, for testing Builder.In in this package.
+type linearAlg struct{}
+
+func (linearAlg) Mul(x, y *G.Node) (*G.Node, error)           { return Mul(x, y) }
+func (linearAlg) Add(x, y *G.Node) (*G.Node, error)           { return Add(x, y) }
+func (linearAlg) Sub(x, y *G.Node) (*G.Node, error)           { return Sub(x, y) }
+func (linearAlg) Scale(x *G.Node, c float64) (*G.Node, error) { return Shift(must(Scale(x, c)), 0) }
+
+// Halves and Quadrants cut as documented and refuse shapes they cannot cut;
+// In chains an algebra's operations and keeps the first error; Shift adds
+// its constant.
+func TestBuilderHalvesQuadrantsIn(t *testing.T) {
+	g := G.NewGraph()
+	x := G.NewMatrix(g, tensor.Float64, G.WithShape(4, 4), G.WithName("x"),
+		G.WithValue(tensor.New(tensor.WithShape(4, 4), tensor.WithBacking([]float64{
+			1, 2, 3, 4,
+			5, 6, 7, 8,
+			9, 10, 11, 12,
+			13, 14, 15, 16}))))
+	var e Builder
+	left, right := e.Halves(x)
+	tl, tr, bl, br := e.Quadrants(x)
+	in := e.In(linearAlg{})
+	combo := in.Sub(in.Add(in.Mul(left, right), in.Scale(left, 2)), right) // l·r + 2l − r
+	shifted := e.Use(Shift(tl, 0.5))
+	nodes := []*G.Node{left, right, tl, tr, bl, br, combo, shifted}
+	if e.Err() != nil {
+		t.Fatal(e.Err())
+	}
+	prog, err := Compile(nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]float64{
+		{1, 2, 5, 6, 9, 10, 13, 14}, {3, 4, 7, 8, 11, 12, 15, 16},
+		{1, 2, 5, 6}, {3, 4, 7, 8}, {9, 10, 13, 14}, {11, 12, 15, 16},
+		{1*3 + 2 - 3, 2*4 + 4 - 4, 5*7 + 10 - 7, 6*8 + 12 - 8, 9*11 + 18 - 11, 10*12 + 20 - 12, 13*15 + 26 - 15, 14*16 + 28 - 16},
+		{1.5, 2.5, 5.5, 6.5},
+	}
+	for i, n := range nodes {
+		if got := n.Value().Data().([]float64); !reflect.DeepEqual(got, want[i]) {
+			t.Errorf("node %d = %v, want %v", i, got, want[i])
+		}
+	}
+	odd := G.NewMatrix(g, tensor.Float64, G.WithShape(2, 3), G.WithName("odd"))
+	for name, f := range map[string]func(b *Builder){
+		"graph.Halves":    func(b *Builder) { b.Halves(odd) },
+		"graph.Quadrants": func(b *Builder) { b.Quadrants(odd) },
+	} {
+		var b Builder
+		f(&b)
+		if b.Err() == nil || !strings.Contains(b.Err().Error(), name) {
+			t.Errorf("%s of a 2×3 matrix: %v", name, b.Err())
+		}
+	}
+	var b Builder
+	bin := b.In(linearAlg{})
+	if bin.Mul(bin.Mul(x, odd), x) != nil || b.Err() == nil || !strings.Contains(b.Err().Error(), "Mul") {
+		t.Errorf("a failing In step: %v", b.Err())
+	}
+}

@@ -253,9 +253,10 @@ const (
 	kindLogSquare                   // log(x² + c): the log of a squared score plus its epsilon mass
 	kindLogSigmoid                  // log σ(x)
 	kindLog1mExp                    // log(1 − exp(x)) for x ≤ 0
+	kindShift                       // x + c: a scale in the log semiring (Go only; the C kernels number the kinds above)
 )
 
-var unaryNames = [...]string{"Scale", "Exp", "LogPos", "LogSquare", "LogSigmoid", "Log1mExp"}
+var unaryNames = [...]string{"Scale", "Exp", "LogPos", "LogSquare", "LogSigmoid", "Log1mExp", "Shift"}
 
 type unaryOp struct {
 	base
@@ -265,7 +266,7 @@ type unaryOp struct {
 
 func newUnary(kind unaryKind, c float64, x *G.Node) (*G.Node, error) {
 	name := unaryNames[kind]
-	if kind == kindScale || kind == kindLogPos || kind == kindLogSquare {
+	if kind == kindScale || kind == kindLogPos || kind == kindLogSquare || kind == kindShift {
 		name = fmt.Sprintf("%s(%g)", name, c)
 	}
 	return apply(&unaryOp{base: newBase(name), kind: kind, c: c}, x)
@@ -273,6 +274,9 @@ func newUnary(kind unaryKind, c float64, x *G.Node) (*G.Node, error) {
 
 // Scale returns c·x.
 func Scale(x *G.Node, c float64) (*G.Node, error) { return newUnary(kindScale, c, x) }
+
+// Shift returns x + c: multiplying by e^c in the log semiring.
+func Shift(x *G.Node, c float64) (*G.Node, error) { return newUnary(kindShift, c, x) }
 
 // Exp returns exp(x) elementwise.
 func Exp(x *G.Node) (*G.Node, error) { return newUnary(kindExp, 0, x) }
@@ -316,10 +320,17 @@ func (o *unaryOp) Do(in ...G.Value) (G.Value, error) {
 }
 
 func unaryKernel[T Float](kind unaryKind, c float64, x, out []T) {
-	if kind == kindScale {
+	switch kind {
+	case kindScale:
 		s := T(c)
 		for i, v := range x {
 			out[i] = s * v
+		}
+		return
+	case kindShift:
+		s := T(c)
+		for i, v := range x {
+			out[i] = v + s
 		}
 		return
 	}
@@ -337,6 +348,8 @@ func unaryFn(kind unaryKind, c, x float64) float64 {
 	switch kind {
 	case kindScale:
 		return c * x
+	case kindShift:
+		return x + c
 	case kindExp:
 		return math.Exp(x)
 	case kindLogPos:
@@ -362,6 +375,8 @@ func unaryDeriv(kind unaryKind, c, x, y float64) float64 {
 	switch kind {
 	case kindScale:
 		return c
+	case kindShift:
+		return 1
 	case kindExp:
 		return y
 	case kindLogPos:
@@ -382,9 +397,12 @@ func unaryDeriv(kind unaryKind, c, x, y float64) float64 {
 }
 
 func (o *unaryOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	if o.kind == kindScale {
+	switch o.kind {
+	case kindScale:
 		g, err := Scale(grad, o.c)
 		return G.Nodes{g}, err
+	case kindShift:
+		return G.Nodes{grad}, nil
 	}
 	g, err := apply(&unaryGradOp{base: newBase(o.name + "Grad"), kind: o.kind, c: o.c}, grad, in[0], out)
 	return G.Nodes{g}, err

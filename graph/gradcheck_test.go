@@ -138,6 +138,9 @@ func TestGradients(t *testing.T) {
 		{name: "ScaledCost", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return Scale(must(weightedSum(g, p[0])), -0.5)
 		}},
+		{name: "ShiftExp", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(Exp(must(Shift(p[0], -0.7)))))
+		}},
 		{name: "ScaleExp", shapes: [][]int{{2, 3}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(Exp(must(Scale(p[0], 0.5)))))
 		}},

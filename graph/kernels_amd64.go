@@ -78,7 +78,7 @@ func sgdF32(p, g, buf []float32, lr, momentum float32) (nonFinite int, ok bool) 
 }
 
 func unaryF32(kind unaryKind, c float32, x, out []float32) bool {
-	if !haveAVX2 || kind == kindScale {
+	if !haveAVX2 || kind == kindScale || kind == kindShift {
 		return false
 	}
 	C.gekc_unary_f32(C.int(kind), C.float(c), f32p(x), f32p(out), C.int64_t(len(x)))
@@ -86,7 +86,7 @@ func unaryF32(kind unaryKind, c float32, x, out []float32) bool {
 }
 
 func unaryGradF32(kind unaryKind, c float32, g, x, y, out []float32) bool {
-	if !haveAVX2 || kind == kindScale {
+	if !haveAVX2 || kind == kindScale || kind == kindShift {
 		return false
 	}
 	C.gekc_unary_grad_f32(C.int(kind), C.float(c), f32p(g), f32p(x), f32p(y), f32p(out), C.int64_t(len(x)))

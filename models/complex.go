@@ -30,15 +30,6 @@ func (ComplEx) Layout(sz Sizes) Layout {
 	}
 }
 
-// halves splits [re | im] rows.
-func halves(e *graph.Builder, x *G.Node) (re, im *G.Node) {
-	if e.Err() != nil {
-		return nil, nil
-	}
-	d := x.Shape()[1] / 2
-	return e.SliceCols(x, 0, d), e.SliceCols(x, d, 2*d)
-}
-
 // Query (linear algebra only; the restriction uses LogQuery) is a complex
 // Hadamard product of the other two slots, [re | im]:
 //
@@ -70,17 +61,12 @@ func (ComplEx) Query(alg Algebra, target Var, x Inputs, _ Tables) (*G.Node, erro
 //
 // costing O((|E| + |R|)·d²).
 func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
-	d := t.Sizes().Rank
 	var e graph.Builder
-	// blocks splits a Gram matrix of [re | im] rows into re·re, re·im,
-	// im·im and im·re.
-	blocks := func(g *G.Node) (x, y, z, yT *G.Node) {
-		return e.SliceBlock(g, 0, d, 0, d), e.SliceBlock(g, 0, d, d, 2*d),
-			e.SliceBlock(g, d, 2*d, d, 2*d), e.SliceBlock(g, d, 2*d, 0, d)
-	}
-	A, B, C, BT := blocks(e.Use(t.RoleGram(Subject)))
-	P, Q, S, QT := blocks(e.Use(t.RoleGram(Relation)))
-	Ao, Bo, Co, _ := blocks(e.Use(t.RoleGram(Object)))
+	// The quadrants of a Gram matrix of [re | im] rows are re·re, re·im,
+	// im·re and im·im.
+	A, B, BT, C := e.Quadrants(e.Use(t.RoleGram(Subject)))
+	P, Q, QT, S := e.Quadrants(e.Use(t.RoleGram(Relation)))
+	Ao, Bo, _, Co := e.Quadrants(e.Use(t.RoleGram(Object)))
 	saa := e.AddAll(e.Mul(A, P), e.Neg(e.Mul(B, Q)), e.Neg(e.Mul(BT, QT)), e.Mul(C, S))
 	sbb := e.AddAll(e.Mul(A, S), e.Mul(B, QT), e.Mul(BT, Q), e.Mul(C, P))
 	sab := e.AddAll(e.Mul(A, Q), e.Mul(B, P), e.Neg(e.Mul(BT, S)), e.Neg(e.Mul(C, QT)))
@@ -118,7 +104,7 @@ func (ComplEx) LogQuery(target Var, x Inputs, _ Tables) (*G.Node, error) {
 // LogCandidates picks, for each of the four terms, target's re or im part.
 func (ComplEx) LogCandidates(target Var, feats *G.Node) (*G.Node, error) {
 	var e graph.Builder
-	re, im := halves(&e, feats)
+	re, im := e.Halves(feats)
 	cols := make([]*G.Node, 4)
 	for i, term := range complexTerms {
 		cols[i] = [2]*G.Node{re, im}[term[target]]

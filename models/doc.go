@@ -7,8 +7,8 @@
 //	cp+    non-negative   φ with φ ≥ 0             yes, via column sums
 //	cp2    squared        φ² (+ uniform ε mass)    yes, via Gram matrices
 //
-// for φ in CP, DistMult, ComplEx, RESCAL and TuckER (Names lists the
-// registry).
+// for φ in CP, DistMult, ComplEx, RESCAL, TuckER and SimplE (Names lists
+// the registry).
 //
 // A score function is multilinear, so for each slot v of a triple there is a
 // query q_v built from the other two slots with φ = ⟨q_v, x_v⟩, x_v being
@@ -23,25 +23,42 @@
 //
 // # Adding a score function
 //
-// Write one file with a type implementing ScoreFunction and register it:
-// Layout declares the parameter tables, Query builds q_v in an Algebra
-// (the linear semiring for energy and squared models, the log semiring for
-// non-negative ones, so a monotone score gets its non-negative restriction
-// without further code), SquaredPartition gives Σ φ² in closed form from
-// Gram matrices, and Init initialises the tables (DefaultInit does the
-// paper's three schemes); graph.Builder writes a closed form such as
-// SquaredPartition as its formula, with one error check. cp.go is a
-// complete one in about 60 lines;
-// distmult.go reuses it with another layout; the Example defines CP with
-// weighted components outside the package. A score with a subtraction (like
-// ComplEx) also implements NonNegativeScore.
+// Write one file with a type implementing ScoreFunction and register it
+// in an init function (Register("f", ...) makes "f", "f+" and "f2"):
 //
-// Then give it a plain-Go evaluation of φ in its own test file, registered
-// for the brute-force suite (cp_test.go: references["cp"] = refCP; a
-// MixtureScore or ProductUnitScore hook in the score file gives it ancestral
-// sampling or KTD features too): TestQueriesMatchBruteForce,
+//   - Layout declares the parameter tables and which table serves each
+//     slot. Query receives the gathered rows of one table per slot, so a
+//     slot with several embeddings packs them side by side in one row:
+//     ComplEx's [re | im], SimplE's [head | tail] (graph.Builder.Halves and
+//     Quadrants cut them apart again).
+//   - Query builds q_v in an Algebra: the linear semiring for energy and
+//     squared models, the log semiring for non-negative ones, so a monotone
+//     score gets its non-negative restriction without further code. Chain
+//     its operations with graph.Builder.In (e.In(alg).Mul(a, b)); constants
+//     enter through Algebra.Scale (see ExampleAlgebra).
+//   - SquaredPartition gives Σ φ² in closed form from the Gram matrices of
+//     Tables.RoleGram, written as its formula with graph.Builder.
+//   - Init initialises the tables (DefaultInit does the paper's three
+//     schemes).
+//
+// cp.go is a complete one in about 60 lines; distmult.go reuses it with
+// another layout; simple.go packs two roles per row; the Example defines CP
+// with weighted components outside the package. Optional hooks, each in the
+// same file:
+//
+//   - NonNegativeScore, required for a score with a subtraction (ComplEx):
+//     its non-negative restriction;
+//   - MixtureScore: ancestral sampling of the + model (without it, the +
+//     model samples by inverse transform, slower at scale);
+//   - ProductUnitScore: the product units, needed for KTD's ψ features
+//     (-analyze ktd -features <run> refuses the model without it).
+//
+// Then give it a plain-Go evaluation of φ in its own _test.go file,
+// registered for the brute-force suite in init: references["f"] = refF (see
+// cp_test.go, simple_test.go). Without one the package's tests fail at
+// once saying so. TestQueriesMatchBruteForce,
 // TestGradientsMatchFiniteDifferences, TestSamplersPassGoodnessOfFit and the
-// constrained tests check every registered name, in all three semantics,
-// against enumeration over all triples of a tiny graph, finite differences
-// and a χ² test.
+// constrained tests then check every registered name, in all three
+// semantics, against enumeration over all triples of a tiny graph, finite
+// differences and a χ² test.
 package models

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gekc/graph"
@@ -111,4 +112,42 @@ func Example_newScoreFunction() {
 	// wcp   energy semantics: intractable for an energy-based model: the partition function sums exp φ over all |E|²|R| triples
 	// wcp+  non-negative semantics: log Z = 1.099
 	// wcp2  squared semantics: log Z = 3.495
+}
+
+// A query written once for both semirings, with the helpers a score
+// function uses: Halves splits rows of two blocks ([re | im], SimplE's
+// [head | tail]), In chains an Algebra's operations in a Builder, and
+// Scale multiplies by a constant (½ here; a shift by log ½ in the log
+// semiring). Evaluated on log-values in the log semiring, the query is the
+// log of the linear one.
+func ExampleAlgebra() {
+	query := func(alg models.Algebra, x *G.Node) (*G.Node, error) {
+		var e graph.Builder
+		in := e.In(alg)
+		head, tail := e.Halves(x)
+		return e.Result(in.Scale(in.Mul(head, tail), 0.5))
+	}
+	run := func(alg models.Algebra, vals ...float64) []float64 {
+		g := G.NewGraph()
+		x := G.NewMatrix(g, tensor.Float64, G.WithShape(1, 4), G.WithName("x"),
+			G.WithValue(tensor.New(tensor.WithShape(1, 4), tensor.WithBacking(vals))))
+		q, err := query(alg, x)
+		if err != nil {
+			fmt.Println(err)
+			return nil
+		}
+		prog, _ := graph.Compile(q)
+		if err := prog.Run(); err != nil {
+			fmt.Println(err)
+			return nil
+		}
+		return q.Value().Data().([]float64)
+	}
+	lin := run(models.Linear, 2, 3, 5, 7)
+	log := run(models.Log, math.Log(2), math.Log(3), math.Log(5), math.Log(7))
+	fmt.Printf("linear ½[2·5, 3·7] = %.1f\n", lin)
+	fmt.Printf("log semiring, exponentiated = %.1f\n", []float64{math.Exp(log[0]), math.Exp(log[1])})
+	// Output:
+	// linear ½[2·5, 3·7] = [5.0 10.5]
+	// log semiring, exponentiated = [5.0 10.5]
 }

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gekc/graph"
@@ -25,7 +26,10 @@ import (
 type ScoreFunction interface {
 	// Name is the base registry name, e.g. "cp".
 	Name() string
-	// Layout declares the parameter tables for the given sizes.
+	// Layout declares the parameter tables for the given sizes, and the
+	// one table that serves each slot: a slot with several embeddings (a
+	// complex number's two parts, SimplE's head and tail roles) packs them
+	// side by side in its table's rows.
 	Layout(sz Sizes) Layout
 	// Query returns q_target from the input rows of the other two slots
 	// (x's entry for the target is nil), computed in alg: products and sums
@@ -101,6 +105,9 @@ type Algebra interface {
 	Mul(a, b *G.Node) (*G.Node, error) // elementwise ⊗
 	Add(a, b *G.Node) (*G.Node, error) // elementwise ⊕
 	Sub(a, b *G.Node) (*G.Node, error) // linear only
+	// Scale is c ⊗ a for a constant c: c·a in the linear semiring, a + log c
+	// in the log semiring (c > 0).
+	Scale(a *G.Node, c float64) (*G.Node, error)
 	MatMul(a, b *G.Node, transA, transB bool) (*G.Node, error)
 	BatchVecMat(x, m *G.Node, n, k int, trans bool) (*G.Node, error)
 	BatchOuter(a, b *G.Node) (*G.Node, error)
@@ -114,10 +121,13 @@ var Log Algebra = logAlg{}
 
 type linear struct{}
 
-func (linear) IsLog() bool                              { return false }
-func (linear) Mul(a, b *G.Node) (*G.Node, error)        { return graph.Mul(a, b) }
-func (linear) Add(a, b *G.Node) (*G.Node, error)        { return graph.Add(a, b) }
-func (linear) Sub(a, b *G.Node) (*G.Node, error)        { return graph.Sub(a, b) }
+func (linear) IsLog() bool                       { return false }
+func (linear) Mul(a, b *G.Node) (*G.Node, error) { return graph.Mul(a, b) }
+func (linear) Add(a, b *G.Node) (*G.Node, error) { return graph.Add(a, b) }
+func (linear) Sub(a, b *G.Node) (*G.Node, error) { return graph.Sub(a, b) }
+func (linear) Scale(a *G.Node, c float64) (*G.Node, error) {
+	return graph.Scale(a, c)
+}
 func (linear) BatchOuter(a, b *G.Node) (*G.Node, error) { return graph.BatchOuter(a, b) }
 func (linear) MatMul(a, b *G.Node, ta, tb bool) (*G.Node, error) {
 	return graph.MatMul(a, b, ta, tb)
@@ -132,10 +142,16 @@ var ErrNotMonotone = errors.New("subtraction in the log semiring: the score is n
 
 type logAlg struct{}
 
-func (logAlg) IsLog() bool                              { return true }
-func (logAlg) Mul(a, b *G.Node) (*G.Node, error)        { return graph.Add(a, b) }
-func (logAlg) Add(a, b *G.Node) (*G.Node, error)        { return graph.LogAddExp(a, b) }
-func (logAlg) Sub(a, b *G.Node) (*G.Node, error)        { return nil, ErrNotMonotone }
+func (logAlg) IsLog() bool                       { return true }
+func (logAlg) Mul(a, b *G.Node) (*G.Node, error) { return graph.Add(a, b) }
+func (logAlg) Add(a, b *G.Node) (*G.Node, error) { return graph.LogAddExp(a, b) }
+func (logAlg) Sub(a, b *G.Node) (*G.Node, error) { return nil, ErrNotMonotone }
+func (logAlg) Scale(a *G.Node, c float64) (*G.Node, error) {
+	if !(c > 0) || math.IsInf(c, 1) {
+		return nil, fmt.Errorf("models: scale by %g in the log semiring: want a finite c > 0 (a negative one makes the score non-monotone: %w)", c, ErrNotMonotone)
+	}
+	return graph.Shift(a, math.Log(c))
+}
 func (logAlg) BatchOuter(a, b *G.Node) (*G.Node, error) { return graph.LogBatchOuter(a, b) }
 func (logAlg) MatMul(a, b *G.Node, ta, tb bool) (*G.Node, error) {
 	return graph.LogMatMulExp(a, b, ta, tb)
