@@ -146,6 +146,9 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		if rec.CPU == "" && fileExists("/proc/cpuinfo") {
 			t.Errorf("%s: no cpu in %s", id, metricsName)
 		}
+		if !(rec.SgemmGFLOPS > 0) {
+			t.Errorf("%s: no host Sgemm rate in %s", id, metricsName)
+		}
 		l, hasL := rec.Test["ece_logistic"]
 		m, hasM := rec.Test["ece_minmax"]
 		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, calibrationPlotName)) != ece {

@@ -128,3 +128,11 @@ func BenchmarkSgemm(b *testing.B) {
 		})
 	}
 }
+
+// SgemmRate agrees with BenchmarkSgemm's figure in kind: a positive,
+// finite rate (its value is the host's, not a test's to fix).
+func TestSgemmRateIsARate(t *testing.T) {
+	if r := SgemmRate(); !(r > 0.1) || r > 1e6 {
+		t.Errorf("SgemmRate() = %v GFLOP/s", r)
+	}
+}

@@ -26,6 +26,7 @@ type configSummary struct {
 	score                                       float64              // their mean; NaN if none
 	test                                        map[string][]float64 // finished runs' test metrics
 	wall                                        []float64
+	sgemm                                       []float64 // the hosts' Sgemm GFLOP/s, of the runs that recorded it
 }
 
 func (c *configSummary) groupKey() string {
@@ -92,6 +93,9 @@ func summariseConfigs(t *Table) []*configSummary {
 		}
 		if x, ok := parseFinite(r["wall_seconds"]); ok {
 			c.wall = append(c.wall, x)
+		}
+		if x, ok := parseFinite(r["sgemm_gflops"]); ok {
+			c.sgemm = append(c.sgemm, x)
 		}
 		if x, ok := parseFinite(r["valid_"+c.sel]); ok {
 			c.validScores = append(c.validScores, x)
@@ -331,7 +335,10 @@ func metricTitle(m string) string {
 
 // formatCell renders mean ± std, with 4 decimals for metrics in [0, 1] and
 // fewer for log-likelihoods and seconds.
-func formatCell(metric string, xs []float64) string {
+func formatCell(metric string, xs []float64) string { return formatCellStd(metric, xs, 1) }
+
+// formatCellStd is formatCell with ± k sample standard deviations.
+func formatCellStd(metric string, xs []float64, k float64) string {
 	if len(xs) == 0 {
 		return "–"
 	}
@@ -346,5 +353,5 @@ func formatCell(metric string, xs []float64) string {
 	if len(xs) == 1 {
 		return strconv.FormatFloat(mean, 'f', prec, 64)
 	}
-	return strconv.FormatFloat(mean, 'f', prec, 64) + " ± " + strconv.FormatFloat(stat.StdDev(xs, nil), 'f', prec, 64)
+	return strconv.FormatFloat(mean, 'f', prec, 64) + " ± " + strconv.FormatFloat(k*stat.StdDev(xs, nil), 'f', prec, 64)
 }

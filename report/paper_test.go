@@ -1,9 +1,11 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -142,8 +144,8 @@ func TestCompareMarkdown(t *testing.T) {
 		}
 	}
 	for key, want := range map[string][]string{
-		"ComplEx² PLL": {"| 2000, 5000 |", "| 2 |", "0.3350 ± 0.0014", "| +0.001 |", "25.0 / 37.0 / 51.0",
-			"-17.150 ± 0.071", "| -0.05 |", "| yes "},
+		"ComplEx² PLL": {"| 2000, 5000 |", "| 2 |", "0.3350 ± 0.0028", "| +0.001 |", "25.0 / 37.0 / 51.0",
+			"-17.150 ± 0.141", "| -0.05 |", "| yes "},
 		"CP² MLE":     {"| -0.020 |", "**no** (MRR)"},
 		"CP² PLL":     {"-18.200 ¹", "yes (MRR only)"},
 		"ComplEx PLL": {"no finished run"},
@@ -191,30 +193,35 @@ func TestCommittedPaperTables(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesPaperTables: between its markers the README holds each
+// TestREADMEQuotesPaperTables: between its markers each README (the
+// repository's and the reproduction report, results/README.md) holds each
 // committed paper.md from its first dataset heading on (headings one level
-// down), as scripts/readme-paper-tables pastes it, so a number in the
-// README is one the record gives and no stale row or note survives.
+// down), as scripts/readme-paper-tables pastes it, so a number in a README
+// is one the record gives and no stale row or note survives.
 func TestREADMEQuotesPaperTables(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	must(t, err)
 	paths, err := filepath.Glob(filepath.Join("..", "results", "*", "paper.md"))
 	must(t, err)
-	for _, p := range paths {
-		md, err := os.ReadFile(p)
-		must(t, err)
-		body := string(md)
-		i := strings.Index(body, "\n## ")
-		if i < 0 {
-			t.Fatalf("%s has no dataset heading", p)
-		}
-		body = strings.ReplaceAll(body[i+1:], "\n## ", "\n#### ")
-		body = "#### " + strings.TrimPrefix(body, "## ")
-		marker := "<!-- " + filepath.Base(filepath.Dir(p)) + "/paper.md -->\n"
-		want := marker + body + "<!-- end -->\n"
-		if !strings.Contains(string(readme), want) {
-			t.Errorf("README.md does not hold %s between %q and <!-- end --> (run scripts/readme-paper-tables)", p, strings.TrimSpace(marker))
-		}
+	for _, name := range []string{"README.md", filepath.Join("results", "README.md")} {
+		t.Run(name, func(t *testing.T) {
+			readme, err := os.ReadFile(filepath.Join("..", name))
+			must(t, err)
+			for _, p := range paths {
+				md, err := os.ReadFile(p)
+				must(t, err)
+				body := string(md)
+				i := strings.Index(body, "\n## ")
+				if i < 0 {
+					t.Fatalf("%s has no dataset heading", p)
+				}
+				body = strings.ReplaceAll(body[i+1:], "\n## ", "\n#### ")
+				body = "#### " + strings.TrimPrefix(body, "## ")
+				marker := "<!-- " + filepath.Base(filepath.Dir(p)) + "/paper.md -->\n"
+				want := marker + body + "<!-- end -->\n"
+				if !strings.Contains(string(readme), want) {
+					t.Errorf("%s does not hold %s between %q and <!-- end --> (run scripts/readme-paper-tables)", name, p, strings.TrimSpace(marker))
+				}
+			}
+		})
 	}
 }
 
@@ -317,10 +324,87 @@ func TestCompareMarkdownRankAndNotes(t *testing.T) {
 	out := string(md)
 	for _, want := range []string{
 		"| CP²   | PLL       | 1000 | 1000    | 0.001 | 2 |", // the d = 200 configuration is not a candidate
-		"-17.000 ² (1 of 2)",
+		"**-17.000** ² (1 of 2)",
 		"² Over the seeds that recorded",
 		"| –     | –       |\n", // MLE: no reference MRR nor LL, no verdict
 	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
+// The paper's marking: within a model family over both objectives, the
+// best mean is bold, a row the one-sided Mann–Whitney test puts below it
+// at 99% is not (5 seeds all below 5: p = 1/252), an overlapping one is
+// (with its exact p), and one with too few seeds for any difference to
+// reach 99% is left unmarked with a note. ComplEx's family is marked on its
+// own. Minutes are the mean wall time beside the paper's, with the ratio
+// and the hosts' Sgemm range.
+func TestCompareMarkdownMarksBestByMannWhitney(t *testing.T) {
+	ref, err := ParseReference("paper.tsv", []byte("dataset\tmodel\tobjective\tmrr\tll\tminutes\n"+
+		"FB\tcp2\tpll\t0.315\t-17.1\t8\n"+
+		"FB\tcp\tpll\t0.310\t-\t8\n"+
+		"FB\tcp+\tpll\t0.237\t-16.7\t1\n"+
+		"FB\tcp2\tmle\t0.282\t-16.0\t7\n"+
+		"FB\tcomplex\tpll\t0.342\t-\t36\n"))
+	must(t, err)
+	tab := &Table{}
+	add := func(model, obj string, mrrs, lls []float64, wall, sgemm string) {
+		for i, m := range mrrs {
+			r := Row{"id": fmt.Sprintf("%s-%s-%d", model, obj, i), "config_id": model + "-" + obj, "dataset": "FB",
+				"model": model, "objective": obj, "constraints": "none", "rank": "1000", "batch_size": "1000",
+				"learning_rate": "0.001", "status": Finished, "select": "mrr", "valid_mrr": "0.3",
+				"test_mrr": strconv.FormatFloat(m, 'f', -1, 64), "wall_seconds": wall, "sgemm_gflops": sgemm}
+			if lls != nil {
+				r["test_ll_at_best_ll"] = strconv.FormatFloat(lls[i], 'f', -1, 64)
+			}
+			tab.Upsert(r)
+		}
+	}
+	add("cp2", "pll", []float64{0.316, 0.318, 0.317, 0.319, 0.315}, []float64{-17.2, -17.1, -17.3, -17.2, -17.1}, "1200", "101.5")
+	add("cp", "pll", []float64{0.310, 0.311, 0.309, 0.312, 0.308}, nil, "600", "")
+	add("cp+", "pll", []float64{0.314, 0.320, 0.313, 0.321, 0.312}, []float64{-16.7, -16.8, -16.6, -16.7, -16.7}, "60", "98")
+	add("cp2", "mle", []float64{0.283}, []float64{-17.5}, "420", "")
+	add("complex", "pll", []float64{0.340}, nil, "2160", "")
+	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
+	must(t, err)
+	out := string(md)
+	lines := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Split(l, "|"); len(f) > 3 {
+			lines[strings.TrimSpace(f[1])+" "+strings.TrimSpace(f[2])] = l
+		}
+	}
+	_, pOverlap, err := MannWhitneyGreater([]float64{0.316, 0.318, 0.317, 0.319, 0.315}, []float64{0.314, 0.320, 0.313, 0.321, 0.312})
+	must(t, err)
+	for key, want := range map[string][]string{
+		// cp2 PLL's MRR mean 0.317 is the family's best; cp+ (mean 0.316)
+		// overlaps it; cp (5 seeds all lower) is below at p = 1/252.
+		"CP² PLL":     {"**0.3170 ± 0.0032**", "| best ", "| 20 ", "| 8 ", "| 2.5 "},
+		"CP PLL":      {"| 0.3100 ± 0.0032 ", "below (p = 0.004)", "| 10 ", "| 1.2 "},
+		"CP+ PLL":     {"**0.3160 ± 0.0084**", fmt.Sprintf("p = %.2f", pOverlap), "| 1.0 ", "| 1.0 "},
+		"CP² MLE":     {"| 0.2830 ", "n too small ³ (p = 0.17)", "| 7.0 "},
+		"ComplEx PLL": {"**0.3400**", "| best ", "| 36 ", "| 36 ", "| 1.0 "},
+	} {
+		l, ok := lines[key]
+		if !ok {
+			t.Errorf("no %s row in\n%s", key, out)
+			continue
+		}
+		if e := containsAll(l, want...); e != nil {
+			t.Errorf("%s row %q: %v", key, l, e)
+		}
+	}
+	// The LL: cp+ (mean -16.7) is best; cp2 PLL (all 5 below all of
+	// cp+'s) is below; cp2 MLE's one seed cannot be tested.
+	if l := lines["CP+ PLL"]; !strings.Contains(l, "**-16.700 ± 0.141**") {
+		t.Errorf("CP+ PLL's LL is not marked best: %q", l)
+	}
+	if l := lines["CP² PLL"]; !strings.Contains(l, "| -17.180 ± 0.167 ") || !strings.Contains(l, "below (p = 0.004)") {
+		t.Errorf("CP² PLL's LL: %q", l)
+	}
+	for _, want := range []string{"Sgemm 98–102 GFLOP/s", "(10 runs recorded it)", "³ With these numbers of seeds"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

@@ -46,6 +46,10 @@ type Record struct {
 	// CPU is the processor's model name and logical CPU count: times of
 	// runs made on different machines are not comparable.
 	CPU string `json:"cpu,omitempty"`
+	// SgemmGFLOPS is the host's float32 matrix-product rate with the
+	// process's BLAS threads (graph.SgemmRate), measured once per process:
+	// the yardstick for comparing the run's times with other hosts'.
+	SgemmGFLOPS jsonFloat `json:"sgemm_gflops,omitempty"`
 	// Env holds the environment variables that change speed or numerics,
 	// as set ("" when unset).
 	Env     map[string]string `json:"env"`

@@ -29,7 +29,7 @@ func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
 		"status", "epochs", "best_epoch", "select",
 		"valid_mrr", "valid_hits@1", "valid_hits@3", "valid_hits@10", "valid_ll",
 		"test_mrr", "test_hits@1", "test_hits@3", "test_hits@10", "test_hits@100", "test_ll", "test_ece", "test_sem@1",
-		"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "finished_at", "custom"}
+		"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "sgemm_gflops", "finished_at", "custom"}
 	if !reflect.DeepEqual(header, wantOrder) {
 		t.Errorf("header\n got %q\nwant %q", header, wantOrder)
 	}

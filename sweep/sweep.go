@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"gekc/graph"
 	"gekc/internal/procstat"
 	"gekc/report"
 	"gekc/train/ckpt"
@@ -492,11 +493,15 @@ func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error)
 	return fn(ctx, job)
 }
 
+// hostSgemm measures the host's Sgemm rate once per process (0.1 s).
+var hostSgemm = sync.OnceValue(graph.SgemmRate)
+
 func (s *Sweep) newRecord(r Run, spec RunSpec) *Record {
 	host, _ := os.Hostname()
 	return &Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
 		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuDescription(),
+		SgemmGFLOPS: jsonFloat(hostSgemm()),
 		Env: map[string]string{
 			"OPENBLAS_CORETYPE":    os.Getenv("OPENBLAS_CORETYPE"),
 			"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"),

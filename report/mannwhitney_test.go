@@ -1,0 +1,73 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// The one-sided Mann–Whitney test against values worked out by hand:
+// complete separation of 3 and 3 (p = 1/C(6,3)); 5 and 5 with one y above
+// every x (U = 20; 1+1+2+3+5+7 = 19 of the 252 splits reach it); ties
+// (x = {2, 3}, y = {1, 2, 2}: midranks 1, 3, 3, 3, 5, U = 5, and 3 of the
+// 10 splits reach it); and the normal approximation on 15 and 15
+// (z = 112/√581.25 = 4.6455).
+func TestMannWhitneyGreater(t *testing.T) {
+	seq := func(from, to int) []float64 {
+		var xs []float64
+		for i := from; i <= to; i++ {
+			xs = append(xs, float64(i))
+		}
+		return xs
+	}
+	for _, c := range []struct {
+		name   string
+		x, y   []float64
+		u, p   float64
+		relTol float64
+	}{
+		{"separated 3 and 3", []float64{4, 5, 6}, []float64{1, 2, 3}, 9, 1.0 / 20, 1e-12},
+		{"separated the other way", []float64{1, 2, 3}, []float64{4, 5, 6}, 0, 1, 1e-12},
+		{"5 and 5, one y on top", []float64{5, 6, 7, 8, 9}, []float64{1, 2, 3, 4, 10}, 20, 19.0 / 252, 1e-12},
+		{"ties", []float64{2, 3}, []float64{1, 2, 2}, 5, 3.0 / 10, 1e-12},
+		{"all equal", []float64{1, 1}, []float64{1, 1}, 2, 1, 1e-12},
+		{"1 and 1", []float64{0.3}, []float64{0.2}, 1, 0.5, 1e-12},
+		{"normal approximation", seq(16, 30), seq(1, 15), 225, 1.695910695412552e-06, 1e-6},
+	} {
+		u, p, err := MannWhitneyGreater(c.x, c.y)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if u != c.u || math.Abs(p-c.p) > c.relTol*c.p {
+			t.Errorf("%s: U = %v, p = %.10g; want %v, %.10g", c.name, u, p, c.u, c.p)
+		}
+	}
+	for _, bad := range [][2][]float64{{nil, {1}}, {{1}, nil}, {{math.NaN()}, {1}}} {
+		if _, _, err := MannWhitneyGreater(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), "Mann–Whitney") {
+			t.Errorf("MannWhitneyGreater(%v, %v): %v", bad[0], bad[1], err)
+		}
+	}
+}
+
+// The smallest attainable p says when a test at 99% can find anything.
+func TestMinOneSidedP(t *testing.T) {
+	for _, c := range []struct {
+		n, m int
+		p    float64
+	}{{1, 1, 0.5}, {3, 3, 1.0 / 20}, {5, 3, 1.0 / 56}, {5, 4, 1.0 / 126}, {5, 5, 1.0 / 252}} {
+		if got := MinOneSidedP(c.n, c.m); math.Abs(got-c.p) > 1e-15 {
+			t.Errorf("MinOneSidedP(%d, %d) = %v, want %v", c.n, c.m, got, c.p)
+		}
+		// It is the p of complete separation.
+		x, y := make([]float64, c.n), make([]float64, c.m)
+		for i := range x {
+			x[i] = float64(100 + i)
+		}
+		for i := range y {
+			y[i] = float64(i)
+		}
+		if _, p, _ := MannWhitneyGreater(x, y); math.Abs(p-c.p) > 1e-12 {
+			t.Errorf("separated samples of %d and %d: p = %v, want %v", c.n, c.m, p, c.p)
+		}
+	}
+}
