@@ -13,11 +13,12 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/term"
-
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
+	"gekc/grid"
 	"gekc/report"
 	"gekc/sweep"
+
+	"golang.org/x/term"
 )
 
 // Exit statuses.
@@ -57,7 +58,7 @@ type cliEnv struct {
 	getenv         func(string) string
 	dir            string // working directory; "" = the process's
 	run            sweep.RunFunc
-	validate       sweep.Validator
+	validate       grid.Validator
 	// preflight checks the runs against their data before training; nil
 	// checks only that each data set's directory exists (fake runs).
 	preflight sweep.Preflight
@@ -171,21 +172,21 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	repo := findRepoRoot(wd)
 	validate := env.validate
 	if validate == nil {
-		validate = sweep.DefaultValidator
+		validate = grid.DefaultValidator
 	}
-	grid, err := sweep.LoadGrid(resolveGridPath(*gridPath, wd, repo), validate)
+	g, err := grid.LoadGrid(resolveGridPath(*gridPath, wd, repo), validate)
 	if errors.Is(err, os.ErrNotExist) && repo != "" {
 		return fail(exitUsage, "%v (nor is there %s or %s.toml)", err, filepath.Join(repo, "grids", *gridPath), filepath.Join(repo, "grids", *gridPath))
 	}
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	selected, err := sweep.Select(*only, grid.Runs)
+	selected, err := grid.Select(*only, g.Runs)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
 	if *memory != "" {
-		if _, err := sweep.MemoryBudget(sweep.RunSpec{Memory: *memory}); err != nil {
+		if _, err := sweep.MemoryBudget(grid.RunSpec{Memory: *memory}); err != nil {
 			return fail(exitUsage, "-memory: %v", err)
 		}
 		// The key is not part of a run's ID: setting it changes no run.
@@ -196,19 +197,19 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 	}
 	if *adopt != "" && len(selected) != 1 {
-		return fail(exitUsage, "-adopt-state needs -only to select one run of %s, not %d", grid.Path, len(selected))
+		return fail(exitUsage, "-adopt-state needs -only to select one run of %s, not %d", g.Path, len(selected))
 	}
 
 	dataRoot := inDir(wd, resolveDataRoot(*dataFlag, env.getenv("GEKC_DATA"), repo))
-	out := inDir(wd, cmp.Or(*outFlag, filepath.Join(resultsDir(repo, wd), grid.Name)))
+	out := inDir(wd, cmp.Or(*outFlag, filepath.Join(resultsDir(repo, wd), g.Name)))
 
-	if !grid.Named() && sameFile(*gridPath, filepath.Join(out, sweep.GridCopyName)) {
+	if !g.Named() && sameFile(*gridPath, filepath.Join(out, sweep.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would
 		// be called "grid"; the results directory names it better.
-		grid.Name = filepath.Base(out)
+		g.Name = filepath.Base(out)
 	}
 	if *dryRun {
-		if err := grid.WriteRunList(env.stdout, selected, out, dataRoot); err != nil {
+		if err := sweep.WriteRunList(env.stdout, g, selected, out, dataRoot); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}
 		return exitOK
@@ -218,7 +219,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 			return fail(exitUsage, "%v", err)
 		}
 		slurm.Out, slurm.DataRoot, slurm.Repo, slurm.Samples, slurm.Args = out, dataRoot, cmp.Or(repo, wd), *samples, args
-		if err := slurm.Emit(env.stdout, env.stderr, grid, selected); err != nil {
+		if err := slurm.Emit(env.stdout, env.stderr, g, selected); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}
 		return exitOK
@@ -237,11 +238,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// need no dataset.
 	if *analyze != "plots" && *analyze != "paper" {
 		if err := sweep.CheckDatasets(dataRoot, selected); err != nil {
-			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, grid.Path)
+			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, g.Path)
 		}
 	}
 	if *analyze == "" && env.preflight != nil {
-		notes, err := env.preflight(grid, dataRoot, out, sweep.Unfinished(out, selected))
+		notes, err := env.preflight(g, dataRoot, out, sweep.Unfinished(out, selected))
 		for _, n := range notes {
 			fmt.Fprintln(env.stderr, n)
 		}
@@ -256,7 +257,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	if refPath == "" {
 		// Run from outside the repository (a sweep kept elsewhere), the
 		// grid's repository still has the paper's values.
-		refRepo := cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, grid.Path))))
+		refRepo := cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, g.Path))))
 		refPath = filepath.Join(resultsDir(refRepo, wd), "paper-reference.tsv")
 	} else {
 		refPath = inDir(wd, refPath)
@@ -274,7 +275,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	if err != nil && (*reference != "" || !errors.Is(err, os.ErrNotExist)) {
 		return fail(exitUsage, "%v", err)
 	}
-	s := sweep.New(grid, selected, sweep.Options{Reference: ref,
+	s := sweep.New(g, selected, sweep.Options{Reference: ref,
 		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, StateEvery: *stateEvery, Run: env.run,
 		Stdout: env.stdout, Stderr: env.stderr, Bars: *jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || *quiet,
 		Verbose: *verbose, Command: append([]string{"experiments"}, args...),
@@ -283,16 +284,16 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitRunsFailed, "preparing %s: %v", out, err)
 	}
 	if *adopt != "" {
-		note, err := sweep.AdoptState(out, grid.Runs, selected[0], inDir(wd, *adopt))
+		note, err := sweep.AdoptState(out, g.Runs, selected[0], inDir(wd, *adopt))
 		if err != nil {
 			return fail(exitUsage, "-adopt-state: %v", err)
 		}
 		fmt.Fprintf(env.stderr, "%s: %s\n", selected[0].ID, note)
 	}
-	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", grid.Name, len(selected), len(grid.Runs), out)
+	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", g.Name, len(selected), len(g.Runs), out)
 	r := s.Run(ctx)
 	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted. Tables: %s\n",
-		grid.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, filepath.Join(out, sweep.ResultsMDName))
+		g.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, filepath.Join(out, sweep.ResultsMDName))
 	if err := s.PrintSummary(); err != nil {
 		// Like a failed results table: the runs are safe, the command fails.
 		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)

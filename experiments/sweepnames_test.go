@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"gekc/analysis"
+	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/internal/filelock"
 	"gekc/internal/jsonfloat"
@@ -50,9 +51,9 @@ var (
 	trainConfig     = sweep.TrainConfig
 	preflightRuns   = sweep.PreflightRuns
 	validateRun     = sweep.Validate
-	LoadGrid        = sweep.LoadGrid
-	ParseGrid       = sweep.ParseGrid
-	DefaultRunSpec  = sweep.DefaultRunSpec
+	LoadGrid        = grid.LoadGrid
+	ParseGrid       = grid.ParseGrid
+	DefaultRunSpec  = grid.DefaultRunSpec
 	runStatus       = sweep.RunState
 	finishedRuns    = sweep.FinishedRuns
 	fromJSONMap     = jsonfloat.Unmap

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 
+	"gekc/grid"
 	"gekc/train/ckpt"
 )
 
@@ -26,12 +26,12 @@ import (
 // directory holds one while its run trains). r must not be finished nor
 // have a state of its own. The note returned, also kept in the run's
 // record, names the run continued and the keys that differ.
-func AdoptState(out string, runs []Run, r Run, src string) (string, error) {
+func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, error) {
 	info, err := ckpt.ReadStateInfo(src)
 	if err != nil {
 		return "", fmt.Errorf("adopting %s: %w", src, err)
 	}
-	from, found := RunSpec{}, false
+	from, found := grid.RunSpec{}, false
 	for _, g := range runs {
 		if g.ID == info.RunID {
 			from, found = g.Spec, true
@@ -91,17 +91,12 @@ func AdoptState(out string, runs []Run, r Run, src string) (string, error) {
 // stopsOnlyLater reports, as an error naming the keys, whether to differs
 // from from in anything but a patience or epoch bound at least as large
 // (patience 0, no early stopping, is the largest), or in the keys that never
-// change a run (idIgnoredKeys).
-func stopsOnlyLater(from, to RunSpec) error {
+// change a run (see grid.Differences).
+func stopsOnlyLater(from, to grid.RunSpec) error {
 	var other []string
-	a, b := reflect.ValueOf(from), reflect.ValueOf(to)
-	for _, f := range specFields {
-		if f.isTable() || idIgnoredKeys[f.key] || f.key == "patience" || f.key == "epochs" {
-			continue
-		}
-		va, vb := a.FieldByIndex(f.index).Interface(), b.FieldByIndex(f.index).Interface()
-		if !reflect.DeepEqual(va, vb) {
-			other = append(other, fmt.Sprintf("%s (%v, not %v)", f.key, vb, va))
+	for _, d := range grid.Differences(from, to) {
+		if d.Key != "patience" && d.Key != "epochs" {
+			other = append(other, fmt.Sprintf("%s (%v, not %v)", d.Key, d.B, d.A))
 		}
 	}
 	if len(other) > 0 {
@@ -118,7 +113,7 @@ func stopsOnlyLater(from, to RunSpec) error {
 	return nil
 }
 
-func describeStopDiff(from, to RunSpec) string {
+func describeStopDiff(from, to grid.RunSpec) string {
 	var parts []string
 	if from.Patience != to.Patience {
 		parts = append(parts, fmt.Sprintf("patience (%d, not %d)", to.Patience, from.Patience))

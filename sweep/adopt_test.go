@@ -3,29 +3,31 @@ package sweep
 import (
 	"strings"
 	"testing"
+
+	"gekc/grid"
 )
 
 // A state may pass only to a run that would not have stopped before it:
 // the same spec but for a patience and an epoch bound at least as large
 // (patience 0, none, the largest) and the keys that change no run.
 func TestStopsOnlyLater(t *testing.T) {
-	base := DefaultRunSpec()
+	base := grid.DefaultRunSpec()
 	base.Dataset, base.Model, base.Objective, base.Rank = "nations", "cp2", "pll", 5
 	base.LearningRate, base.BatchSize, base.Epochs, base.Patience = 0.01, 300, 10, 3
 	for _, c := range []struct {
 		name string
-		edit func(*RunSpec)
+		edit func(*grid.RunSpec)
 		want string // "" for allowed, else part of the error
 	}{
-		{"same", func(*RunSpec) {}, ""},
-		{"larger patience and epochs", func(s *RunSpec) { s.Patience, s.Epochs = 12, 40 }, ""},
-		{"no early stopping", func(s *RunSpec) { s.Patience = 0 }, ""},
-		{"ignored keys", func(s *RunSpec) { s.Samples, s.Eval.BatchSize = 1000, 50 }, ""},
-		{"smaller patience", func(s *RunSpec) { s.Patience = 2 }, "patience = 2 stops sooner than its 3"},
-		{"fewer epochs", func(s *RunSpec) { s.Epochs = 9 }, "epochs = 9 is below its 10"},
-		{"learning rate", func(s *RunSpec) { s.LearningRate = 0.02 }, "learning_rate (0.02, not 0.01)"},
-		{"stopping rule", func(s *RunSpec) { s.Eval.MinDelta = 1e-3 }, "eval.min_delta"},
-		{"seed and metrics", func(s *RunSpec) { s.Seed, s.Eval.Metrics = 1, []string{"mrr"} }, "seed (1, not 0), eval.metrics ([mrr], not [mrr hits ll])"},
+		{"same", func(*grid.RunSpec) {}, ""},
+		{"larger patience and epochs", func(s *grid.RunSpec) { s.Patience, s.Epochs = 12, 40 }, ""},
+		{"no early stopping", func(s *grid.RunSpec) { s.Patience = 0 }, ""},
+		{"ignored keys", func(s *grid.RunSpec) { s.Samples, s.Eval.BatchSize = 1000, 50 }, ""},
+		{"smaller patience", func(s *grid.RunSpec) { s.Patience = 2 }, "patience = 2 stops sooner than its 3"},
+		{"fewer epochs", func(s *grid.RunSpec) { s.Epochs = 9 }, "epochs = 9 is below its 10"},
+		{"learning rate", func(s *grid.RunSpec) { s.LearningRate = 0.02 }, "learning_rate (0.02, not 0.01)"},
+		{"stopping rule", func(s *grid.RunSpec) { s.Eval.MinDelta = 1e-3 }, "eval.min_delta"},
+		{"seed and metrics", func(s *grid.RunSpec) { s.Seed, s.Eval.Metrics = 1, []string{"mrr"} }, "seed (1, not 0), eval.metrics ([mrr], not [mrr hits ll])"},
 	} {
 		to := base.Clone()
 		c.edit(&to)

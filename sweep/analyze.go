@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"gekc/analysis"
+	"gekc/grid"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -55,7 +56,7 @@ const (
 type Finished struct {
 	ID    string
 	Dir   string // the run's directory, <out>/runs/<ID>
-	Spec  RunSpec
+	Spec  grid.RunSpec
 	Data  *kg.Dataset
 	Model *models.Model // with the parameters of its checkpoint
 }
@@ -143,9 +144,9 @@ type Analysis struct {
 	Samples   int    // samples per run; <= 0 means analysis.DefaultSamples
 	Out       string // the results directory
 	DataRoot  string
-	Runs      []Run     // the runs to analyse; those not finished are passed over
-	Stdout    io.Writer // the markdown table of ktd and calibration
-	Stderr    io.Writer // a line per run
+	Runs      []grid.Run // the runs to analyse; those not finished are passed over
+	Stdout    io.Writer  // the markdown table of ktd and calibration
+	Stderr    io.Writer  // a line per run
 }
 
 // Run runs the analysis, writing its files into the results directory.
@@ -487,7 +488,7 @@ func readCalibrationTSV(path, runsDir string) ([]analysis.CalibrationRow, error)
 }
 
 // runOf describes a run to package analysis.
-func runOf(id string, s RunSpec) analysis.Run {
+func runOf(id string, s grid.RunSpec) analysis.Run {
 	return analysis.Run{ID: id, Dataset: s.Dataset, Model: s.Model, Objective: s.Objective,
 		Constraints: s.Constraints, Rank: s.Rank, Seed: s.Seed}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"gekc/grid"
 	"gekc/train/ckpt"
 )
 
@@ -15,7 +16,7 @@ import (
 // of an .npz file (embeddings trained elsewhere, saved by numpy.savez with
 // one array per parameter table). A source run that this process is
 // training is waited for.
-func (s *Sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
+func (s *Sweep) resolveDistill(ctx context.Context, r grid.Run) (string, error) {
 	from := r.Spec.DistillFrom
 	if from == "" {
 		return "", nil
@@ -66,7 +67,7 @@ func (s *Sweep) resolveDistill(ctx context.Context, r Run) (string, error) {
 // orderForDistill moves runs that distil from another selected run after
 // it, keeping grid order otherwise, so that with -j 1 a source is always
 // trained first and with -j > 1 the wait in resolveDistill is short.
-func orderForDistill(runs []Run) []Run {
+func orderForDistill(runs []grid.Run) []grid.Run {
 	index := map[string]int{}
 	for i, r := range runs {
 		index[r.ID] = i
@@ -83,7 +84,7 @@ func orderForDistill(runs []Run) []Run {
 		}
 		depth[i] = d
 	}
-	out := make([]Run, 0, len(runs))
+	out := make([]grid.Run, 0, len(runs))
 	for d := 0; len(out) < len(runs); d++ {
 		for i, r := range runs {
 			if depth[i] == d {

@@ -1,33 +1,18 @@
-// Package sweep turns a TOML grid of training runs into a results
-// directory: the grid language, the runner that trains the runs (resumable,
-// shareable between processes), their records and tables, SLURM job
-// arrays, and the post-hoc analyses of finished runs. The experiments
-// command is flags and printing over it.
+// Package sweep trains the runs of a grid (package grid) into a results
+// directory: the runner (resumable, shareable between processes), their
+// records and tables, the checks of runs against their data (preflight),
+// SLURM job arrays, and the post-hoc analyses of finished runs. The
+// experiments command is flags and printing over it.
 //
 // A sweep goes
 //
-//	g, err := sweep.LoadGrid("grids/umls.toml", sweep.Validate) // parse, expand, validate
-//	runs, err := sweep.Select("0-5", g.Runs)                     // -only
+//	g, err := grid.LoadGrid("grids/umls.toml", sweep.Validate) // parse, expand, validate
+//	runs, err := grid.Select("0-5", g.Runs)                     // -only
 //	notes, err := sweep.PreflightRuns(g, dataRoot, out, sweep.Unfinished(out, runs))
 //	s := sweep.New(g, runs, sweep.Options{Out: out, DataRoot: dataRoot, Stdout: os.Stdout, Stderr: os.Stderr})
 //	err = s.Prepare()
 //	tally := s.Run(ctx) // trains with Train; Options.Run swaps in another RunFunc
 //	err = s.PrintSummary()
-//
-// # Grids
-//
-// A grid has an optional name (default: the file's base name), a [defaults]
-// table and [[sweep]] blocks. Every RunSpec key may appear in either, as a
-// value or as an array, which makes it a sweep axis; each block expands to
-// the Cartesian product of its axes over the defaults. For a list key
-// (eval.hits) an axis is an array of lists, for a table key (pll_weights,
-// eval) an array of tables; `seeds = N` means seed = [0, ..., N-1]. Runs are
-// numbered blocks-first in file order and, within a block, in RunSpec field
-// order with the seed varying fastest, so `-only 3` is the same run on every
-// machine. Unknown keys, wrong types, missing required keys (see
-// requiredKeys) and runs the Validator rejects are errors naming file:line,
-// all reported at once; PreflightRuns then checks the runs against their
-// data sets, so nothing trains that is bound to fail.
 //
 // # Results directory
 //

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"gekc/grid"
 	"gekc/train"
 )
 
 // CheckDatasets makes sure that every data set the runs need is a
 // directory under root, and says how to point elsewhere when one is not.
 // It does not read the data: PreflightRuns does.
-func CheckDatasets(root string, runs []Run) error {
+func CheckDatasets(root string, runs []grid.Run) error {
 	var missing []string
 	for _, ds := range datasetNames(runs) {
 		dir := filepath.Join(root, ds)
@@ -37,7 +38,7 @@ func CheckDatasets(root string, runs []Run) error {
 // and dataRoot, then a table of each run's index, ID, block and line,
 // hyper-parameters and state in out (see RunState), and a note when a data
 // set is missing (see CheckDatasets). It is the command's -dry-run.
-func (g *Grid) WriteRunList(w io.Writer, runs []Run, out, dataRoot string) error {
+func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot string) error {
 	fmt.Fprintf(w, "grid %s (%s): %d runs", g.Name, g.Path, len(g.Runs))
 	if g.Duplicates > 0 {
 		fmt.Fprintf(w, " after dropping %d duplicates", g.Duplicates)
@@ -49,7 +50,7 @@ func (g *Grid) WriteRunList(w io.Writer, runs []Run, out, dataRoot string) error
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, DescribeRun(r.Spec), RunState(out, r.ID))
+		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, grid.DescribeRun(r.Spec), RunState(out, r.ID))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -65,7 +66,7 @@ func (g *Grid) WriteRunList(w io.Writer, runs []Run, out, dataRoot string) error
 // in memory, part by part, against its budget (see EstimateRun); a data
 // set that does not load, or a run that cannot be estimated, gets a line
 // saying why.
-func writeMemoryEstimates(w io.Writer, runs []Run, out, dataRoot string) error {
+func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) error {
 	todo := Unfinished(out, runs)
 	if len(todo) == 0 {
 		return nil

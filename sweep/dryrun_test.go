@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gekc/grid"
 )
 
 const dryRunGrid = `name = "dry"
@@ -22,7 +24,7 @@ dataset = ["nations", "umls"]
 `
 
 func TestCheckDatasets(t *testing.T) {
-	g, err := ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
+	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
 	must(t, err)
 	root := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(root, "nations"), 0o755))
@@ -30,7 +32,7 @@ func TestCheckDatasets(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		root    string
-		runs    []Run
+		runs    []grid.Run
 		wantErr string
 	}{
 		{"present", root, g.Runs[:1], ""},
@@ -52,7 +54,7 @@ func TestCheckDatasets(t *testing.T) {
 // The run list shows every selected run's state in out, and a note for a
 // missing data set.
 func TestWriteRunList(t *testing.T) {
-	g, err := ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
+	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
 	must(t, err)
 	out, root := t.TempDir(), t.TempDir()
 	must(t, os.Mkdir(filepath.Join(root, "umls"), 0o755))
@@ -61,7 +63,7 @@ func TestWriteRunList(t *testing.T) {
 	must(t, WriteRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: StatusFinished, Spec: done.Spec}))
 
 	var b bytes.Buffer
-	must(t, g.WriteRunList(&b, g.Runs[1:], out, root))
+	must(t, WriteRunList(&b, g, g.Runs[1:], out, root))
 	lines := strings.Split(b.String(), "\n")
 	if lines[0] != "grid dry (dry.toml): 2 runs, 1 selected" || lines[1] != "out  "+out || lines[2] != "data "+root {
 		t.Errorf("heading %q", lines[:3])
@@ -72,7 +74,7 @@ func TestWriteRunList(t *testing.T) {
 	}
 
 	b.Reset()
-	must(t, g.WriteRunList(&b, g.Runs, out, root))
+	must(t, WriteRunList(&b, g, g.Runs, out, root))
 	if err := containsAll(b.String(), "grid dry (dry.toml): 2 runs\n", "pending\n", "finished\n",
 		"\nnote: dataset directory not found: "+filepath.Join(root, "nations")); err != nil {
 		t.Errorf("%v in\n%s", err, b.String())

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"gekc/analysis"
+	"gekc/grid"
 	"gekc/metrics"
 	"gekc/report"
 	"gekc/train"
@@ -27,12 +28,12 @@ const (
 )
 
 // writeCurves draws the training curves of a run into dir/curves.png.
-func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) error {
+func writeCurves(dir string, spec grid.RunSpec, epochs []EpochRecord, bestEpoch int) error {
 	es := make([]train.EpochRecord, len(epochs))
 	for i, e := range epochs {
 		es[i] = train.EpochRecord(e)
 	}
-	png, err := report.Curves(DescribeRun(spec), es, bestEpoch)
+	png, err := report.Curves(grid.DescribeRun(spec), es, bestEpoch)
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
 	}
@@ -41,8 +42,8 @@ func writeCurves(dir string, spec RunSpec, epochs []EpochRecord, bestEpoch int) 
 
 // writeCalibrationPlot draws the reliability diagrams of a run into
 // dir/calibration.png.
-func writeCalibrationPlot(dir string, spec RunSpec, c *metrics.Calibration) error {
-	png, err := report.Calibration(DescribeRun(spec), c)
+func writeCalibrationPlot(dir string, spec grid.RunSpec, c *metrics.Calibration) error {
+	png, err := report.Calibration(grid.DescribeRun(spec), c)
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
 	}

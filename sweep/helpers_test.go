@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gekc/grid"
 )
 
 func must(t *testing.T, err error) {
@@ -44,4 +46,11 @@ func shippedData(t *testing.T, dataset string) string {
 		t.Fatalf("no data/%s", dataset)
 	}
 	return data
+}
+
+func exampleSpec() grid.RunSpec {
+	s := grid.DefaultRunSpec()
+	s.Dataset, s.Model, s.Objective = "FB15k-237", "complex2", "pll"
+	s.Rank, s.BatchSize, s.LearningRate, s.Epochs, s.Seed = 200, 1000, 0.001, 30, 0
+	return s
 }

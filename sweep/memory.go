@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 
+	"gekc/grid"
 	"gekc/internal/bytesize"
 	"gekc/internal/procstat"
 	"gekc/train"
@@ -13,7 +14,7 @@ import (
 // memory key, else GOMEMLIMIT when set, else 90% of the machine's memory.
 // A run's evaluation batch is cut to fit it and a run that cannot fit it
 // is refused at preflight (train.EstimateMemory).
-func MemoryBudget(spec RunSpec) (int64, error) {
+func MemoryBudget(spec grid.RunSpec) (int64, error) {
 	if spec.Memory != "" {
 		var b bytesize.Size
 		if err := b.Set(spec.Memory); err != nil {
@@ -38,7 +39,7 @@ func MemoryBudget(spec RunSpec) (int64, error) {
 // EstimateRun returns what a run will hold in memory on a data set of
 // these sizes, under its budget (see MemoryBudget), and an error when it
 // cannot fit.
-func EstimateRun(spec RunSpec, sz train.DataSizes) (train.Memory, int64, error) {
+func EstimateRun(spec grid.RunSpec, sz train.DataSizes) (train.Memory, int64, error) {
 	cfg, err := TrainConfig(spec)
 	if err != nil {
 		return train.Memory{}, 0, err

@@ -7,15 +7,16 @@ import (
 	"testing"
 
 	"gekc/analysis"
+	"gekc/grid"
 )
 
 func TestWritePlotsNameTheirFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
-	err := writeCurves(dir, DefaultRunSpec(), []EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
+	err := writeCurves(dir, grid.DefaultRunSpec(), []EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, curvesName)) {
 		t.Errorf("writing into a missing directory: %v", err)
 	}
-	err = writeCurves(t.TempDir(), DefaultRunSpec(), nil, 0)
+	err = writeCurves(t.TempDir(), grid.DefaultRunSpec(), nil, 0)
 	if err == nil || !strings.Contains(err.Error(), curvesName) {
 		t.Errorf("no epochs: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"gekc/grid"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/train"
@@ -21,7 +22,7 @@ import (
 // problem found, so that a sweep never spends its epochs on a run that was
 // bound to fail at test time. Train's is PreflightRuns; the tests'
 // fake run functions need none.
-type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, err error)
+type Preflight func(g *grid.Grid, dataRoot, out string, runs []grid.Run) (notes []string, err error)
 
 // PreflightRuns loads each data set once (the runs reuse it: see
 // loadDataset) and checks every run against it:
@@ -35,7 +36,7 @@ type Preflight func(g *Grid, dataRoot, out string, runs []Run) (notes []string, 
 //
 // Problems are reported per block and problem, with the grid's file:line
 // of the block, as grid errors are.
-func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) {
+func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]string, error) {
 	var notes []string
 	var errs []error
 	loaded := map[string]*kg.Dataset{}
@@ -70,12 +71,12 @@ func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		inGrid[r.ID] = true
 	}
 	type problem struct {
-		first Run
+		first grid.Run
 		more  int
 	}
 	problems := map[string]*problem{} // "<block>\x00<message>"
 	var order []string
-	report := func(r Run, msg string) {
+	report := func(r grid.Run, msg string) {
 		key := r.Block + "\x00" + msg
 		if p, ok := problems[key]; ok {
 			p.more++
@@ -109,15 +110,15 @@ func PreflightRuns(g *Grid, dataRoot, out string, runs []Run) ([]string, error) 
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
-		return notes, joinCapped(errs, 20)
+		return notes, grid.JoinCapped(errs, 20)
 	}
 	return notes, nil
 }
 
 // Unfinished returns the runs without a final record in out: the ones a
 // sweep would train, and so the ones worth a preflight check.
-func Unfinished(out string, runs []Run) []Run {
-	var todo []Run
+func Unfinished(out string, runs []grid.Run) []grid.Run {
+	var todo []grid.Run
 	for _, r := range runs {
 		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
 		if err != nil || rec == nil || !rec.Status.final() {
@@ -128,7 +129,7 @@ func Unfinished(out string, runs []Run) []Run {
 }
 
 // datasetNames lists the data sets of runs, sorted, each once.
-func datasetNames(runs []Run) []string {
+func datasetNames(runs []grid.Run) []string {
 	var names []string
 	for _, r := range runs {
 		if !slices.Contains(names, r.Spec.Dataset) {
@@ -141,7 +142,7 @@ func datasetNames(runs []Run) []string {
 
 // checkRunAgainstData returns what would fail in the run because of its
 // data set, each a message naming the grid key.
-func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
+func checkRunAgainstData(s grid.RunSpec, ds *kg.Dataset) []string {
 	var msgs []string
 	// sem_k is checked when Sem@k is asked for, and when it was set at all
 	// (it differs from the default): a k beyond the entities is a mistake
@@ -156,7 +157,7 @@ func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
 			msgs = append(msgs, fmt.Sprintf(`eval.metrics has %q, but data set %s has no schema (entity_types.tsv and relation_schema.tsv) to judge candidates by`, name, ds.Name))
 		}
 	}
-	if sem || !slices.Equal(s.Eval.SemK, DefaultRunSpec().Eval.SemK) {
+	if sem || !slices.Equal(s.Eval.SemK, grid.DefaultRunSpec().Eval.SemK) {
 		n := ds.Entities.Len()
 		var tooBig []string
 		for _, k := range s.Eval.SemK {
@@ -182,7 +183,7 @@ func checkRunAgainstData(s RunSpec, ds *kg.Dataset) []string {
 // checkDistillSource resolves distill_from as resolveDistill will and
 // checks the checkpoint's arrays against the run's model on ds; "" when
 // all is well or the source is a run of the grid still to be trained.
-func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string]bool) string {
+func checkDistillSource(s grid.RunSpec, ds *kg.Dataset, out string, inGrid map[string]bool) string {
 	from := s.DistillFrom
 	if from == "" {
 		return ""
@@ -220,7 +221,7 @@ func checkDistillSource(s RunSpec, ds *kg.Dataset, out string, inGrid map[string
 
 // checkCheckpointLayout checks that path holds an array of the right shape
 // for every table of s's model on ds, as ckpt.Load will need.
-func checkCheckpointLayout(path string, s RunSpec, ds *kg.Dataset) error {
+func checkCheckpointLayout(path string, s grid.RunSpec, ds *kg.Dataset) error {
 	sf, _, err := models.Lookup(s.Model)
 	if err != nil {
 		return err

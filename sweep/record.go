@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"gekc/grid"
 	"gekc/internal/jsonfloat"
 )
 
@@ -24,7 +25,7 @@ type Record struct {
 	ConfigID        string               `json:"config_id"` // the ID without the seed
 	Status          Status               `json:"status"`
 	Error           string               `json:"error,omitempty"`
-	Spec            RunSpec              `json:"spec"`
+	Spec            grid.RunSpec         `json:"spec"`
 	Epochs          []epochJSON          `json:"epochs"`
 	BestEpoch       int                  `json:"best_epoch"`
 	Valid           map[string]jsonFloat `json:"valid"`

@@ -35,7 +35,7 @@ func rowFromRecord(rec *Record) report.Row {
 	row := report.Row{
 		"id": rec.ID, "config_id": rec.ConfigID, "dataset": s.Dataset, "model": s.Model,
 		"objective": s.Objective, "constraints": s.Constraints, "rank": strconv.Itoa(s.Rank),
-		"batch_size": strconv.Itoa(s.BatchSize), "learning_rate": formatFloat(s.LearningRate),
+		"batch_size": strconv.Itoa(s.BatchSize), "learning_rate": strconv.FormatFloat(s.LearningRate, 'g', -1, 64),
 		"seed": strconv.Itoa(s.Seed), "status": string(rec.Status), "epochs": strconv.Itoa(trainedEpochs(rec.Epochs)),
 		"best_epoch": strconv.Itoa(rec.BestEpoch), "select": s.Eval.Select,
 		"wall_seconds":      strconv.FormatFloat(float64(rec.WallSeconds), 'f', 1, 64),

@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"gekc/analysis"
+	"gekc/grid"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/objectives"
 	"gekc/train"
 	"gekc/train/ckpt"
-
-	"gorgonia.org/tensor"
 )
 
 // Train is the RunFunc of the command: it trains job's run with package
@@ -150,7 +149,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 }
 
 // TrainConfig translates a grid run into the configuration of train.Run.
-func TrainConfig(spec RunSpec) (train.Config, error) {
+func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	obj, err := objectives.Parse(spec.Objective, objectives.Weights{Subject: spec.PLLWeights.Subject,
 		Relation: spec.PLLWeights.Relation, Object: spec.PLLWeights.Object})
 	if err != nil {
@@ -160,9 +159,9 @@ func TrainConfig(spec RunSpec) (train.Config, error) {
 	if err != nil {
 		return train.Config{}, err
 	}
-	dt := tensor.Float32
-	if spec.DType == "float64" {
-		dt = tensor.Float64
+	dt, err := train.ParseDtype(spec.DType)
+	if err != nil {
+		return train.Config{}, err
 	}
 	ll := slices.Contains(spec.Eval.Metrics, "ll")
 	ece := slices.Contains(spec.Eval.Metrics, "ece")
@@ -188,7 +187,7 @@ func TrainConfig(spec RunSpec) (train.Config, error) {
 // Constraint returns the domain constraint a run is trained under: nil
 // for an unconstrained run, an error when a constrained run's data set has
 // no usable schema (its samples or metrics would silently be unconstrained).
-func Constraint(spec RunSpec, ds *kg.Dataset) (*models.Domain, error) {
+func Constraint(spec grid.RunSpec, ds *kg.Dataset) (*models.Domain, error) {
 	if spec.Constraints != "domain" {
 		return nil, nil
 	}

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/BurntSushi/toml"
-
+	"gekc/grid"
 	"gekc/train/ckpt"
+
+	"github.com/BurntSushi/toml"
 )
 
 // cleanRunDir empties a run directory except its lock file, which must
@@ -34,7 +35,7 @@ func cleanRunDir(dir string) error {
 
 // writeConfig writes the fully resolved spec as TOML, readable by
 // readConfig and by people.
-func writeConfig(path string, spec RunSpec) error {
+func writeConfig(path string, spec grid.RunSpec) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Fully resolved run %s, written by gekc experiments.\n", spec.ID())
 	if err := toml.NewEncoder(&b).Encode(spec); err != nil {
@@ -45,8 +46,8 @@ func writeConfig(path string, spec RunSpec) error {
 
 // ReadConfig reads a run's config.toml back; keys it lacks take their
 // defaults.
-func ReadConfig(path string) (RunSpec, error) {
-	spec := DefaultRunSpec()
+func ReadConfig(path string) (grid.RunSpec, error) {
+	spec := grid.DefaultRunSpec()
 	md, err := toml.DecodeFile(path, &spec)
 	if err != nil {
 		return spec, fmt.Errorf("reading %s: %w", path, err)

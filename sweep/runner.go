@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"gekc/grid"
 	"gekc/report"
 )
 
@@ -23,10 +24,10 @@ type RunFunc func(ctx context.Context, job Job) (*Outcome, error)
 
 // Job is everything a run function needs.
 type Job struct {
-	ID       string  // the run's ID, also its directory name
-	Spec     RunSpec // fully resolved; Spec.Samples already has any -samples override
-	DataRoot string  // the dataset is in DataRoot/Spec.Dataset
-	RunDir   string  // <out>/runs/<ID>, exists and is empty but for the driver's files
+	ID       string       // the run's ID, also its directory name
+	Spec     grid.RunSpec // fully resolved; Spec.Samples already has any -samples override
+	DataRoot string       // the dataset is in DataRoot/Spec.Dataset
+	RunDir   string       // <out>/runs/<ID>, exists and is empty but for the driver's files
 	// DistillCheckpoint is the checkpoint.npz of the finished run named by
 	// Spec.DistillFrom, resolved by the driver; "" when there is none.
 	DistillCheckpoint string

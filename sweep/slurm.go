@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"time"
 
+	"gekc/grid"
 	"gekc/models"
 )
 
@@ -92,7 +93,7 @@ func slurmMinutes(s string) (int, bool) {
 // evaluated in log-space, need about twice as many), and 512 MiB for the
 // data, the filter and the Go runtime. Measured peaks of the committed
 // sweeps (results/*/results.tsv, peak_rss_mb) are below it.
-func estimateMemoryBytes(spec RunSpec, entities, relations int) (int64, error) {
+func estimateMemoryBytes(spec grid.RunSpec, entities, relations int) (int64, error) {
 	f, sem, err := models.Lookup(spec.Model)
 	if err != nil {
 		return 0, err
@@ -115,7 +116,7 @@ func estimateMemoryBytes(spec RunSpec, entities, relations int) (int64, error) {
 
 // slurmMemory returns the --mem of an array over runs: the largest run's
 // estimate in whole gigabytes, and how it was found.
-func slurmMemory(runs []Run, dataRoot string) (string, string) {
+func slurmMemory(runs []grid.Run, dataRoot string) (string, string) {
 	var most int64
 	var which string
 	for _, r := range runs {
@@ -270,7 +271,7 @@ func slurmScript(p slurmParams) (string, error) {
 // Emit writes <Out>/sbatch.sh for runs, a selection of g.Runs, and a copy
 // of the grid the tasks read (<Out>/grid.toml), and tells stdout how to
 // submit it; notes go to stderr.
-func (o *Slurm) Emit(stdout, stderr io.Writer, g *Grid, runs []Run) error {
+func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) error {
 	mem, memNote := o.Mem, "set with -slurm-mem"
 	if mem == "" {
 		mem, memNote = slurmMemory(runs, o.DataRoot)
@@ -291,7 +292,7 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *Grid, runs []Run) error {
 		extra = append(extra, fmt.Sprintf("-samples=%d", o.Samples))
 	}
 	script, err := slurmScript(slurmParams{
-		GridName: g.Name, NumRuns: len(g.Runs), Array: formatIndexList(indices), Repo: o.Repo,
+		GridName: g.Name, NumRuns: len(g.Runs), Array: grid.FormatIndexList(indices), Repo: o.Repo,
 		Bin: filepath.Join(o.Repo, "gekc-experiments"), Out: o.Out, Data: o.DataRoot,
 		Grid: filepath.Join(o.Out, GridCopyName), ExtraArgs: extra,
 		Command: "go run ./experiments " + strings.Join(o.Args, " "),

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"gekc/grid"
 	"gekc/report"
 )
 
@@ -33,7 +34,7 @@ func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	must(t, err)
 	n := 0
 	for _, row := range table.Rows {
-		spec := DefaultRunSpec()
+		spec := grid.DefaultRunSpec()
 		spec.Model, spec.DType = row["model"], "float32"
 		spec.Rank, _ = strconv.Atoi(row["rank"])
 		spec.BatchSize, _ = strconv.Atoi(row["batch_size"])

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"gekc/graph"
+	"gekc/grid"
 	"gekc/internal/procstat"
 	"gekc/report"
 	"gekc/train/ckpt"
@@ -51,8 +52,8 @@ const (
 // killed before its metrics.json continues from its last resume state (or
 // from scratch), one killed after it gets its row added on the next start.
 type Sweep struct {
-	grid       *Grid
-	runs       []Run // the selection, in execution order
+	grid       *grid.Grid
+	runs       []grid.Run // the selection, in execution order
 	out        string
 	dataRoot   string
 	jobs       int
@@ -100,7 +101,7 @@ type Options struct {
 // New returns a sweep of runs, a selection of g.Runs, reordered so that a
 // run distilling from another selected run comes after it. Call Prepare,
 // then Run, then PrintSummary.
-func New(g *Grid, runs []Run, o Options) *Sweep {
+func New(g *grid.Grid, runs []grid.Run, o Options) *Sweep {
 	if o.Run == nil {
 		o.Run = Train
 	}
@@ -335,7 +336,7 @@ func (s *Sweep) runAll(ctx context.Context) {
 	for _, r := range s.runs {
 		s.done[r.ID] = make(chan struct{})
 	}
-	queue := make(chan Run)
+	queue := make(chan grid.Run)
 	var wg sync.WaitGroup
 	for range max(s.jobs, 1) {
 		wg.Go(func() {
@@ -367,12 +368,12 @@ func (s *Sweep) problem(err error) {
 	s.stderr.printf("error: %v\n", err)
 }
 
-func (s *Sweep) label(r Run) string {
+func (s *Sweep) label(r grid.Run) string {
 	return fmt.Sprintf("[%d/%d] %s", r.Index, len(s.grid.Runs), r.ID)
 }
 
 // runOne claims, trains and records one run.
-func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
+func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	if ctx.Err() != nil {
 		return resInterrupted
 	}
@@ -475,7 +476,7 @@ func (s *Sweep) runOne(ctx context.Context, r Run) runResult {
 	return resFailed
 }
 
-func (s *Sweep) observer(r Run) Observer {
+func (s *Sweep) observer(r grid.Run) Observer {
 	if s.quiet {
 		return nopObserver{}
 	}
@@ -496,7 +497,7 @@ func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error)
 // hostSgemm measures the host's Sgemm rate once per process (0.1 s).
 var hostSgemm = sync.OnceValue(graph.SgemmRate)
 
-func (s *Sweep) newRecord(r Run, spec RunSpec) *Record {
+func (s *Sweep) newRecord(r grid.Run, spec grid.RunSpec) *Record {
 	host, _ := os.Hostname()
 	return &Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/grid"
 	"gekc/metrics"
 	"gekc/objectives"
 
@@ -12,12 +13,12 @@ import (
 
 // A grid run's every key reaches the training configuration.
 func TestTrainConfigCarriesEveryKey(t *testing.T) {
-	spec := DefaultRunSpec()
+	spec := grid.DefaultRunSpec()
 	spec.Dataset, spec.Model, spec.Rank, spec.RelationRank = "d", "tucker2", 6, 3
-	spec.Objective, spec.PLLWeights = "pll", PLLWeights{Subject: 0.5, Relation: 2, Object: 1.5}
+	spec.Objective, spec.PLLWeights = "pll", grid.PLLWeights{Subject: 0.5, Relation: 2, Object: 1.5}
 	spec.LearningRate, spec.BatchSize, spec.Epochs, spec.Patience, spec.Seed = 0.03, 77, 9, 4, 11
 	spec.InitScale, spec.DType, spec.Constraints = 0.2, "float64", "domain"
-	spec.Eval = EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
+	spec.Eval = grid.EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
 		Select: "mrr", Stop: "select_and_ll", MinDelta: 2e-4, LLMinDelta: 0.02, Every: 3, MaxValid: 50, SemK: []int{1, 4}}
 	cfg, err := TrainConfig(spec)
 	must(t, err)

@@ -1,96 +1,31 @@
 package sweep
 
 import (
-	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
-)
 
-func TestDefaultValidator(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*RunSpec)
-		want   string // substring of the error; "" = valid
-	}{
-		{"valid", func(*RunSpec) {}, ""},
-		{"every model family and semantics", func(s *RunSpec) { s.Model = "tucker+" }, ""},
-		{"tucker with relation rank", func(s *RunSpec) { s.Model, s.RelationRank = "tucker2", 20 }, ""},
-		{"missing dataset", func(s *RunSpec) { s.Dataset = "" }, "dataset: not set"},
-		{"dataset with a path", func(s *RunSpec) { s.Dataset = "../etc" }, "directory name"},
-		{"missing model", func(s *RunSpec) { s.Model = "" }, "model: not set"},
-		{"zero rank", func(s *RunSpec) { s.Rank = 0 }, "rank 0"},
-		{"relation rank outside TuckER", func(s *RunSpec) { s.RelationRank = 10 }, "only TuckER"},
-		{"negative relation rank", func(s *RunSpec) { s.Model, s.RelationRank = "tucker", -1 }, "relation_rank -1"},
-		{"unknown objective", func(s *RunSpec) { s.Objective = "nce" }, `objective "nce"`},
-		{"unknown constraints", func(s *RunSpec) { s.Constraints = "range" }, `constraints "range"`},
-		{"negative PLL weight", func(s *RunSpec) { s.PLLWeights.Object = -1 }, "pll_weights.object"},
-		{"all-zero PLL weights", func(s *RunSpec) { s.PLLWeights = PLLWeights{} }, "all zero"},
-		{"all-zero PLL weights are fine for MLE", func(s *RunSpec) { s.PLLWeights, s.Objective = PLLWeights{}, "mle" }, ""},
-		{"unknown optimizer", func(s *RunSpec) { s.Optimizer = "lbfgs" }, `optimizer "lbfgs"`},
-		{"adagrad", func(s *RunSpec) { s.Optimizer, s.InitialAccumulator = "adagrad", 0.1 }, ""},
-		{"sgd with momentum", func(s *RunSpec) { s.Optimizer, s.Momentum = "sgd", 0.9 }, ""},
-		{"momentum outside sgd", func(s *RunSpec) { s.Momentum = 0.9 }, `momentum 0.9 is SGD's; optimizer is "adam"`},
-		{"momentum of 1", func(s *RunSpec) { s.Optimizer, s.Momentum = "sgd", 1 }, "momentum 1: want a value in [0, 1)"},
-		{"initial accumulator outside adagrad", func(s *RunSpec) { s.Optimizer, s.InitialAccumulator = "sgd", 0.1 }, "initial_accumulator 0.1 is Adagrad's"},
-		{"negative initial accumulator", func(s *RunSpec) { s.Optimizer, s.InitialAccumulator = "adagrad", -1 }, "initial_accumulator -1"},
-		{"zero learning rate", func(s *RunSpec) { s.LearningRate = 0 }, "learning_rate 0"},
-		{"zero batch", func(s *RunSpec) { s.BatchSize = 0 }, "batch_size 0"},
-		{"zero epochs", func(s *RunSpec) { s.Epochs = 0 }, "epochs 0"},
-		{"negative patience", func(s *RunSpec) { s.Patience = -1 }, "patience -1"},
-		{"no early stopping", func(s *RunSpec) { s.Patience = 0 }, ""},
-		{"negative init scale", func(s *RunSpec) { s.InitScale = -1 }, "init_scale"},
-		{"unknown dtype", func(s *RunSpec) { s.DType = "float16" }, `dtype "float16"`},
-		{"negative samples", func(s *RunSpec) { s.Samples = -1 }, "samples -1"},
-		{"unknown tie policy", func(s *RunSpec) { s.Eval.TiePolicy = "random" }, "eval.tie_policy"},
-		{"unknown metric", func(s *RunSpec) { s.Eval.Metrics = []string{"mrr", "auc"} }, `"auc"`},
-		{"hits without k", func(s *RunSpec) { s.Eval.Hits = nil }, "eval.hits: empty"},
-		{"hits at 0", func(s *RunSpec) { s.Eval.Hits = []int{0} }, "k = 0"},
-		{"select outside metrics", func(s *RunSpec) { s.Eval.Metrics = []string{"mrr"}; s.Eval.Select = "ll" }, "not among eval.metrics"},
-		{"unknown select", func(s *RunSpec) { s.Eval.Select = "hits@1" }, "eval.select"},
-		{"the paper's stopping rule", func(s *RunSpec) { s.Eval.Stop, s.Eval.MinDelta, s.Eval.LLMinDelta = "select_and_ll", 2e-4, 0.02 }, ""},
-		{"unknown stop", func(s *RunSpec) { s.Eval.Stop = "ll" }, `eval.stop "ll"`},
-		{"stop on ll without ll", func(s *RunSpec) { s.Eval.Metrics, s.Eval.Stop = []string{"mrr"}, "select_and_ll" }, `needs "ll"`},
-		{"negative min delta", func(s *RunSpec) { s.Eval.MinDelta = -1e-4 }, "eval.min_delta"},
-		{"negative ll min delta", func(s *RunSpec) { s.Eval.LLMinDelta = -0.02 }, "eval.ll_min_delta"},
-		{"zero eval batch", func(s *RunSpec) { s.Eval.BatchSize = 0 }, "eval.batch_size 0"},
-		{"zero every", func(s *RunSpec) { s.Eval.Every = 0 }, "eval.every 0"},
-		{"negative max_valid", func(s *RunSpec) { s.Eval.MaxValid = -1 }, "eval.max_valid"},
-		{"sem without k", func(s *RunSpec) { s.Eval.Metrics, s.Eval.SemK = []string{"mrr", "sem"}, nil }, "eval.sem_k: empty"},
-		{"sem at 0", func(s *RunSpec) { s.Eval.SemK = []int{0, 20} }, "eval.sem_k: k = 0"},
-		{"several problems at once", func(s *RunSpec) { s.Rank, s.Epochs = 0, 0 }, "rank 0: want a positive embedding size; epochs 0"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := exampleSpec()
-			tt.mutate(&s)
-			err := DefaultValidator(s)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("unexpected error: %v", err)
-			case tt.want != "" && err == nil:
-				t.Errorf("no error, want %q", tt.want)
-			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
-				t.Errorf("error %q does not contain %q", err, tt.want)
-			}
-		})
-	}
-}
+	"gekc/grid"
+	"gekc/train"
+)
 
 // The runner's own validator adds what only the models know.
 func TestValidateModels(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		mutate func(*RunSpec)
+		mutate func(*grid.RunSpec)
 		want   string
 	}{
-		{"unknown model", func(s *RunSpec) { s.Model = "transe" }, `unknown model "transe" (known: complex, complex+`},
-		{"unknown semantics", func(s *RunSpec) { s.Model = "cp3" }, `unknown model "cp3"`},
-		{"a registered family beyond the paper's", func(s *RunSpec) { s.Model = "distmult+" }, ""},
-		{"constrained squared model", func(s *RunSpec) { s.Constraints = "domain" }, ""},
-		{"constrained non-negative model by MLE", func(s *RunSpec) { s.Model, s.Objective, s.Constraints = "cp+", "mle", "domain" }, ""},
-		{"constrained energy model", func(s *RunSpec) { s.Model, s.Constraints = "complex", "domain" }, "constraints"},
-		{"energy model by MLE", func(s *RunSpec) { s.Model, s.Objective = "rescal", "mle" }, "objective mle"},
-		{"energy model selected on ll", func(s *RunSpec) { s.Model, s.Eval.Select = "tucker", "ll" }, "log-likelihood"},
+		{"unknown model", func(s *grid.RunSpec) { s.Model = "transe" }, `unknown model "transe" (known: complex, complex+`},
+		{"unknown semantics", func(s *grid.RunSpec) { s.Model = "cp3" }, `unknown model "cp3"`},
+		{"a registered family beyond the paper's", func(s *grid.RunSpec) { s.Model = "distmult+" }, ""},
+		{"constrained squared model", func(s *grid.RunSpec) { s.Constraints = "domain" }, ""},
+		{"constrained non-negative model by MLE", func(s *grid.RunSpec) { s.Model, s.Objective, s.Constraints = "cp+", "mle", "domain" }, ""},
+		{"constrained energy model", func(s *grid.RunSpec) { s.Model, s.Constraints = "complex", "domain" }, "constraints"},
+		{"energy model by MLE", func(s *grid.RunSpec) { s.Model, s.Objective = "rescal", "mle" }, "objective mle"},
+		{"energy model selected on ll", func(s *grid.RunSpec) { s.Model, s.Eval.Select = "tucker", "ll" }, "log-likelihood"},
 	} {
 		s := exampleSpec()
 		tt.mutate(&s)
@@ -104,16 +39,27 @@ func TestValidateModels(t *testing.T) {
 	}
 }
 
-func TestChainValidators(t *testing.T) {
-	calls := 0
-	fail := func(RunSpec) error { calls++; return errors.New("second") }
-	v := chainValidators(DefaultValidator, nil, fail, func(RunSpec) error { calls++; return nil })
-	if err := v(exampleSpec()); err == nil || err.Error() != "second" || calls != 1 {
-		t.Errorf("err %v after %d calls; want the second validator's error, stopping there", err, calls)
+func TestConfigRoundTrip(t *testing.T) {
+	s := exampleSpec()
+	s.PLLWeights.Relation = 0.25
+	s.Eval.Hits = []int{1, 5}
+	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
+	path := filepath.Join(t.TempDir(), configName)
+	must(t, writeConfig(path, s))
+	got, err := ReadConfig(path)
+	must(t, err)
+	if !reflect.DeepEqual(got, s) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)
 	}
-	bad := exampleSpec()
-	bad.Rank = 0
-	if err := v(bad); err == nil || !strings.Contains(err.Error(), "rank") {
-		t.Errorf("err %v; want DefaultValidator's", err)
+	if got.ID() != s.ID() {
+		t.Errorf("ID changed in the round trip")
+	}
+}
+
+// grid imports no training package, so it keeps its own list of the
+// optimiser names train accepts.
+func TestGridKnowsTrainsOptimizers(t *testing.T) {
+	if !slices.Equal(grid.Optimizers, train.Optimizers) {
+		t.Errorf("grid.Optimizers %v, train.Optimizers %v", grid.Optimizers, train.Optimizers)
 	}
 }

@@ -111,6 +111,18 @@ type EvalConfig struct {
 	SkipTest bool
 }
 
+// ParseDtype returns the element type named "float32" or "float64", as
+// grids write it.
+func ParseDtype(name string) (tensor.Dtype, error) {
+	switch name {
+	case "float32", "":
+		return tensor.Float32, nil
+	case "float64":
+		return tensor.Float64, nil
+	}
+	return tensor.Dtype{}, fmt.Errorf("train: dtype %q (float32, float64)", name)
+}
+
 func (c *Config) validate() error {
 	switch {
 	case c.Objective == nil:

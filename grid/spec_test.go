@@ -1,8 +1,6 @@
-package sweep
+package grid
 
 import (
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -136,19 +134,18 @@ func TestSanitizedIDs(t *testing.T) {
 	}
 }
 
-func TestConfigRoundTrip(t *testing.T) {
-	s := exampleSpec()
-	s.PLLWeights.Relation = 0.25
-	s.Eval.Hits = []int{1, 5}
-	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
-	path := filepath.Join(t.TempDir(), configName)
-	must(t, writeConfig(path, s))
-	got, err := ReadConfig(path)
-	must(t, err)
-	if !reflect.DeepEqual(got, s) {
-		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)
+// Differences names the keys two specs differ in, leaving out those that
+// never change a run.
+func TestDifferences(t *testing.T) {
+	a := exampleSpec()
+	b := a.Clone()
+	b.Patience, b.Eval.Select, b.Samples, b.Memory = 7, "ll", 100, "8GiB"
+	got := Differences(a, b)
+	if len(got) != 2 || got[0].Key != "patience" || got[0].A != a.Patience || got[0].B != 7 ||
+		got[1].Key != "eval.select" || got[1].B != "ll" {
+		t.Errorf("Differences = %+v; want patience and eval.select", got)
 	}
-	if got.ID() != s.ID() {
-		t.Errorf("ID changed in the round trip")
+	if d := Differences(a, a.Clone()); len(d) != 0 {
+		t.Errorf("a spec differs from its clone in %+v", d)
 	}
 }

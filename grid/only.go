@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"fmt"
@@ -80,9 +80,9 @@ func parseIndexList(s string, n int) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
-// formatIndexList is the inverse of parseIndexList, compressing runs of
-// consecutive indices into ranges (for SLURM's --array).
-func formatIndexList(indices []int) string {
+// FormatIndexList writes sorted indices as Select reads them, runs of
+// consecutive indices as ranges: "0-5,9" (SLURM's --array takes the same).
+func FormatIndexList(indices []int) string {
 	var parts []string
 	for i := 0; i < len(indices); {
 		j := i

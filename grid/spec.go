@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"crypto/sha256"
@@ -198,4 +198,28 @@ func sanitizeIDPart(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// A KeyDifference is a key whose values differ between two specs.
+type KeyDifference struct {
+	Key  string // dotted, e.g. "eval.select"
+	A, B any
+}
+
+// Differences lists the keys whose values differ between a and b, in
+// RunSpec order, leaving out those that never change a run's parameters or
+// metrics (samples, eval.batch_size, memory: the keys an ID ignores).
+func Differences(a, b RunSpec) []KeyDifference {
+	var out []KeyDifference
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	for _, f := range specFields {
+		if f.isTable() || idIgnoredKeys[f.key] {
+			continue
+		}
+		x, y := va.FieldByIndex(f.index).Interface(), vb.FieldByIndex(f.index).Interface()
+		if !reflect.DeepEqual(x, y) {
+			out = append(out, KeyDifference{Key: f.key, A: x, B: y})
+		}
+	}
+	return out
 }

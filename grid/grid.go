@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"errors"
@@ -163,7 +163,7 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 	}
 	if len(errs) > 0 {
 		sortByLine(path, errs)
-		return nil, joinCapped(errs, 20)
+		return nil, JoinCapped(errs, 20)
 	}
 	if len(g.Runs) == 0 {
 		return nil, fmt.Errorf("%s: the grid expands to no runs", path)
@@ -257,9 +257,9 @@ func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignme
 	return standIns, errs
 }
 
-// joinCapped joins errors, keeping the first n so a grid with a systematic
-// mistake still gives a readable message.
-func joinCapped(errs []error, n int) error {
+// JoinCapped joins errors, keeping the first n, so that a grid (or a
+// preflight) with a systematic mistake still gives a readable message.
+func JoinCapped(errs []error, n int) error {
 	if len(errs) > n {
 		more := len(errs) - n
 		errs = append(errs[:n:n], fmt.Errorf("... and %d more invalid runs", more))

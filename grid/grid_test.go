@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -307,7 +308,7 @@ func TestGridErrors(t *testing.T) {
 			[]string{"grid.toml:9:", "more than 100000 runs"}},
 		{"too many seeds", base + "[[sweep]]\nseeds = 200000\n", nil,
 			[]string{"grid.toml:10:", "seeds"}},
-		{"unknown model", base + "[[sweep]]\nmodel = \"cpx\"\n", Validate,
+		{"unknown model", base + "[[sweep]]\nmodel = \"cpx\"\n", validateKnownModels,
 			[]string{"grid.toml:9:", `unknown model "cpx" (known: complex,`}},
 		{"no dataset", strings.Replace(base, `dataset = "toy"`, "", 1), nil,
 			[]string{"grid.toml:1:", `missing required key "dataset"`, "required keys are dataset, model,"}},
@@ -353,7 +354,7 @@ func TestGridReportsEveryError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseGrid("grid.toml", []byte(tt.src), Validate)
+			_, err := ParseGrid("grid.toml", []byte(tt.src), validateKnownModels)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -511,4 +512,18 @@ func FuzzParseGrid(f *testing.F) {
 			t.Errorf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// validateKnownModels stands in for the runner's validator (sweep.Validate,
+// which asks the models registry): grid's part is to attribute its errors
+// to blocks and lines.
+func validateKnownModels(s RunSpec) error {
+	if err := DefaultValidator(s); err != nil {
+		return err
+	}
+	known := []string{"complex", "complex+", "complex2", "cp", "cp+", "cp2"}
+	if !slices.Contains(known, s.Model) {
+		return fmt.Errorf("unknown model %q (known: %s)", s.Model, strings.Join(known, ", "))
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package sweep
+package grid
 
 import (
 	"fmt"
@@ -71,7 +71,7 @@ func TestFormatIndexList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.in), func(t *testing.T) {
-			got := formatIndexList(tt.in)
+			got := FormatIndexList(tt.in)
 			if got != tt.want {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
