@@ -11,6 +11,7 @@ import (
 	"gekc/internal/filelock"
 	"gekc/internal/jsonfloat"
 	"gekc/sweep"
+	"gekc/train"
 )
 
 // The command's tests were written when the sweep was part of the
@@ -21,16 +22,16 @@ type (
 	Job         = sweep.Job
 	Outcome     = sweep.Outcome
 	RunFunc     = sweep.RunFunc
-	Status      = sweep.Status
-	EpochRecord = sweep.EpochRecord
-	Observer    = sweep.Observer
+	Status      = train.Status
+	EpochRecord = train.EpochRecord
+	Observer    = train.Observer
 	runRecord   = sweep.Record
 )
 
 const (
-	StatusFinished = sweep.StatusFinished
-	StatusDiverged = sweep.StatusDiverged
-	StatusFailed   = sweep.StatusFailed
+	StatusFinished = train.Finished
+	StatusDiverged = train.Diverged
+	StatusFailed   = train.Failed
 
 	runsDirName         = "runs"
 	gridCopyName        = sweep.GridCopyName

@@ -15,13 +15,12 @@ import (
 	"gekc/train"
 )
 
-// Values of the status column: how train.Run ended, or Failed. A run is
-// final once finished or diverged (see Final); a failed one is retried on
-// resume. The package sweep types the same values as sweep.Status.
+// Values of the status column, train.Status's as strings. A run is final
+// once finished or diverged (see Final); a failed one is retried on resume.
 const (
-	Finished = string(train.Finished) // trained and evaluated
-	Diverged = string(train.Diverged) // stopped on a NaN/Inf loss; never selected as best
-	Failed   = "failed"               // ended in an error; replaced when the run is retried
+	Finished = string(train.Finished)
+	Diverged = string(train.Diverged)
+	Failed   = string(train.Failed)
 )
 
 var (

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gekc/grid"
+	"gekc/internal/filelock"
 	"gekc/train/ckpt"
 )
 
@@ -58,15 +59,15 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := tryLock(filepath.Join(dir, runLockName))
-	if errors.Is(err, errLocked) {
+	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	if errors.Is(err, filelock.ErrLocked) {
 		return "", fmt.Errorf("run %s is being trained by another process", r.ID)
 	}
 	if err != nil {
 		return "", err
 	}
-	defer lock.unlock()
-	if prev, err := readRecord(filepath.Join(dir, metricsName)); err == nil && prev != nil && prev.Status.final() {
+	defer lock.Unlock()
+	if prev, err := readRecord(filepath.Join(dir, metricsName)); err == nil && prev != nil && final(prev.Status) {
 		return "", fmt.Errorf("run %s is %s already (%s)", r.ID, prev.Status, filepath.Join(dir, metricsName))
 	}
 	dst := filepath.Join(dir, ckpt.StateName)

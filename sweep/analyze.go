@@ -14,6 +14,7 @@ import (
 
 	"gekc/analysis"
 	"gekc/grid"
+	"gekc/internal/atomicfile"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -68,7 +69,7 @@ func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil || rec.Status != StatusFinished {
+	if rec == nil || rec.Status != train.Finished {
 		return nil, fmt.Errorf("%s: not a finished run", dir)
 	}
 	spec := rec.Spec
@@ -184,7 +185,7 @@ func (a *Analysis) each(ctx context.Context, skip func(id, dir string) bool, f f
 		}
 		dir := filepath.Join(a.Out, runsDirName, r.ID)
 		rec, err := readRecord(filepath.Join(dir, metricsName))
-		if err != nil || rec == nil || rec.Status != StatusFinished {
+		if err != nil || rec == nil || rec.Status != train.Finished {
 			continue
 		}
 		if _, sem, err := models.Lookup(rec.Spec.Model); err != nil || sem == models.Energy {
@@ -236,7 +237,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	}
 	finished := func(id string) bool {
 		rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
-		return err == nil && rec != nil && rec.Status == StatusFinished
+		return err == nil && rec != nil && rec.Status == train.Finished
 	}
 	// Refused before any sampling when the selection alone shows that the
 	// analysis would drop rows; the merge under the lock below decides.
@@ -344,7 +345,7 @@ func (a *Analysis) plots(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		if rec == nil || !rec.Status.final() {
+		if rec == nil || !final(rec.Status) {
 			continue
 		}
 		if err := writeCurves(dir, rec.Spec, epochsOf(rec), rec.BestEpoch); err != nil {
@@ -384,7 +385,7 @@ func (a *Analysis) paper() error {
 			return err
 		}
 		path = filepath.Join(a.Out, PaperMDName)
-		if err := writeFileAtomic(path, md, 0o644); err != nil {
+		if err := atomicfile.WriteFile(path, md, 0o644); err != nil {
 			return err
 		}
 		_, err = a.Stdout.Write(md)
@@ -431,7 +432,7 @@ func (a *Analysis) calibration(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
-		if rec == nil || rec.Status != StatusFinished {
+		if rec == nil || rec.Status != train.Finished {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) && rowOf(r.ID) >= 0 {
@@ -496,10 +497,10 @@ func runOf(id string, s grid.RunSpec) analysis.Run {
 // writeTables writes an analysis's TSV and markdown tables next to
 // results.tsv, atomically, and prints the markdown.
 func (a *Analysis) writeTables(tsvName string, tsv []byte, mdName string, md []byte) error {
-	if err := writeFileAtomic(filepath.Join(a.Out, tsvName), tsv, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(a.Out, tsvName), tsv, 0o644); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(a.Out, mdName), md, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(a.Out, mdName), md, 0o644); err != nil {
 		return err
 	}
 	_, err := a.Stdout.Write(md)

@@ -9,10 +9,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"gekc/internal/atomicfile"
 )
 
-// The runner's own writes (metrics.json, results.tsv, config.toml and the
-// tables go through writeFileAtomic) replace a file by renaming a new one
+// The runner's own writes (metrics.json, config.toml, results.tsv and the
+// tables go through atomicfile.WriteFile) replace a file by renaming a new one
 // over it: the inode changes, and a reader polling the file while it is
 // rewritten sees the old content or the new, never a mix or a part. An
 // in-place rewrite (os.WriteFile) keeps the inode and fails here.
@@ -27,7 +29,7 @@ func TestRunnerWritesAreAtomic(t *testing.T) {
 		name string
 		fn   func(path string, content []byte) error
 	}{
-		{"writeFileAtomic", func(path string, content []byte) error { return writeFileAtomic(path, content, 0o644) }},
+		{"writeFileAtomic", func(path string, content []byte) error { return atomicfile.WriteFile(path, content, 0o644) }},
 		{"WriteRecord", func(path string, content []byte) error {
 			return WriteRecord(path, &Record{ID: string(content[:1]), Notes: []string{string(content)}})
 		}},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gekc/grid"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
@@ -47,7 +48,7 @@ func (s *Sweep) resolveDistill(ctx context.Context, r grid.Run) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("distill_from %q: %w", from, err)
 	}
-	if rec == nil || rec.Status != StatusFinished {
+	if rec == nil || rec.Status != train.Finished {
 		status := "not finished"
 		if rec != nil {
 			status = string(rec.Status)

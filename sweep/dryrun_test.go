@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/train"
 )
 
 const dryRunGrid = `name = "dry"
@@ -60,7 +61,7 @@ func TestWriteRunList(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(root, "umls"), 0o755))
 	done := g.Runs[1]
 	must(t, os.MkdirAll(filepath.Join(out, runsDirName, done.ID), 0o755))
-	must(t, WriteRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: StatusFinished, Spec: done.Spec}))
+	must(t, WriteRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: train.Finished, Spec: done.Spec}))
 
 	var b bytes.Buffer
 	must(t, WriteRunList(&b, g, g.Runs[1:], out, root))

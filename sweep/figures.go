@@ -6,6 +6,7 @@ import (
 
 	"gekc/analysis"
 	"gekc/grid"
+	"gekc/internal/atomicfile"
 	"gekc/metrics"
 	"gekc/report"
 	"gekc/train"
@@ -28,7 +29,7 @@ const (
 )
 
 // writeCurves draws the training curves of a run into dir/curves.png.
-func writeCurves(dir string, spec grid.RunSpec, epochs []EpochRecord, bestEpoch int) error {
+func writeCurves(dir string, spec grid.RunSpec, epochs []train.EpochRecord, bestEpoch int) error {
 	es := make([]train.EpochRecord, len(epochs))
 	for i, e := range epochs {
 		es[i] = train.EpochRecord(e)
@@ -37,7 +38,7 @@ func writeCurves(dir string, spec grid.RunSpec, epochs []EpochRecord, bestEpoch 
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, curvesName), err)
 	}
-	return writeFileAtomic(filepath.Join(dir, curvesName), png, 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, curvesName), png, 0o644)
 }
 
 // writeCalibrationPlot draws the reliability diagrams of a run into
@@ -47,14 +48,14 @@ func writeCalibrationPlot(dir string, spec grid.RunSpec, c *metrics.Calibration)
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", filepath.Join(dir, calibrationPlotName), err)
 	}
-	return writeFileAtomic(filepath.Join(dir, calibrationPlotName), png, 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, calibrationPlotName), png, 0o644)
 }
 
 // epochsOf turns metrics.json's epochs back into EpochRecords.
-func epochsOf(rec *Record) []EpochRecord {
-	out := make([]EpochRecord, len(rec.Epochs))
+func epochsOf(rec *Record) []train.EpochRecord {
+	out := make([]train.EpochRecord, len(rec.Epochs))
 	for i, e := range rec.Epochs {
-		out[i] = EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
+		out[i] = train.EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
 		if e.Valid != nil {
 			out[i].Valid = fromJSONMap(e.Valid)
 		}

@@ -8,11 +8,12 @@ import (
 
 	"gekc/analysis"
 	"gekc/grid"
+	"gekc/train"
 )
 
 func TestWritePlotsNameTheirFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "missing")
-	err := writeCurves(dir, grid.DefaultRunSpec(), []EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
+	err := writeCurves(dir, grid.DefaultRunSpec(), []train.EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, curvesName)) {
 		t.Errorf("writing into a missing directory: %v", err)
 	}

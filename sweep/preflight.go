@@ -121,7 +121,7 @@ func Unfinished(out string, runs []grid.Run) []grid.Run {
 	var todo []grid.Run
 	for _, r := range runs {
 		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
-		if err != nil || rec == nil || !rec.Status.final() {
+		if err != nil || rec == nil || !final(rec.Status) {
 			todo = append(todo, r)
 		}
 	}
@@ -203,12 +203,12 @@ func checkDistillSource(s grid.RunSpec, ds *kg.Dataset, out string, inGrid map[s
 		switch {
 		case err != nil:
 			return fmt.Sprintf("distill_from %q: %v", from, err)
-		case (rec == nil || rec.Status != StatusFinished) && inGrid[from]:
+		case (rec == nil || rec.Status != train.Finished) && inGrid[from]:
 			return "" // a run of this grid, trained first; checked when it has a checkpoint
 		case rec == nil:
 			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
 				from, filepath.Join(out, runsDirName))
-		case rec.Status != StatusFinished:
+		case rec.Status != train.Finished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
 		}
 		path = filepath.Join(dir, ckpt.CheckpointName)

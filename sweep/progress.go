@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gekc/report"
+	"gekc/train"
 
 	"github.com/schollz/progressbar/v3"
 )
@@ -123,7 +124,7 @@ func (p *progressObserver) Step(done int, runningLoss float64) {
 	p.out.printf("%s epoch %d/%d: step %d/%d, loss %.4g, epoch ETA %s\n", p.prefix, p.epoch, p.maxEpochs, done, p.steps, runningLoss, eta)
 }
 
-func (p *progressObserver) EpochEnd(rec EpochRecord) {
+func (p *progressObserver) EpochEnd(rec train.EpochRecord) {
 	if p.bar != nil {
 		p.bar.Finish()
 		p.bar = nil
@@ -204,7 +205,7 @@ func summaryLine(prefix string, rec *Record) string {
 // nopObserver discards progress.
 type nopObserver struct{}
 
-func (nopObserver) EpochStart(int, int)  {}
-func (nopObserver) Step(int, float64)    {}
-func (nopObserver) EpochEnd(EpochRecord) {}
-func (nopObserver) Log(string)           {}
+func (nopObserver) EpochStart(int, int)        {}
+func (nopObserver) Step(int, float64)          {}
+func (nopObserver) EpochEnd(train.EpochRecord) {}
+func (nopObserver) Log(string)                 {}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gekc/train"
 )
 
 func TestPlainProgressLines(t *testing.T) {
@@ -14,7 +16,7 @@ func TestPlainProgressLines(t *testing.T) {
 	p.interval = 0 // a line for every step
 	p.EpochStart(4, 10)
 	p.Step(5, 0.25)
-	p.EpochEnd(EpochRecord{Epoch: 4, TrainLoss: 0.2, Seconds: 1.5, EvalSeconds: 0.25, Valid: map[string]float64{"mrr": 0.5, "hits@10": 0.75}})
+	p.EpochEnd(train.EpochRecord{Epoch: 4, TrainLoss: 0.2, Seconds: 1.5, EvalSeconds: 0.25, Valid: map[string]float64{"mrr": 0.5, "hits@10": 0.75}})
 	p.Log("checkpoint written")
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{
@@ -86,7 +88,7 @@ func TestProgressBarMode(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		p.Step(i, 0.5)
 	}
-	p.EpochEnd(EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1})
+	p.EpochEnd(train.EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1})
 	if !strings.Contains(buf.String(), "run epoch 1/2: loss 0.5") {
 		t.Errorf("verbose: no epoch line after the bar:\n%q", buf.String())
 	}
@@ -97,7 +99,7 @@ func TestProgressBarMode(t *testing.T) {
 	p = newProgressObserver(&lockedWriter{w: &buf}, "run", 2, true, false)
 	p.EpochStart(1, 3)
 	p.Step(3, 0.5)
-	p.EpochEnd(EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1, Valid: map[string]float64{"mrr": 0.25, "hits@1": 0.125}})
+	p.EpochEnd(train.EpochRecord{Epoch: 1, TrainLoss: 0.5, Seconds: 0.1, Valid: map[string]float64{"mrr": 0.25, "hits@1": 0.125}})
 	if strings.Contains(buf.String(), "run epoch 1/2: loss") {
 		t.Errorf("epoch line in bar mode without -v:\n%q", buf.String())
 	}
@@ -118,25 +120,25 @@ func TestConciseProgressLines(t *testing.T) {
 		for i := 1; i <= 11; i++ {
 			p.Step(i, 1)
 		}
-		p.EpochEnd(EpochRecord{Epoch: e, TrainLoss: 1, Valid: map[string]float64{"mrr": 0.5}})
+		p.EpochEnd(train.EpochRecord{Epoch: e, TrainLoss: 1, Valid: map[string]float64{"mrr": 0.5}})
 	}
 	if buf.Len() != 0 {
 		t.Errorf("lines within the interval:\n%s", buf.String())
 	}
 	p.interval = 0
 	p.EpochStart(501, 11)
-	p.EpochEnd(EpochRecord{Epoch: 501, TrainLoss: 1})
+	p.EpochEnd(train.EpochRecord{Epoch: 501, TrainLoss: 1})
 	if got, want := strings.TrimSpace(buf.String()), "run epoch 501/500: loss 1, 0.0s, valid mrr 0.5"; got != want {
 		t.Errorf("line after the interval = %q, want %q", got, want)
 	}
 }
 
 func TestSummaryLine(t *testing.T) {
-	rec := &Record{Status: StatusFinished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
+	rec := &Record{Status: train.Finished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
 	if got, want := summaryLine("[1/2] id", rec), "[1/2] id finished  valid MRR 0.5000  test MRR 0.2500  test LL -12.500  1m15s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	rec = &Record{Status: StatusFailed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
+	rec = &Record{Status: train.Failed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
 	if got := summaryLine("id", rec); got != "id failed  0s  error: boom" {
 		t.Errorf("got %q", got)
 	}

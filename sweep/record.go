@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/internal/atomicfile"
 	"gekc/internal/jsonfloat"
+	"gekc/train"
 )
 
 // Record is metrics.json: the Outcome plus what is needed to trust and
@@ -23,7 +25,7 @@ import (
 type Record struct {
 	ID              string               `json:"id"`
 	ConfigID        string               `json:"config_id"` // the ID without the seed
-	Status          Status               `json:"status"`
+	Status          train.Status         `json:"status"`
 	Error           string               `json:"error,omitempty"`
 	Spec            grid.RunSpec         `json:"spec"`
 	Epochs          []epochJSON          `json:"epochs"`
@@ -75,7 +77,7 @@ var (
 	fromJSONMap = jsonfloat.Unmap
 )
 
-func toEpochJSON(recs []EpochRecord) []epochJSON {
+func toEpochJSON(recs []train.EpochRecord) []epochJSON {
 	out := make([]epochJSON, len(recs))
 	for i, r := range recs {
 		out[i] = epochJSON{Epoch: r.Epoch, TrainLoss: jsonFloat(r.TrainLoss), Seconds: jsonFloat(r.Seconds),
@@ -91,7 +93,7 @@ func WriteRecord(path string, rec *Record) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // ReadRecord reads the record of the run in runDir (its metrics.json); it

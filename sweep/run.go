@@ -81,19 +81,19 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			}
 		}
 	}
-	res, err := train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
+	res, err := train.Run(ctx, cfg, ds, job.Observer)
 	if errors.Is(err, train.ErrStateMismatch) {
 		// A state saved by another version of the model (say, new tables).
 		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
 		job.Observer.Log(msg)
 		stateNotes = append(stateNotes, msg)
 		cfg.Resume, earlier = nil, 0
-		res, err = train.Run(ctx, cfg, ds, observerAdapter{job.Observer})
+		res, err = train.Run(ctx, cfg, ds, job.Observer)
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := &Outcome{Status: StatusFinished, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
+	out := &Outcome{Status: res.Status, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
 		Memory: &memoryJSON{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: dataOf(ds)}
 	if cfg.Resume != nil {
 		out.WallSeconds = (earlier + time.Since(started)).Seconds()
@@ -101,15 +101,10 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	if out.Test == nil {
 		out.Test = map[string]float64{}
 	}
-	if res.Status == train.Diverged {
-		out.Status = StatusDiverged
-	}
 	for k, v := range res.Initial {
 		out.Test["init_"+k] = v // the distilled model before fine-tuning
 	}
-	for _, e := range res.Epochs {
-		out.Epochs = append(out.Epochs, EpochRecord{Epoch: e.Epoch, TrainLoss: e.TrainLoss, Seconds: e.Seconds, EvalSeconds: e.EvalSeconds, Valid: e.Valid})
-	}
+	out.Epochs = res.Epochs
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics
 	// and checkpoint are what hours of training bought, and -analyze plots
@@ -122,12 +117,12 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", calibrationPlotName, err))
 		}
 	}
-	if out.Status == StatusFinished {
+	if out.Status == train.Finished {
 		if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model); err != nil {
 			return nil, err
 		}
 	}
-	if spec.Samples > 0 && out.Status == StatusFinished {
+	if spec.Samples > 0 && out.Status == train.Finished {
 		if res.Model.Semantics == models.Energy {
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
 		} else {
@@ -235,13 +230,4 @@ func dataOf(ds *kg.Dataset) *dataJSON {
 		d.LoadSeconds = s.(float64)
 	}
 	return d
-}
-
-type observerAdapter struct{ o Observer }
-
-func (a observerAdapter) EpochStart(epoch, steps int)        { a.o.EpochStart(epoch, steps) }
-func (a observerAdapter) Step(done int, runningLoss float64) { a.o.Step(done, runningLoss) }
-func (a observerAdapter) Log(msg string)                     { a.o.Log(msg) }
-func (a observerAdapter) EpochEnd(r train.EpochRecord) {
-	a.o.EpochEnd(EpochRecord{Epoch: r.Epoch, TrainLoss: r.TrainLoss, Seconds: r.Seconds, EvalSeconds: r.EvalSeconds, Valid: r.Valid})
 }

@@ -9,13 +9,16 @@ import (
 	"path/filepath"
 
 	"gekc/grid"
+	"gekc/internal/atomicfile"
+	"gekc/internal/filelock"
+	"gekc/train"
 	"gekc/train/ckpt"
 
 	"github.com/BurntSushi/toml"
 )
 
 // cleanRunDir empties a run directory except its lock file, which must
-// never be deleted (see fileLock), and its resume state (ckpt.StateName), which
+// never be deleted (see package filelock), and its resume state (ckpt.StateName), which
 // is what an unfinished run continues from.
 func cleanRunDir(dir string) error {
 	entries, err := os.ReadDir(dir)
@@ -41,7 +44,7 @@ func writeConfig(path string, spec grid.RunSpec) error {
 	if err := toml.NewEncoder(&b).Encode(spec); err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return writeFileAtomic(path, b.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // ReadConfig reads a run's config.toml back; keys it lacks take their
@@ -71,7 +74,7 @@ func FinishedRuns(out string) ([]string, error) {
 	var ids []string
 	for _, e := range entries {
 		rec, err := readRecord(filepath.Join(out, runsDirName, e.Name(), metricsName))
-		if err == nil && rec != nil && rec.Status.final() {
+		if err == nil && rec != nil && final(rec.Status) {
 			ids = append(ids, e.Name())
 		}
 	}
@@ -81,7 +84,7 @@ func FinishedRuns(out string) ([]string, error) {
 // RunState describes a run's state on disk for -dry-run, without writing.
 func RunState(out, id string) string {
 	dir := filepath.Join(out, runsDirName, id)
-	if isLocked(filepath.Join(dir, runLockName)) {
+	if filelock.IsLocked(filepath.Join(dir, runLockName)) {
 		return "running"
 	}
 	rec, err := readRecord(filepath.Join(dir, metricsName))
@@ -93,7 +96,7 @@ func RunState(out, id string) string {
 			return "pending, resumes " + info.ResumePoint()
 		}
 		return "pending"
-	case rec.Status == StatusFailed:
+	case rec.Status == train.Failed:
 		return "failed (will retry)"
 	}
 	return string(rec.Status)

@@ -6,19 +6,20 @@ import (
 
 	"gekc/grid"
 	"gekc/report"
+	"gekc/train"
 )
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
 // train package: Train is the one the command uses; tests pass fakes.
 //
 // The function writes its own artefacts (checkpoint.npz, sample files) into
-// job.RunDir, preferably with writeFileAtomic; the driver writes
+// job.RunDir, preferably with atomicfile.WriteFile; the driver writes
 // config.toml, metrics.json and the results tables. It must return promptly
 // with ctx.Err() once ctx is cancelled (SIGINT/SIGTERM): the driver then
 // discards the run's directory contents but for its resume state
 // (Job.StatePath), and the run continues from that state next time, or
 // starts from scratch when it saved none. A NaN/Inf loss is not an error:
-// return an Outcome with Status = StatusDiverged. Any returned error marks the run failed; the
+// return an Outcome with Status = train.Diverged. Any returned error marks the run failed; the
 // sweep goes on either way.
 type RunFunc func(ctx context.Context, job Job) (*Outcome, error)
 
@@ -31,7 +32,7 @@ type Job struct {
 	// DistillCheckpoint is the checkpoint.npz of the finished run named by
 	// Spec.DistillFrom, resolved by the driver; "" when there is none.
 	DistillCheckpoint string
-	Observer          Observer // progress reporting; never nil
+	Observer          train.Observer // progress reporting; never nil
 	// StatePath is where the run keeps its resume state (ckpt.StateName): the
 	// run continues from it when it exists, and saves it after an epoch at
 	// most every StateEvery and at once, at the next step, when ctx is
@@ -41,24 +42,15 @@ type Job struct {
 	StateEvery time.Duration
 }
 
-// Status is how a run ended.
-type Status string
-
-const (
-	StatusFinished = Status(report.Finished) // trained and evaluated
-	StatusDiverged = Status(report.Diverged) // stopped on a NaN/Inf loss; never selected as best
-	StatusFailed   = Status(report.Failed)   // the run function returned an error or panicked; retried on resume
-)
-
 // final reports whether a run with this status is done for good: resume
 // skips it and it has its row in results.tsv.
-func (s Status) final() bool { return report.Final(string(s)) }
+func final(s train.Status) bool { return report.Final(string(s)) }
 
 // Outcome is what a run function reports.
 type Outcome struct {
-	Status    Status        // StatusFinished (also when empty) or StatusDiverged
-	Epochs    []EpochRecord // one per trained epoch
-	BestEpoch int           // the epoch whose parameters were kept (by Spec.Eval.Select)
+	Status    train.Status        // train.Finished (also when empty) or train.Diverged
+	Epochs    []train.EpochRecord // one per trained epoch
+	BestEpoch int                 // the epoch whose parameters were kept (by Spec.Eval.Select)
 	// Valid and Test hold the metrics of the kept parameters, keyed "mrr",
 	// "hits@1", "hits@3", "hits@10", "ll" (average log-likelihood per
 	// triple), and anything else the run computes ("ece", "sem@1", ...).
@@ -72,22 +64,4 @@ type Outcome struct {
 	// data set's sizes. Both are recorded in metrics.json when set.
 	Memory *memoryJSON
 	Data   *dataJSON
-}
-
-// EpochRecord is one epoch of training.
-type EpochRecord struct {
-	Epoch       int                `json:"epoch"` // 1-based
-	TrainLoss   float64            `json:"train_loss"`
-	Seconds     float64            `json:"seconds"`                // training time of the epoch
-	EvalSeconds float64            `json:"eval_seconds,omitempty"` // its validation
-	Valid       map[string]float64 `json:"valid,omitempty"`        // empty in epochs without validation
-}
-
-// Observer receives a run's progress. The driver gives each run its own;
-// calls come from the run function's goroutine.
-type Observer interface {
-	EpochStart(epoch, steps int)        // an epoch of `steps` optimiser steps begins
-	Step(done int, runningLoss float64) // `done` steps of the epoch are finished; called after every step
-	EpochEnd(rec EpochRecord)
-	Log(msg string) // a note worth a line in the log
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/internal/atomicfile"
 	"gekc/models"
 )
 
@@ -303,7 +304,7 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 		return err
 	}
 	path := filepath.Join(o.Out, "sbatch.sh")
-	if err := writeFileAtomic(path, []byte(script), 0o755); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(script), 0o755); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d array tasks; each %d CPU(s), %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",

@@ -18,8 +18,11 @@ import (
 
 	"gekc/graph"
 	"gekc/grid"
+	"gekc/internal/atomicfile"
+	"gekc/internal/filelock"
 	"gekc/internal/procstat"
 	"gekc/report"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
@@ -183,7 +186,7 @@ func (s *Sweep) Prepare() error {
 			return err
 		}
 		for _, e := range entries {
-			if isTempFile(e.Name()) {
+			if atomicfile.IsTemp(e.Name()) {
 				os.Remove(s.path(e.Name()))
 			}
 		}
@@ -198,12 +201,12 @@ func (s *Sweep) Prepare() error {
 				s.stderr.printf("warning: %v; the run will be trained again\n", err)
 				continue
 			}
-			if rec != nil && rec.Status.final() && table.Upsert(rowFromRecord(rec)) {
+			if rec != nil && final(rec.Status) && table.Upsert(rowFromRecord(rec)) {
 				changed = true
 			}
 		}
 		if changed {
-			if err := writeFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+			if err := atomicfile.WriteFile(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 				return err
 			}
 		}
@@ -229,7 +232,7 @@ func (s *Sweep) saveGridCopy() error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	return writeFileAtomic(dst, s.grid.Source, 0o644)
+	return atomicfile.WriteFile(dst, s.grid.Source, 0o644)
 }
 
 func (s *Sweep) withResultsLock(fn func() error) error { return withResultsLock(s.out, fn) }
@@ -237,11 +240,11 @@ func (s *Sweep) withResultsLock(fn func() error) error { return withResultsLock(
 // withResultsLock runs fn holding the results lock of the results
 // directory out, as every writer of its tables does.
 func withResultsLock(out string, fn func() error) error {
-	l, err := waitLock(filepath.Join(out, resultsLock))
+	l, err := filelock.Wait(filepath.Join(out, resultsLock))
 	if err != nil {
 		return err
 	}
-	defer l.unlock()
+	defer l.Unlock()
 	return fn()
 }
 
@@ -256,7 +259,7 @@ func (s *Sweep) recordRow(rec *Record) error {
 		if !table.Upsert(rowFromRecord(rec)) {
 			return nil
 		}
-		if err := writeFileAtomic(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+		if err := atomicfile.WriteFile(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
 			return err
 		}
 		return s.writeReport(table)
@@ -279,7 +282,7 @@ func (s *Sweep) writeReport(table *report.Table) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.path(ResultsMDName), md, 0o644); err != nil {
+	if err := atomicfile.WriteFile(s.path(ResultsMDName), md, 0o644); err != nil {
 		return err
 	}
 	if s.reference == nil || !s.reference.Covers(table) {
@@ -289,7 +292,7 @@ func (s *Sweep) writeReport(table *report.Table) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path(PaperMDName), cmp, 0o644)
+	return atomicfile.WriteFile(s.path(PaperMDName), cmp, 0o644)
 }
 
 // PrintSummary writes the best configuration of each model and objective
@@ -382,8 +385,8 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	lock, err := tryLock(filepath.Join(dir, runLockName))
-	if errors.Is(err, errLocked) {
+	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	if errors.Is(err, filelock.ErrLocked) {
 		s.stderr.printf("%s is being trained by another process; skipped\n", s.label(r))
 		return resBusy
 	}
@@ -391,7 +394,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	defer lock.unlock()
+	defer lock.Unlock()
 
 	// Checked again under the lock: another process may have finished the
 	// run since this one looked.
@@ -399,7 +402,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	if err != nil {
 		s.stderr.printf("warning: %v; training the run again\n", err)
 	}
-	if prev != nil && prev.Status.final() {
+	if prev != nil && final(prev.Status) {
 		if err := s.recordRow(prev); err != nil {
 			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
 		}
@@ -456,7 +459,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	if rec.Status.final() {
+	if final(rec.Status) {
 		// The checkpoint and metrics.json now hold what the state was for.
 		if err := os.Remove(job.StatePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
@@ -468,15 +471,15 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	// Progress, like the epochs: stdout is for the table the sweep ends with.
 	s.stderr.printf("%s\n", summaryLine(s.label(r), rec))
 	switch rec.Status {
-	case StatusFinished:
+	case train.Finished:
 		return resFinished
-	case StatusDiverged:
+	case train.Diverged:
 		return resDiverged
 	}
 	return resFailed
 }
 
-func (s *Sweep) observer(r grid.Run) Observer {
+func (s *Sweep) observer(r grid.Run) train.Observer {
 	if s.quiet {
 		return nopObserver{}
 	}
@@ -519,15 +522,15 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	wall := rec.FinishedAt.Sub(rec.StartedAt).Seconds()
 	switch {
 	case runErr != nil:
-		rec.Status, rec.Error = StatusFailed, runErr.Error()
+		rec.Status, rec.Error = train.Failed, runErr.Error()
 	case o == nil:
-		rec.Status, rec.Error = StatusFailed, "the run function returned neither an outcome nor an error"
-	case o.Status == "" || o.Status == StatusFinished:
-		rec.Status = StatusFinished
-	case o.Status == StatusDiverged:
-		rec.Status = StatusDiverged
+		rec.Status, rec.Error = train.Failed, "the run function returned neither an outcome nor an error"
+	case o.Status == "" || o.Status == train.Finished:
+		rec.Status = train.Finished
+	case o.Status == train.Diverged:
+		rec.Status = train.Diverged
 	default:
-		rec.Status, rec.Error = StatusFailed, fmt.Sprintf("the run function returned status %q; want %q or %q", o.Status, StatusFinished, StatusDiverged)
+		rec.Status, rec.Error = train.Failed, fmt.Sprintf("the run function returned status %q; want %q or %q", o.Status, train.Finished, train.Diverged)
 	}
 	rec.WallSeconds = jsonFloat(wall)
 	if o != nil {

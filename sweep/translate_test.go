@@ -7,6 +7,7 @@ import (
 	"gekc/grid"
 	"gekc/metrics"
 	"gekc/objectives"
+	"gekc/train"
 
 	"gorgonia.org/tensor"
 )
@@ -60,7 +61,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
 	s := &Sweep{jobs: 1}
 	rec := &Record{ID: "x", StartedAt: time.Now().UTC()}
-	s.completeRecord(rec, &Outcome{Status: StatusFinished, BestEpoch: 0, Epochs: []EpochRecord{
+	s.completeRecord(rec, &Outcome{Status: train.Finished, BestEpoch: 0, Epochs: []train.EpochRecord{
 		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
 		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},
 	}}, nil)

@@ -29,14 +29,16 @@ type EpochRecord struct {
 	Valid       map[string]float64 // nil when the epoch was not validated
 }
 
-// Status is how a run ended. Its values are also those of the status
-// column of results tables (report.Finished, report.Diverged), which add
-// report.Failed for a run that ended in an error.
+// Status is how a run ended, in the words of every run record and results
+// table (the status column of results.tsv). Run itself returns Finished or
+// Diverged; Failed is the runner's, for a run that ended in an error (Run's
+// error, a panic), which a resumed sweep retries.
 type Status string
 
 const (
 	Finished Status = "finished" // trained and evaluated
-	Diverged Status = "diverged" // a non-finite loss or validation metric ended it
+	Diverged Status = "diverged" // a non-finite loss or validation metric ended it; never selected as best
+	Failed   Status = "failed"   // ended in an error; retried on resume
 )
 
 // Result is the outcome of Run.
