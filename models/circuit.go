@@ -234,8 +234,9 @@ func (c *Circuit) eps() float64 {
 	return c.m.EpsMass / (float64(sz.Entities) * float64(sz.Entities) * float64(sz.Relations))
 }
 
-// domain returns the number of values slot v takes.
-func (c *Circuit) domain(v Var) int {
+// slotSize returns the number of values slot v takes: |E| or |R| (not to
+// be confused with Domain, the constraint).
+func (c *Circuit) slotSize(v Var) int {
 	if v == Relation {
 		return c.m.Sizes.Relations
 	}
@@ -276,7 +277,7 @@ func (c *Circuit) squaredMarginal(q *G.Node, v Var, batch int) (*G.Node, error) 
 	name := c.m.Layout.table(v)
 	spec := c.m.Layout.spec(name)
 	n, k := spec.Rows, spec.Cols
-	mass := c.eps() * float64(c.domain(v))
+	mass := c.eps() * float64(c.slotSize(v))
 	var e graph.Builder
 	var quad *G.Node
 	if v != Relation || k*(n+batch) <= batch*n {
