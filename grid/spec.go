@@ -75,6 +75,11 @@ type EvalSpec struct {
 	// set with shipped negatives keeps its own.
 	Negatives int   `toml:"negatives" json:"negatives"`
 	SemK      []int `toml:"sem_k" json:"sem_k"` // k of Sem@k, reported on the test split when metrics has "sem"
+	// TestOn names another data set under the data root whose test split
+	// the run is tested on instead of its own (a model trained on a
+	// surrogate graph tested on the real one): triples matched by names,
+	// ranked filtered by that data set's splits. "" tests on the run's own.
+	TestOn string `toml:"test_on" json:"test_on,omitempty"`
 }
 
 // DefaultRunSpec returns the values a grid key takes when no block sets it.

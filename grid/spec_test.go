@@ -58,6 +58,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		{"eval.max_valid", func(s *RunSpec) { s.Eval.MaxValid = 100 }},
 		{"eval.negatives", func(s *RunSpec) { s.Eval.Negatives = 500 }},
 		{"eval.sem_k", func(s *RunSpec) { s.Eval.SemK = []int{5} }},
+		{"eval.test_on", func(s *RunSpec) { s.Eval.TestOn = "FB15k-237" }},
 		{"distill_from", func(s *RunSpec) { s.DistillFrom = "cp-pll-x" }},
 	}
 	covered := map[string]bool{}

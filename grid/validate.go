@@ -129,6 +129,9 @@ func DefaultValidator(s RunSpec) error {
 			bad("memory: %v", err)
 		}
 	}
+	if s.Eval.TestOn != "" && !datasetNameRE.MatchString(s.Eval.TestOn) {
+		bad("eval.test_on %q: want a directory name under the data root (letters, digits, . _ + -)", s.Eval.TestOn)
+	}
 	errs = append(errs, validateEval(s.Eval)...)
 	return joinInline(errs)
 }

@@ -96,6 +96,11 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 		if msg := checkDistillSource(r.Spec, ds, out, inGrid); msg != "" {
 			report(r, msg)
 		}
+		if other := loaded[r.Spec.Eval.TestOn]; other != nil {
+			if msg := checkTestOn(ds, other); msg != "" {
+				report(r, msg)
+			}
+		}
 		if _, _, err := EstimateRun(r.Spec, train.SizesOf(ds)); err != nil {
 			report(r, err.Error()+" (set the grid's memory key, -memory or GOMEMLIMIT, or make the run smaller)")
 		}
@@ -132,12 +137,27 @@ func Unfinished(out string, runs []grid.Run) []grid.Run {
 func datasetNames(runs []grid.Run) []string {
 	var names []string
 	for _, r := range runs {
-		if !slices.Contains(names, r.Spec.Dataset) {
-			names = append(names, r.Spec.Dataset)
+		for _, name := range []string{r.Spec.Dataset, r.Spec.Eval.TestOn} {
+			if name != "" && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
 		}
 	}
 	sort.Strings(names)
 	return names
+}
+
+// checkTestOn says what would fail in testing a model of ds on other's
+// test split ("" if nothing).
+func checkTestOn(ds, other *kg.Dataset) string {
+	if other.Negatives != nil {
+		return fmt.Sprintf("eval.test_on = %q: its shipped negatives are in its own ids; test on a data set without them", other.Name)
+	}
+	mapped, _ := other.InVocabularyOf(ds)
+	if len(mapped.Test) == 0 {
+		return fmt.Sprintf("eval.test_on = %q: none of its %d test triples names only entities and relations of %s", other.Name, len(other.Test), ds.Name)
+	}
+	return ""
 }
 
 // checkRunAgainstData returns what would fail in the run because of its

@@ -40,6 +40,11 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	if cfg.MemoryBudget, err = MemoryBudget(spec); err != nil {
 		return nil, err
 	}
+	if name := spec.Eval.TestOn; name != "" {
+		if cfg.Eval.TestOn, err = loadDataset(filepath.Join(job.DataRoot, name)); err != nil {
+			return nil, fmt.Errorf("eval.test_on: %w", err)
+		}
+	}
 	if job.DistillCheckpoint != "" {
 		path := job.DistillCheckpoint
 		cfg.Init = func(m *models.Model) error { return ckpt.Load(path, m) }

@@ -19,6 +19,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 	spec.Objective, spec.PLLWeights = "pll", grid.PLLWeights{Subject: 0.5, Relation: 2, Object: 1.5}
 	spec.LearningRate, spec.BatchSize, spec.Epochs, spec.Patience, spec.Seed = 0.03, 77, 9, 4, 11
 	spec.InitScale, spec.DType, spec.Constraints = 0.2, "float64", "domain"
+	spec.Optimizer, spec.Momentum, spec.InitialAccumulator = "sgd", 0.5, 0.25
 	spec.Eval = grid.EvalSpec{TiePolicy: "optimistic", Hits: []int{2, 7}, BatchSize: 13, Metrics: []string{"mrr", "ece", "sem"},
 		Select: "mrr", Stop: "select_and_ll", MinDelta: 2e-4, LLMinDelta: 0.02, Every: 3, MaxValid: 50, SemK: []int{1, 4}}
 	cfg, err := TrainConfig(spec)
@@ -35,6 +36,7 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 		{"learning_rate", cfg.LearningRate, 0.03}, {"batch_size", cfg.BatchSize, 77}, {"epochs", cfg.Epochs, 9},
 		{"patience", cfg.Patience, 4}, {"seed", cfg.Seed, uint64(11)}, {"init_scale", cfg.InitScale, 0.2},
 		{"dtype", cfg.Dtype, tensor.Float64}, {"constraints", cfg.Constrained, true},
+		{"optimizer, momentum, initial_accumulator", cfg.Optimizer, train.Optimizer{Name: "sgd", Momentum: 0.5, InitialAccumulator: 0.25}},
 		{"eval.tie_policy", cfg.Eval.TiePolicy, metrics.Optimistic}, {"eval.hits", len(cfg.Eval.Hits) == 2 && cfg.Eval.Hits[1] == 7, true},
 		{"eval.batch_size", cfg.Eval.BatchSize, 13}, {"eval.select", cfg.Eval.Select, "mrr"}, {"eval.every", cfg.Eval.Every, 3},
 		{"eval.max_valid", cfg.Eval.MaxValid, 50}, {"eval.metrics ll", cfg.Eval.LogLikelihood, false},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/objectives"
@@ -109,6 +110,14 @@ type EvalConfig struct {
 	ECE bool
 	// SkipTest leaves the test split alone (e.g. for smoke runs).
 	SkipTest bool
+	// TestOn, when set, is another data set whose test split the run is
+	// tested on instead of its own: a model trained on a surrogate graph
+	// tested on the real one. Its triples are matched to the training data
+	// by entity and relation names (those naming something the training
+	// data lacks are left out, with a note), and ranked filtered by its own
+	// splits, the known truths of the graph tested on. Validation, and so
+	// early stopping, stays on the training data set's valid split.
+	TestOn *kg.Dataset
 }
 
 // ParseDtype returns the element type named "float32" or "float64", as

@@ -26,17 +26,17 @@ const (
 )
 
 // withNegatives gives valid and test sampled negatives when cfg asks for
-// them and the data set ships none.
-func withNegatives(valid, test split, ds *kg.Dataset, filter *kg.Filter, cfg EvalConfig) (split, split, error) {
+// them and the data set ships none, each filtered by its split's filter.
+func withNegatives(valid, test split, ds *kg.Dataset, validFilter, testFilter *kg.Filter, cfg EvalConfig) (split, split, error) {
 	if cfg.Negatives <= 0 || valid.heads != nil {
 		return valid, test, nil
 	}
 	var err error
 	n := ds.Entities.Len()
-	if valid.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, validNegativesSeed, n, ds.Schema, filter); err != nil {
+	if valid.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, validNegativesSeed, n, ds.Schema, validFilter); err != nil {
 		return valid, test, err
 	}
-	test.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, testNegativesSeed, n, ds.Schema, filter)
+	test.negatives, err = metrics.NewNegativeSampler(cfg.Negatives, testNegativesSeed, n, ds.Schema, testFilter)
 	return valid, test, err
 }
 

@@ -106,6 +106,10 @@ type run struct {
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
 	test   split
+	// testDS and testFilter are what the test split is drawn from and
+	// filtered by: ds and filter, or Eval.TestOn in ds's vocabulary.
+	testDS     *kg.Dataset
+	testFilter *kg.Filter
 	res    *Result
 
 	stop        *stopping
@@ -174,14 +178,33 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
 	validSplit, testSplit := splitsOf(ds)
-	validSplit, testSplit, err = withNegatives(validSplit, testSplit, ds, filter, cfg.Eval)
+	testDS, testFilter := ds, filter
+	var testNote string
+	if other := cfg.Eval.TestOn; other != nil {
+		if other.Negatives != nil {
+			return nil, fmt.Errorf("train: testing on %s: its shipped negatives are in its own ids; test on a data set without them", other.Name)
+		}
+		mapped, dropped := other.InVocabularyOf(ds)
+		testDS, testFilter = mapped, kg.NewFilter(mapped.Train, mapped.Valid, mapped.Test)
+		testSplit = split{triples: mapped.Test}
+		mem.Data += testFilter.Bytes() + 12*int64(len(mapped.Train)+len(mapped.Valid)+len(mapped.Test))
+		testNote = fmt.Sprintf("tested on %s's test split (%d triples), filtered by its splits", other.Name, len(mapped.Test))
+		if n := kg.DroppedNote(other, ds, dropped); n != "" {
+			testNote += "; " + n
+		}
+	}
+	validSplit, testSplit, err = withNegatives(validSplit, testSplit, ds, filter, testFilter, cfg.Eval)
 	if err != nil {
 		return nil, err
 	}
 	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: st, ev: ev,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
+		testDS: testDS, testFilter: testFilter,
 		res: &Result{Status: Finished, Model: m, LL: newLLTrack(), Memory: mem}}
+	if testNote != "" {
+		r.res.Notes = append(r.res.Notes, testNote)
+	}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
 	}
@@ -192,11 +215,11 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("ranking: OGB protocol, against %d sampled negatives per side (filtered, type-consistent when typed, the same for every run; ties count half)", cfg.Eval.Negatives))
 	}
 	if cfg.Init != nil && cfg.Resume == nil && !cfg.Eval.SkipTest {
-		if r.res.Initial, err = evaluate(ev, testSplit, r.filter, ds.Schema, cfg.Eval, false); err != nil {
+		if r.res.Initial, err = evaluate(ev, testSplit, r.testFilter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
 		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
-			if _, err := addCalibration(r.res.Initial, ev, ds, r.filter, cfg.Seed); err != nil {
+			if _, err := addCalibration(r.res.Initial, ev, r.testDS, r.testFilter, cfg.Seed); err != nil {
 				return nil, err
 			}
 		}
@@ -356,14 +379,14 @@ func (r *run) finish() (*Result, error) {
 	}
 	if !cfg.Eval.SkipTest {
 		var err error
-		if res.Test, err = evaluate(r.ev, r.test, r.filter, r.ds.Schema, cfg.Eval, false); err != nil {
+		if res.Test, err = evaluate(r.ev, r.test, r.testFilter, r.ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
 		if !math.IsNaN(res.LL.Test) {
 			res.Test["ll_at_best_ll"] = res.LL.Test
 		}
 		if cfg.Eval.ECE && len(r.test.triples) > 0 {
-			if res.Calibration, err = addCalibration(res.Test, r.ev, r.ds, r.filter, cfg.Seed); err != nil {
+			if res.Calibration, err = addCalibration(res.Test, r.ev, r.testDS, r.testFilter, cfg.Seed); err != nil {
 				return nil, err
 			}
 			if n := res.Calibration.NaN; n > 0 {

@@ -1,0 +1,86 @@
+package train
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gekc/kg"
+	"gekc/objectives"
+
+	"gorgonia.org/tensor"
+)
+
+// Testing on another data set: on a second copy of the training data (the
+// same names, loaded apart) the test metrics are exactly those of testing
+// on the data itself; on a copy whose test split names an entity the
+// training data lacks, those triples are left out and the run says so, and
+// the metrics are those of the remaining triples.
+func TestTestOnAnotherDataSet(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "complex2", Rank: 6, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-2,
+		BatchSize: 300, Epochs: 2, Seed: 3, Dtype: tensor.Float64, Eval: EvalConfig{LogLikelihood: true, ECE: true}}
+	own, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := cfg
+	same.Eval.TestOn = repoData(t, "nations")
+	got, err := Run(context.Background(), same, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Test, own.Test) {
+		t.Errorf("tested on a copy of itself: %v\nwant %v", got.Test, own.Test)
+	}
+
+	// A copy with one more entity, the training data lacks it, as the
+	// subject of every tenth test triple: those are left out.
+	other := repoData(t, "nations")
+	names := append(other.Entities.Names(), "an entity nations lacks")
+	v, err := kg.NewVocab(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newID := func(old int32) int32 { id, _ := v.Index(names[old]); return id }
+	remap := func(ts []kg.Triple) []kg.Triple {
+		out := make([]kg.Triple, len(ts))
+		for i, x := range ts {
+			out[i] = kg.Triple{S: newID(x.S), R: x.R, O: newID(x.O)}
+		}
+		return out
+	}
+	var kept []kg.Triple
+	test := remap(other.Test)
+	for i, x := range other.Test {
+		if i%10 == 0 {
+			test[i].S = newID(int32(len(names) - 1))
+		} else {
+			kept = append(kept, x)
+		}
+	}
+	other.Train, other.Valid, other.Test, other.Entities = remap(other.Train), remap(other.Valid), test, v
+	cut := cfg
+	cut.Eval.TestOn = other
+	got, err = Run(context.Background(), cut, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := strings.Join(got.Notes, "\n")
+	if !strings.Contains(note, "tested on nations's test split") || !strings.Contains(note, "left out") {
+		t.Errorf("notes do not say what was tested on and left out: %q", note)
+	}
+	// The same model (same seed, same training) tested on the kept
+	// triples: its filter is the same as the mapped copy's.
+	ref, err := Run(context.Background(), cfg, &kg.Dataset{Name: ds.Name, Entities: ds.Entities, Relations: ds.Relations,
+		Train: ds.Train, Valid: ds.Valid, Test: kept}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"mrr", "hits@10", "ll"} {
+		if got.Test[k] != ref.Test[k] {
+			t.Errorf("%s on the kept %d triples (of %d) = %v, want %v", k, len(kept), len(other.Test), got.Test[k], ref.Test[k])
+		}
+	}
+}
