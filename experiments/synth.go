@@ -49,6 +49,8 @@ type synthOptions struct {
 	out, draw                   string
 	entities, relations, rank   int
 	scale, popularity           float64
+	types, schema               string  // -planted: a typed shape's files
+	typeScale                   float64 // their counts' factor
 	sizes                       synth.Splits
 	seed                        uint64
 	gzip                        string
@@ -68,6 +70,9 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.IntVar(&o.entities, "entities", 0, "-planted: number of entities")
 	fs.IntVar(&o.relations, "relations", 0, "-planted: number of relations")
 	fs.IntVar(&o.rank, "rank", 0, "-planted: rank d")
+	fs.StringVar(&o.types, "types", "", "-planted: entity type counts `file` (type<TAB>count lines, e.g. ../shared/data/ogbl-biokg/entity_type_counts.tsv); with -schema, plants a typed graph under its domain constraint instead of -entities and -relations")
+	fs.StringVar(&o.schema, "schema", "", "-planted with -types: relation schema `file` (relation<TAB>subject_type<TAB>object_type lines, e.g. ../shared/data/ogbl-biokg/relation_schema.tsv)")
+	fs.Float64Var(&o.typeScale, "type-scale", 1, "-planted with -types: multiply every type's count by this factor (at least one entity per type)")
 	fs.Float64Var(&o.scale, "scale", 0, "-planted: σ of a squared model's N(0, σ²) parameters, or a non-negative model's Dirichlet concentration (0: 1)")
 	fs.Float64Var(&o.popularity, "popularity", 0, "-planted, squared models: spread σ_p of the entities' log-normal popularity (rows times exp(σ_p·z), z ~ N(0, 1); 0: none)")
 	fs.StringVar(&o.out, "out", "", "data set `directory` to write (required)")
@@ -110,7 +115,26 @@ func (o *synthOptions) execute() error {
 		planted  bool
 		original *kg.Dataset // the data set a run was trained on
 	)
+	var shape *synth.Shape
 	if o.planted != "" {
+		if (o.types == "") != (o.schema == "") {
+			return errors.New("-types and -schema go together: the entity type counts and the relation schema of a typed planted graph")
+		}
+		if o.types != "" {
+			if o.entities != 0 || o.relations != 0 {
+				return fmt.Errorf("-entities %d -relations %d: a typed planted graph takes its sizes from -types and -schema", o.entities, o.relations)
+			}
+			if shape, err = synth.ReadShape(inDir(wd, o.types), inDir(wd, o.schema), o.typeScale); err != nil {
+				return err
+			}
+			o.entities, o.relations = shape.Entities(), shape.NumRelations()
+			if schema, err = shape.Schema(); err != nil {
+				return err
+			}
+			if dom, err = models.DomainFromSchema(schema); err != nil {
+				return err
+			}
+		}
 		if o.entities <= 0 || o.relations <= 0 || o.rank <= 0 {
 			return fmt.Errorf("-planted needs positive -entities, -relations and -rank (got %d, %d, %d)", o.entities, o.relations, o.rank)
 		}
@@ -122,6 +146,15 @@ func (o *synthOptions) execute() error {
 		source = append(source,
 			fmt.Sprintf("- model: planted `%s`, %d entities, %d relations, rank %d", o.planted, o.entities, o.relations, o.rank),
 			fmt.Sprintf("- parameters: %s, seed %d; written to `planted.npz`", synth.Distribution(m, o.scale, o.popularity), o.seed))
+		if shape != nil {
+			names = shape.Names()
+			var counts []string
+			for _, t := range shape.Types {
+				counts = append(counts, fmt.Sprintf("%s %d", t.Name, t.Count))
+			}
+			source = append(source, fmt.Sprintf("- typed: under the domain constraint of `%s`'s %d relations, entity types from `%s` times %g (%s)",
+				o.schema, o.relations, o.types, o.typeScale, strings.Join(counts, ", ")))
+		}
 	} else {
 		repo := findRepoRoot(wd)
 		dir, err := findQueryRun(o.run, o.results, repo, wd)
@@ -180,7 +213,11 @@ func (o *synthOptions) execute() error {
 		if unused > 0 {
 			fmt.Fprintf(o.stderr, "warning: %d of the %d planted relations occur in no split: the loaded data set numbers relations anew, and planted.npz and planted.tsv no longer match its ids (draw more triples)\n", unused, o.relations)
 		}
-		if err := synth.WriteVocabulary(out, o.entities, o.relations, names, d); err != nil {
+		write := func() error { return synth.WriteVocabulary(out, o.entities, o.relations, names, d) }
+		if shape != nil {
+			write = func() error { return shape.WriteSchema(out, d) }
+		}
+		if err := write(); err != nil {
 			return err
 		}
 		if err := ckpt.Write(filepath.Join(out, "planted.npz"), m); err != nil {
@@ -217,8 +254,13 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- sizes: %d train, %d valid, %d test triples; drawn %s (%s), seed %d\n", len(d.Train), len(d.Valid), len(d.Test), how, drawWords(how), o.seed)
 	fmt.Fprintf(&b, "- sampler: %T, %d triples drawn in %.1f s (%.0f per second, the ones rejected as repeats included)\n", sampler, d.Draws, sampling.Seconds(), rate)
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
-	if planted {
+	switch {
+	case planted && shape != nil:
+		fmt.Fprintln(&b, "- entities are named `type/number` (zero-padded) and relations as in the schema, and `entity_types.tsv.gz` lists every entity with its type (`relation_schema.tsv`: every relation with its types), so the loaded data set has all the planted entities with the planted model's ids: `planted.npz` loads into its models, under `constraints = \"domain\"`")
+	case planted:
 		fmt.Fprintln(&b, "- entity and relation names are the planted ids, zero-padded (e.g. `e0042`), and `entity_types.tsv.gz` lists every entity with the one type `entity` (`relation_schema.tsv`: every relation, entity to entity), so the loaded data set has all the planted entities, those no triple mentions included, with the planted model's ids: `planted.npz` loads into its models")
+	}
+	if planted {
 		if unused > 0 {
 			fmt.Fprintf(&b, "- **%d of the %d relations occur in no split**: the loaded data set numbers relations anew, so `planted.npz` does not match its ids\n", unused, o.relations)
 		}

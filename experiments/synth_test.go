@@ -44,6 +44,29 @@ func TestSynthPlanted(t *testing.T) {
 	if code != exitOK || !strings.Contains(out.String(), "| complex2 |") {
 		t.Errorf("a grid on the planted data: exit %d\n%s", code, out.String())
 	}
+	// A typed planted graph: its schema files load, every triple is
+	// type-consistent.
+	types, schema := filepath.Join(root, "types.tsv"), filepath.Join(root, "schema.tsv")
+	must(t, os.WriteFile(types, []byte("type\tcount\nprotein\t30\ndrug\t10\n"), 0o644))
+	must(t, os.WriteFile(schema, []byte("relation\thead\ttail\ndrug-protein\tdrug\tprotein\nprotein-protein\tprotein\tprotein\n"), 0o644))
+	typed := filepath.Join(root, "typed")
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-types", types, "-schema", schema,
+		"-rank", "3", "-out", typed, "-train", "200", "-valid", "10", "-test", "10")
+	if code != exitOK {
+		t.Fatalf("typed: exit %d: %s", code, stderr)
+	}
+	tds, err := kg.Load(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tds.Schema == nil || tds.Entities.Len() != 40 || tds.Relations.Len() != 2 {
+		t.Fatalf("typed: %d entities, %d relations, schema %v", tds.Entities.Len(), tds.Relations.Len(), tds.Schema != nil)
+	}
+	for _, tr := range tds.Train {
+		if !tds.Schema.Consistent(tr) {
+			t.Fatalf("typed: %v breaks the schema", tr)
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -53,6 +76,9 @@ func TestSynthPlanted(t *testing.T) {
 		{[]string{"-planted", "cp2", "-entities", "5", "-relations", "1", "-rank", "2"}, "not all zero"},
 		{[]string{"-planted", "cp2", "-run", "x", "-train", "3"}, "exactly one of -run"},
 		{[]string{"-planted", "cp2", "-entities", "5", "-relations", "1", "-rank", "2", "-train", "3", "-draw", "some"}, "want distinct or iid"},
+		{[]string{"-planted", "cp2", "-types", types, "-rank", "2", "-train", "3"}, "-types and -schema go together"},
+		{[]string{"-planted", "cp2", "-types", types, "-schema", schema, "-entities", "5", "-rank", "2", "-train", "3"}, "takes its sizes from -types and -schema"},
+		{[]string{"-planted", "cp2", "-types", types, "-schema", filepath.Join(root, "nope.tsv"), "-rank", "2", "-train", "3"}, "nope.tsv"},
 	} {
 		args := append([]string{"synth", "-out", filepath.Join(root, "bad")}, c.args...)
 		code, _, stderr := runInProcess(t, context.Background(), newFake(), args...)

@@ -101,12 +101,21 @@ func WriteSplits(dir string, d *Sampled, names Names, gz bool) error {
 // split mentions is left out of the schema, which names only relations of
 // the splits; the relations after it would then shift ids.)
 func WriteVocabulary(dir string, entities, relations int, names Names, d *Sampled) error {
+	return writeSchemaFiles(dir, entities, names, func(int32) string { return "entity" },
+		d.RelationsUsed(relations), func(int) (string, string) { return "entity", "entity" })
+}
+
+// writeSchemaFiles writes entity_types.tsv.gz (every entity with its type)
+// and relation_schema.tsv (every used relation with its types).
+func writeSchemaFiles(dir string, entities int, names Names, entityType func(int32) string, used []bool, relationTypes func(int) (string, string)) error {
 	err := atomicfile.Write(filepath.Join(dir, "entity_types.tsv.gz"), 0o644, func(w io.Writer) error {
 		z, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
 		bw := bufio.NewWriterSize(z, 1<<20)
 		for e := range int32(entities) {
 			bw.WriteString(names.Entity(e))
-			bw.WriteString("\tentity\n")
+			bw.WriteByte('\t')
+			bw.WriteString(entityType(e))
+			bw.WriteByte('\n')
 		}
 		if err := bw.Flush(); err != nil {
 			return err
@@ -116,12 +125,12 @@ func WriteVocabulary(dir string, entities, relations int, names Names, d *Sample
 	if err != nil {
 		return err
 	}
-	used := d.RelationsUsed(relations)
 	var b strings.Builder
 	b.WriteString("relation\tsubject_type\tobject_type\n")
 	for r, u := range used {
 		if u {
-			fmt.Fprintf(&b, "%s\tentity\tentity\n", names.Relation(int32(r)))
+			st, ot := relationTypes(r)
+			fmt.Fprintf(&b, "%s\t%s\t%s\n", names.Relation(int32(r)), st, ot)
 		}
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, "relation_schema.tsv"), []byte(b.String()), 0o644)
