@@ -75,6 +75,10 @@ type stateEpoch struct {
 	Valid       map[string]jsonFloat `json:"valid,omitempty"`
 }
 
+// maxSlots bounds the optimiser states a state file may hold (Adam has
+// two): a hostile file cannot make the reader load tables without end.
+const maxSlots = 4
+
 // stateGroups are the array groups of a state, by name prefix: the
 // parameters, the best parameters, then each optimiser slot
 // (graph.Optimizer.Slots) in name order.
@@ -255,10 +259,15 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 	// Every entry but meta is "<group>.<table>.npy" for a table of meta's
 	// shapes; an optimiser's slots are absent before its first step, and
 	// train.Run checks that the groups found fit the run.
+	seen := map[string]bool{}
 	for _, f := range z.File {
 		if f.Name == "meta.npy" {
 			continue
 		}
+		if seen[f.Name] {
+			return nil, nil, fmt.Errorf("%s: entry %s appears twice", path, f.Name)
+		}
+		seen[f.Name] = true
 		group, n, shape := "", "", []int(nil)
 		for table, sh := range meta.Shapes {
 			if g, ok := strings.CutSuffix(f.Name, "."+table+".npy"); ok && g != "" && len(table) > len(n) {
@@ -267,6 +276,9 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 		}
 		if group == "" {
 			return nil, nil, fmt.Errorf("%s: entry %s is of no table of the state (%v)", path, f.Name, slices.Sorted(maps.Keys(meta.Shapes)))
+		}
+		if _, known := s.Slots[group]; !known && group != "param" && group != "best" && len(s.Slots) >= maxSlots {
+			return nil, nil, fmt.Errorf("%s: entry %s: more than %d optimiser states", path, f.Name, maxSlots)
 		}
 		var t *tensor.Dense
 		switch meta.Dtype {

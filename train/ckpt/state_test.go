@@ -2,6 +2,7 @@ package ckpt
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -170,5 +171,38 @@ func TestStateLLTrack(t *testing.T) {
 				t.Errorf("track %+v, want %+v", got.LL, *c.ll)
 			}
 		})
+	}
+}
+
+// A state holding an optimiser's slots other than Adam's (Adagrad's sum)
+// round-trips, and one with more optimiser states than any optimiser keeps
+// is refused.
+func TestStateSlotsRoundTrip(t *testing.T) {
+	table := func(vals ...float32) *tensor.Dense {
+		return tensor.New(tensor.WithShape(len(vals)/2, 2), tensor.WithBacking(vals))
+	}
+	s := &train.State{Epoch: 1, Steps: 3, BestEpoch: -1,
+		Params:     map[string]*tensor.Dense{"entity": table(1, 2)},
+		BestParams: map[string]*tensor.Dense{"entity": table(1, 3)},
+		Slots:      map[string]map[string]*tensor.Dense{"adagrad_sum": {"entity": table(4, 5)}}}
+	path := filepath.Join(t.TempDir(), StateName)
+	if err := WriteState(path, "run", s, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReadState(path, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Slots) != 1 || !reflect.DeepEqual(got.Slots["adagrad_sum"]["entity"].Data(), []float32{4, 5}) {
+		t.Errorf("slots read back as %v", got.Slots)
+	}
+	for i := range maxSlots + 1 {
+		s.Slots[fmt.Sprintf("slot%d", i)] = map[string]*tensor.Dense{"entity": table(0, 0)}
+	}
+	if err := WriteState(path, "run", s, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadState(path, "run"); err == nil || !strings.Contains(err.Error(), "optimiser states") {
+		t.Errorf("a state with %d optimiser states: %v", len(s.Slots), err)
 	}
 }
