@@ -311,3 +311,50 @@ func TestBuilderHalvesQuadrantsIn(t *testing.T) {
 		t.Errorf("a failing In step: %v", b.Err())
 	}
 }
+
+// Quadrants refuses a square matrix of odd size (it has no four equal
+// blocks; cutting at ⌊n/2⌋ would silently drop its last row and column),
+// and Halves a matrix of an odd number of columns, whatever its rows.
+func TestBuilderCutsRefuseOddSizes(t *testing.T) {
+	g := G.NewGraph()
+	for _, c := range []struct {
+		name  string
+		shape []int
+		cut   func(*Builder, *G.Node)
+	}{
+		{"graph.Quadrants", []int{3, 3}, func(b *Builder, x *G.Node) { b.Quadrants(x) }},
+		{"graph.Quadrants", []int{2, 4}, func(b *Builder, x *G.Node) { b.Quadrants(x) }},
+		{"graph.Halves", []int{4, 3}, func(b *Builder, x *G.Node) { b.Halves(x) }},
+	} {
+		x := G.NewMatrix(g, tensor.Float64, G.WithShape(c.shape...))
+		var b Builder
+		c.cut(&b, x)
+		if b.Err() == nil || !strings.Contains(b.Err().Error(), c.name) {
+			t.Errorf("%s of a %v matrix: %v, want an error", c.name, c.shape, b.Err())
+		}
+	}
+}
+
+// Shift adds its constant to a scalar too (a scalar takes another path
+// through the op than a tensor), in both dtypes.
+func TestShiftScalar(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		g := G.NewGraph()
+		var v any = 1.5
+		if dt == tensor.Float32 {
+			v = float32(1.5)
+		}
+		x := G.NewScalar(g, dt, G.WithName("x"), G.WithValue(v))
+		y := must(Shift(x, 0.25))
+		prog, err := Compile(y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := prog.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if got := scalarOf(y.Value()); got != 1.75 {
+			t.Errorf("%v: Shift(1.5, 0.25) = %v, want 1.75", dt, got)
+		}
+	}
+}

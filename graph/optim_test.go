@@ -196,3 +196,25 @@ func BenchmarkOptimizers(b *testing.B) {
 		})
 	}
 }
+
+// In float64 every optimiser runs its Go loop (float32 on amd64 goes
+// through the C kernels, which TestOptimizersGuard covers): it too counts
+// the non-finite gradient entries, in the vector part and the tail alike.
+// SetSlot refuses a slot of the parameter's shape but another dtype, which
+// the next Step could not read.
+func TestOptimizersGuardFloat64(t *testing.T) {
+	for _, opt := range []Optimizer{NewAdam(0.1), NewAdagrad(0.1, 0), NewSGD(0.1, 0), NewSGD(0.1, 0.5)} {
+		p := tensor.New(tensor.WithShape(13), tensor.WithBacking(make([]float64, 13)))
+		gs := make([]float64, 13)
+		gs[1], gs[6], gs[10] = math.Inf(1), math.NaN(), math.Inf(-1)
+		g := tensor.New(tensor.WithShape(13), tensor.WithBacking(gs))
+		if bad, err := opt.Step([]*tensor.Dense{p}, []*tensor.Dense{g}); err != nil || bad != 3 {
+			t.Errorf("%T: %d non-finite float64 gradients, %v; want 3", opt, bad, err)
+		}
+		for _, name := range opt.Slots() {
+			if err := opt.SetSlot(p, name, toF32(make([]float64, 13))); err == nil {
+				t.Errorf("%T: a float32 slot %s of a float64 parameter is accepted", opt, name)
+			}
+		}
+	}
+}

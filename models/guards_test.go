@@ -1,6 +1,13 @@
 package models
 
-import "testing"
+import (
+	"errors"
+	"math"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
 
 // Sizes and types out of range are refused, not built into a model or a
 // constraint that indexes past its tables.
@@ -20,6 +27,22 @@ func TestConstructorsRejectOutOfRange(t *testing.T) {
 	} {
 		if _, err := NewDomain(c.ent, c.subj, c.obj, 2); err == nil {
 			t.Errorf("NewDomain(%v, %v, %v, 2) accepted", c.ent, c.subj, c.obj)
+		}
+	}
+}
+
+// Scale in the log semiring is a shift by log c, defined for a finite
+// c > 0 only: 0 would shift by −Inf (every score −Inf), a negative or NaN c
+// has no logarithm (NaN scores), +Inf shifts by +Inf. Each is refused as
+// non-monotone instead of built into a query.
+func TestLogScaleRejectsNonPositive(t *testing.T) {
+	x := G.NewMatrix(G.NewGraph(), tensor.Float64, G.WithShape(1, 2), G.WithName("x"))
+	if _, err := Log.Scale(x, 0.5); err != nil {
+		t.Fatalf("Log.Scale(x, 0.5): %v", err)
+	}
+	for _, c := range []float64{0, -0.5, math.NaN(), math.Inf(1)} {
+		if n, err := Log.Scale(x, c); !errors.Is(err, ErrNotMonotone) {
+			t.Errorf("Log.Scale(x, %v) = %v, %v; want ErrNotMonotone", c, n, err)
 		}
 	}
 }

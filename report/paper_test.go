@@ -410,3 +410,38 @@ func TestCompareMarkdownMarksBestByMannWhitney(t *testing.T) {
 		}
 	}
 }
+
+// A reference that reports 0 minutes (allowed: minutes need only be
+// non-negative) gives no ratio, rather than "+Inf"; one without minutes
+// gives none either. The cells checked are the row's minutes, ref minutes
+// and × ref, for one run of 600 s.
+func TestCompareMarkdownMinutesRatio(t *testing.T) {
+	for _, c := range []struct {
+		name, refMinutes string
+		want             [3]string
+	}{
+		{"reference minutes", "4", [3]string{"10", "4", "2.5"}},
+		{"zero reference minutes", "0", [3]string{"10", "0", "–"}},
+		{"no reference minutes", "-", [3]string{"10", "–", "–"}},
+	} {
+		ref, err := ParseReference("paper.tsv", []byte("dataset\tmodel\tobjective\tmrr\tminutes\n"+
+			"FB\tcp2\tpll\t0.315\t"+c.refMinutes+"\n"))
+		must(t, err)
+		tab := &Table{Rows: []Row{{"id": "a", "config_id": "a", "dataset": "FB", "model": "cp2", "objective": "pll",
+			"constraints": "none", "rank": "1000", "batch_size": "1000", "learning_rate": "0.001", "status": Finished,
+			"select": "mrr", "valid_mrr": "0.3", "test_mrr": "0.316", "wall_seconds": "600"}}}
+		md, err := CompareMarkdown(tab, ref, DefaultTolerance)
+		must(t, err)
+		var got []string
+		for _, l := range strings.Split(string(md), "\n") {
+			if f := strings.Split(l, "|"); len(f) > 5 && strings.TrimSpace(f[1]) == "CP²" {
+				for _, cell := range f[len(f)-5 : len(f)-2] { // minutes, ref minutes, × ref
+					got = append(got, strings.TrimSpace(cell))
+				}
+			}
+		}
+		if len(got) != 3 || [3]string(got) != c.want {
+			t.Errorf("%s: minutes, ref minutes, × ref = %q, want %q in\n%s", c.name, got, c.want, md)
+		}
+	}
+}

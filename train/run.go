@@ -110,7 +110,7 @@ type run struct {
 	// filtered by: ds and filter, or Eval.TestOn in ds's vocabulary.
 	testDS     *kg.Dataset
 	testFilter *kg.Filter
-	res    *Result
+	res        *Result
 
 	stop        *stopping
 	best        snapshot // the parameters of the best validated epoch

@@ -172,3 +172,60 @@ func TestResumeRejectsMismatchedState(t *testing.T) {
 		t.Fatalf("a state with one of Adam's moments of a parameter: err %v, want ErrStateMismatch", err)
 	}
 }
+
+// cancelAtStart is an Observer that cancels a run as epoch `epoch` starts,
+// before its first step: a run stopped that early saves a state without
+// optimiser slots (they are created by a parameter's first update).
+type cancelAtStart struct {
+	epoch  int
+	cancel func()
+}
+
+func (o *cancelAtStart) EpochStart(epoch, _ int) {
+	if epoch == o.epoch {
+		o.cancel()
+	}
+}
+func (o *cancelAtStart) Step(int, float64)    {}
+func (o *cancelAtStart) EpochEnd(EpochRecord) {}
+func (o *cancelAtStart) Log(string)           {}
+
+// A state saved before the first step holds no optimiser state at all; it
+// fits every optimiser, and the run resumed from it ends like one never
+// stopped. Only a parameter with some but not all of its slots is refused
+// (TestResumeRejectsMismatchedState).
+func TestResumeBeforeFirstStep(t *testing.T) {
+	ds := repoData(t, "nations")
+	for _, opt := range []Optimizer{{}, {Name: "adagrad", InitialAccumulator: 0.1}, {Name: "sgd", Momentum: 0.9}} {
+		t.Run(opt.name(), func(t *testing.T) {
+			cfg := Config{Model: "cp2", Rank: 4, Objective: objectives.MLE{}, Optimizer: opt, LearningRate: 1e-2, BatchSize: 300,
+				Epochs: 2, Seed: 1, Dtype: tensor.Float64}
+			whole, err := Run(context.Background(), cfg, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var saved *State
+			first := cfg
+			first.SaveState = func(s *State) error { saved = s.Clone(); return nil }
+			if _, err := Run(ctx, first, ds, &cancelAtStart{epoch: 1, cancel: cancel}); !errors.Is(err, context.Canceled) {
+				t.Fatalf("first attempt: err %v, want it cancelled", err)
+			}
+			if saved == nil || saved.Steps != 0 || len(saved.Slots) != 0 {
+				t.Fatalf("saved state %+v; want one of 0 steps without optimiser state", saved)
+			}
+			second := cfg
+			second.Resume = saved
+			resumed, err := Run(context.Background(), second, ds, nil)
+			if err != nil {
+				t.Fatalf("resuming from a state saved before the first step: %v", err)
+			}
+			for _, n := range whole.Model.ParamNames() {
+				if !slices.Equal(whole.Model.Param(n).Data().([]float64), resumed.Model.Param(n).Data().([]float64)) {
+					t.Errorf("parameter %q differs from the whole run's", n)
+				}
+			}
+		})
+	}
+}
