@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 )
 
@@ -23,7 +24,16 @@ type Dataset struct {
 	// valid and test triples; nil for data sets that rank against all
 	// entities.
 	Negatives *Negatives
+
+	// Synthetic is set for a data set sampled from a model (its directory
+	// holds SyntheticMarker, which gekc's synth writes): results on it
+	// compare with no published table, whatever its name.
+	Synthetic bool
 }
+
+// SyntheticMarker is the file that marks a directory's data set as sampled
+// from a model (Dataset.Synthetic).
+const SyntheticMarker = "SYNTHETIC"
 
 // splitNames are the file names of the plain layout, in the order in which
 // they are read and checked.
@@ -53,10 +63,18 @@ func Load(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	load := loadPlain
 	if ogb {
-		return loadOGB(dir)
+		load = loadOGB
 	}
-	return loadPlain(dir)
+	ds, err := load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, SyntheticMarker)); err == nil {
+		ds.Synthetic = true
+	}
+	return ds, nil
 }
 
 func datasetName(dir string) string {

@@ -27,6 +27,7 @@ type configSummary struct {
 	test                                        map[string][]float64 // finished runs' test metrics
 	wall                                        []float64
 	sgemm                                       []float64 // the hosts' Sgemm GFLOP/s, of the runs that recorded it
+	synthetic                                   bool      // its data set was sampled from a model (column synthetic)
 }
 
 func (c *configSummary) groupKey() string {
@@ -68,7 +69,7 @@ func summariseConfigs(t *Table) []*configSummary {
 		if !ok {
 			c = &configSummary{configID: id, dataset: r["dataset"], model: r["model"], objective: r["objective"],
 				constraints: r["constraints"], sel: r["select"], rank: r["rank"], batch: r["batch_size"],
-				lr: r["learning_rate"], test: map[string][]float64{}}
+				lr: r["learning_rate"], test: map[string][]float64{}, synthetic: r["synthetic"] == "yes"}
 			byID[id] = c
 			order = append(order, c)
 		}

@@ -52,7 +52,7 @@ func (r ReferenceRow) admits(dataset, rank string) bool {
 // LL checks) would give a table of empty rows.
 func (ref *Reference) Covers(t *Table) bool {
 	for _, row := range t.Rows {
-		if !comparable(row["constraints"], row["select"]) {
+		if !comparable(row["constraints"], row["select"]) || row["synthetic"] == "yes" {
 			continue
 		}
 		for _, r := range ref.Rows {
@@ -216,8 +216,9 @@ var DefaultTolerance = Tolerance{MRR: 0.01, LL: 0.3}
 // table setting the sweep's results beside the reference's, one row per
 // reference row of that dataset, in the reference's order. The sweep's row
 // is the best of the configurations of that dataset, model, objective and
-// rank (unconstrained, and selected on the validation MRR: those selected
-// on another metric are left out), chosen as results.md chooses, on the
+// rank (unconstrained, selected on the validation MRR, and trained on real
+// data: those selected on another metric, and runs on a synthetic data set
+// of the same name, column synthetic, are left out), chosen as results.md chooses, on the
 // mean validation score, with its test metrics as mean ± sample std over
 // its finished seeds. Its log-likelihood is the test LL at the best validation LL
 // (ll_at_best_ll), the reference protocol of the paper; a configuration
@@ -297,7 +298,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		results[i] = res
 		for _, c := range configs {
 			if r.admits(c.dataset, c.rank) && c.model == r.Model && c.objective == r.Objective &&
-				comparable(c.constraints, c.sel) {
+				comparable(c.constraints, c.sel) && !c.synthetic {
 				res.group = append(res.group, c)
 			}
 		}

@@ -445,3 +445,26 @@ func TestCompareMarkdownMinutesRatio(t *testing.T) {
 		}
 	}
 }
+
+// Runs on a synthetic data set that bears a published one's name (a planted
+// "ogbl-biokg") are set beside no published value: the table skips them,
+// and a table of only such runs has no comparison at all.
+func TestCompareMarkdownSkipsSyntheticData(t *testing.T) {
+	ref, err := ParseReference("paper.tsv", []byte("dataset\tmodel\tobjective\tmrr\nFB\tcp2\tpll\t0.315\n"))
+	must(t, err)
+	row := func(id, mrr, synthetic string) Row {
+		return Row{"id": id, "config_id": id, "dataset": "FB", "model": "cp2", "objective": "pll", "constraints": "none",
+			"rank": "1000", "batch_size": "1000", "learning_rate": "0.001", "status": Finished, "select": "mrr",
+			"valid_mrr": "0.3", "test_mrr": mrr, "synthetic": synthetic}
+	}
+	only := &Table{Rows: []Row{row("planted", "0.9", "yes")}}
+	if ref.Covers(only) {
+		t.Error("a reference covers a table of synthetic runs only")
+	}
+	mixed := &Table{Rows: []Row{row("planted", "0.9", "yes"), row("real", "0.316", "")}}
+	md, err := CompareMarkdown(mixed, ref, DefaultTolerance)
+	must(t, err)
+	if !strings.Contains(string(md), "0.3160") || strings.Contains(string(md), "0.9000") {
+		t.Errorf("the synthetic run is compared with the paper:\n%s", md)
+	}
+}

@@ -70,4 +70,6 @@ type dataJSON struct {
 	// for all its runs (a resumed sweep reads it again).
 	LoadSeconds    float64 `json:"load_seconds,omitempty"`
 	BytesPerTriple float64 `json:"bytes_per_triple"`
+	// Synthetic says the data set was sampled from a model (kg.Dataset.Synthetic).
+	Synthetic bool `json:"synthetic,omitempty"`
 }

@@ -42,6 +42,9 @@ func rowFromRecord(rec *Record) report.Row {
 		"seconds_per_epoch": strconv.FormatFloat(float64(rec.SecondsPerEpoch), 'f', 2, 64),
 		"finished_at":       rec.FinishedAt.UTC().Format(time.RFC3339),
 	}
+	if rec.Data != nil && rec.Data.Synthetic {
+		row["synthetic"] = "yes" // report.CompareMarkdown leaves it out
+	}
 	if rec.SgemmGFLOPS > 0 {
 		row["sgemm_gflops"] = strconv.FormatFloat(float64(rec.SgemmGFLOPS), 'f', 1, 64)
 	}

@@ -83,3 +83,16 @@ func TestParseCPUInfo(t *testing.T) {
 		}
 	}
 }
+
+// A run on a synthetic data set says so in its results.tsv row, which
+// keeps it out of the comparison with a published table.
+func TestRowMarksSyntheticData(t *testing.T) {
+	rec := &Record{ID: "x", Status: train.Finished, Spec: exampleSpec(), Data: &dataJSON{Synthetic: true}}
+	if got := rowFromRecord(rec)["synthetic"]; got != "yes" {
+		t.Errorf("synthetic = %q, want yes", got)
+	}
+	rec.Data.Synthetic = false
+	if got, ok := rowFromRecord(rec)["synthetic"]; ok {
+		t.Errorf("a real data set's row has synthetic = %q", got)
+	}
+}

@@ -227,7 +227,7 @@ func loadDataset(dir string) (*kg.Dataset, error) {
 // dataOf returns the sizes of a data set for a run's record.
 func dataOf(ds *kg.Dataset) *dataJSON {
 	d := &dataJSON{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(),
-		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test)}
+		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test), Synthetic: ds.Synthetic}
 	if n := d.Train + d.Valid + d.Test; n > 0 {
 		d.BytesPerTriple = float64(ds.Bytes()) / float64(n)
 	}

@@ -289,6 +289,9 @@ func TestPlantedVocabulary(t *testing.T) {
 	if ds.Entities.Len() != 7 || ds.Relations.Len() != 2 {
 		t.Fatalf("loaded %d entities and %d relations, planted 7 and 2", ds.Entities.Len(), ds.Relations.Len())
 	}
+	if !ds.Synthetic {
+		t.Error("a data set written by synth does not load as synthetic")
+	}
 	for i, tr := range d.Train {
 		if ds.Train[i] != tr {
 			t.Fatalf("train triple %d loads as %v, drawn as %v", i, ds.Train[i], tr)

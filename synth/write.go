@@ -88,7 +88,10 @@ func WriteSplits(dir string, d *Sampled, names Names, gz bool) error {
 			return err
 		}
 	}
-	return nil
+	// The loader marks the data set synthetic (kg.Dataset.Synthetic), so
+	// that no run on it is set beside a published table of the data set it
+	// imitates.
+	return atomicfile.WriteFile(filepath.Join(dir, kg.SyntheticMarker), []byte("sampled from a model by gekc's synth: see SOURCE.md\n"), 0o644)
 }
 
 // WriteVocabulary writes a planted data set's entity_types.tsv.gz (every
