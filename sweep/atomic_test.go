@@ -4,13 +4,16 @@ package sweep
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 
-	"gekc/internal/atomicfile"
+	"gekc/grid"
+	"gekc/report"
+	"gekc/train"
 )
 
 // The runner's own writes (metrics.json, config.toml, results.tsv and the
@@ -29,7 +32,11 @@ func TestRunnerWritesAreAtomic(t *testing.T) {
 		name string
 		fn   func(path string, content []byte) error
 	}{
-		{"writeFileAtomic", func(path string, content []byte) error { return atomicfile.WriteFile(path, content, 0o644) }},
+		{"writeConfig", func(path string, content []byte) error {
+			spec := exampleSpec()
+			spec.DistillFrom = string(content)
+			return writeConfig(path, spec)
+		}},
 		{"WriteRecord", func(path string, content []byte) error {
 			return WriteRecord(path, &Record{ID: string(content[:1]), Notes: []string{string(content)}})
 		}},
@@ -80,6 +87,59 @@ func TestRunnerWritesAreAtomic(t *testing.T) {
 		}
 		if inPlace > 0 {
 			t.Errorf("%s rewrote %s in place (same inode) %d times of 40", write.name, path, inPlace)
+		}
+	}
+}
+
+// The tables the runner rewrites after every run (results.tsv, results.md,
+// and paper.md when a reference covers the results) are replaced, never
+// rewritten in place: across a sweep of three runs each file's inode
+// changes from one run's end to the next. A writer that truncated and
+// rewrote the file (os.WriteFile) would keep it.
+func TestRunnerReplacesItsTables(t *testing.T) {
+	src := `name = "t"
+[defaults]
+dataset = "nations"
+model = "cp2"
+objective = "pll"
+rank = 1000
+batch_size = 10
+learning_rate = 0.01
+epochs = 1
+seeds = 3
+`
+	g, err := grid.ParseGrid("t.toml", []byte(src), nil)
+	must(t, err)
+	ref, err := report.ParseReference("ref.tsv", []byte("dataset\tmodel\tobjective\trank\tmrr\nnations\tcp2\tpll\t1000\t0.5\n"))
+	must(t, err)
+	out := t.TempDir()
+	tables := []string{resultsTSVName, ResultsMDName, PaperMDName}
+	inodes := map[string][]uint64{}
+	fake := func(_ context.Context, job Job) (*Outcome, error) {
+		for _, name := range tables { // as the previous run left them
+			if st, err := os.Stat(filepath.Join(out, name)); err == nil {
+				inodes[name] = append(inodes[name], st.Sys().(*syscall.Stat_t).Ino)
+			}
+		}
+		return &Outcome{Status: train.Finished, Epochs: []train.EpochRecord{{Epoch: 1, TrainLoss: 1}}, BestEpoch: 1,
+			Valid: map[string]float64{"mrr": 0.5}, Test: map[string]float64{"mrr": 0.5}}, nil
+	}
+	s := New(g, g.Runs, Options{Out: out, DataRoot: shippedData(t, "nations"), Run: fake, Quiet: true, Reference: ref})
+	must(t, s.Prepare())
+	if tally := s.Run(context.Background()); tally.Finished != 3 {
+		t.Fatalf("%+v", tally)
+	}
+	for _, name := range tables {
+		st, err := os.Stat(filepath.Join(out, name))
+		must(t, err)
+		seen := append(inodes[name], st.Sys().(*syscall.Stat_t).Ino)
+		if len(seen) < 3 {
+			t.Fatalf("%s: seen after %d runs only", name, len(seen))
+		}
+		for i := 1; i < len(seen); i++ {
+			if seen[i] == seen[i-1] {
+				t.Errorf("%s was rewritten in place between runs %d and %d (inode %d)", name, i, i+1, seen[i])
+			}
 		}
 	}
 }
