@@ -87,3 +87,50 @@ func TestSynthPlanted(t *testing.T) {
 		}
 	}
 }
+
+// The issue's check of synth -run: a GeKC trained briefly on UMLS, then
+// `synth -run … -out DIR -train 4000 -valid 300 -test 300` writes a data
+// set of those sizes with its statistics (stats.md, with the KTD to UMLS's
+// test triples, and degrees.png) and SOURCE.md, and a grid trains on DIR.
+func TestSynthRunSurrogateOfUMLS(t *testing.T) {
+	root := t.TempDir()
+	data := shippedData(t, "umls")
+	grid := filepath.Join(root, "umls.toml")
+	must(t, os.WriteFile(grid, []byte("name = \"u\"\n[defaults]\ndataset = \"umls\"\nmodel = \"complex2\"\nobjective = \"mle\"\nrank = 8\nbatch_size = 500\nlearning_rate = 0.01\nepochs = 2\n"), 0o644))
+	out := filepath.Join(root, "out")
+	trainCLI(t, []string{"-grid", grid, "-data", data, "-out", out})
+	dir := filepath.Join(root, "surrogate")
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "synth", "-run", "complex2-mle", "-results", out,
+		"-data", data, "-out", dir, "-train", "4000", "-valid", "300", "-test", "300", "-seed", "3")
+	if code != exitOK {
+		t.Fatalf("synth -run: exit %d: %s", code, stderr)
+	}
+	ds, err := kg.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds.Train) != 4000 || len(ds.Valid) != 300 || len(ds.Test) != 300 || !ds.Synthetic {
+		t.Errorf("loaded %d/%d/%d triples (synthetic %v)", len(ds.Train), len(ds.Valid), len(ds.Test), ds.Synthetic)
+	}
+	stats, err := os.ReadFile(filepath.Join(dir, "stats.md"))
+	must(t, err)
+	for _, want := range []string{"| statistic | original (train) | surrogate (train) |", "total variation distance", "KTD to the original's test triples"} {
+		if !strings.Contains(string(stats), want) {
+			t.Errorf("stats.md lacks %q:\n%s", want, stats)
+		}
+	}
+	for _, f := range []string{"degrees.png", "SOURCE.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if !strings.Contains(stdout, "4000/300/300 train/valid/test triples") {
+		t.Errorf("stdout: %s", stdout)
+	}
+	g2 := filepath.Join(root, "sur.toml")
+	must(t, os.WriteFile(g2, []byte("name = \"s\"\n[defaults]\ndataset = \"surrogate\"\nmodel = \"complex2\"\nobjective = \"pll\"\nrank = 8\nbatch_size = 500\nlearning_rate = 0.01\nepochs = 1\n"), 0o644))
+	table, _ := trainCLI(t, []string{"-grid", g2, "-data", root, "-out", filepath.Join(root, "out2")})
+	if !strings.Contains(table, "| complex2 |") {
+		t.Errorf("a grid on the surrogate printed:\n%s", table)
+	}
+}
