@@ -100,7 +100,9 @@ func writeNpyHeader(w io.Writer, rows, cols int) error {
 // the same names and shapes. Semantics may differ: distilling a trained
 // ComplEx into ComplEx² copies its embeddings as they are (paper, §4.2).
 // Besides this package's own checkpoints it reads what numpy.savez writes,
-// so embeddings trained elsewhere can be loaded.
+// so embeddings trained elsewhere can be loaded. Each array is decoded
+// straight into its parameter, so on an error the parameters are partly
+// overwritten: discard the model.
 func Load(path string, m *models.Model) error {
 	z, err := zip.OpenReader(path)
 	if err != nil {
@@ -109,17 +111,8 @@ func Load(path string, m *models.Model) error {
 	defer z.Close()
 	for _, name := range m.ParamNames() {
 		p := m.Param(name)
-		vals, err := readMatrix(&z.Reader, name, p.Shape()[0], p.Shape()[1])
-		if err != nil {
+		if err := readMatrixInto(&z.Reader, name, p.Shape()[0], p.Shape()[1], p.Data()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
-		}
-		switch d := p.Data().(type) {
-		case []float32:
-			for i, v := range vals {
-				d[i] = float32(v)
-			}
-		case []float64:
-			copy(d, vals)
 		}
 		// Checkpoints written before graph.Adam flushed subnormals may hold
 		// them; they slow every BLAS call on the table.
@@ -145,7 +138,7 @@ func CheckLayout(path string, layout models.Layout) error {
 	defer z.Close()
 	var misfits []string
 	for _, t := range layout.Tables {
-		if _, err := readMatrix(&z.Reader, t.Name, t.Rows, t.Cols); err != nil {
+		if err := readMatrixInto(&z.Reader, t.Name, t.Rows, t.Cols, nil); err != nil {
 			misfits = append(misfits, err.Error())
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/sbinet/npyio/npy"
@@ -112,67 +113,143 @@ func readNpyEntry(z *zip.Reader, name string, ptr any, elemSize, maxBytes int) e
 // back as float64 in row-major order. An array that is missing, of another
 // shape or type, or malformed is an error naming the entry.
 func readMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
-	name := ""
+	n, ok := elements([]int{rows, cols}, maxStateBytes/8)
+	if !ok {
+		return nil, fmt.Errorf("entry %s: %d×%d is too large", key, rows, cols)
+	}
+	vals := make([]float64, n)
+	if err := readMatrixInto(z, key, rows, cols, vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// readMatrixInto is readMatrix decoding straight into dst, a []float32 or
+// []float64 of rows·cols values, in row-major order: the entry is streamed
+// in chunks, so loading a table costs no copy of it (a 2.5M × 200 float32
+// table read whole, decoded and converted took about four times its 2 GB).
+// dst nil only checks the header and the entry's size against the shape,
+// reading no data.
+func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
+	var zf *zip.File
 	for _, f := range z.File {
 		if f.Name == key || f.Name == key+".npy" {
-			name = f.Name
+			zf = f
 			break
 		}
 	}
-	if name == "" {
+	if zf == nil {
 		var keys []string
 		for _, f := range z.File {
 			keys = append(keys, strings.TrimSuffix(f.Name, ".npy"))
 		}
-		return nil, fmt.Errorf("no array %q (has %v)", key, keys)
+		return fmt.Errorf("no array %q (has %v)", key, keys)
 	}
+	name := zf.Name
 	n, ok := elements([]int{rows, cols}, maxStateBytes/8)
 	if !ok {
-		return nil, fmt.Errorf("entry %s: %d×%d is too large", name, rows, cols)
+		return fmt.Errorf("entry %s: %d×%d is too large", name, rows, cols)
 	}
-	raw, err := zipEntry(z, name, n*8+maxNpyHeader)
+	f, err := zf.Open()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("entry %s: %w", name, err)
 	}
-	r, err := npyHeader(name, raw)
+	defer f.Close()
+	// The header: magic, version, its length, then the dictionary.
+	hdr := make([]byte, 12)
+	if _, err := io.ReadFull(f, hdr); err != nil || !bytes.HasPrefix(hdr, []byte("\x93NUMPY")) {
+		return fmt.Errorf("entry %s: not a .npy file or shorter than its header", name)
+	}
+	offset := npyDataOffset(hdr)
+	if offset > maxNpyHeader {
+		return fmt.Errorf("entry %s: a .npy header of %d bytes", name, offset)
+	}
+	if offset > len(hdr) {
+		rest := make([]byte, offset-len(hdr))
+		if _, err := io.ReadFull(f, rest); err != nil {
+			return fmt.Errorf("entry %s: not a .npy file or shorter than its header", name)
+		}
+		hdr = append(hdr, rest...)
+	}
+	r, err := npyHeader(name, hdr[:offset])
 	if err != nil {
-		return nil, err
+		return err
 	}
 	h := r.Header.Descr
 	if len(h.Shape) != 2 || h.Shape[0] != rows || h.Shape[1] != cols {
-		return nil, fmt.Errorf("entry %s has shape %v, the model needs [%d %d]", name, h.Shape, rows, cols)
+		return fmt.Errorf("entry %s has shape %v, the model needs [%d %d]", name, h.Shape, rows, cols)
 	}
-	var vals []float64
+	var size int
 	switch {
 	case strings.HasSuffix(h.Type, "f8"):
-		err = decodeNpy(name, raw, r, &vals, 8)
+		size = 8
 	case strings.HasSuffix(h.Type, "f4"):
-		var v32 []float32
-		if err = decodeNpy(name, raw, r, &v32, 4); err == nil {
-			vals = make([]float64, len(v32))
-			for i, v := range v32 {
-				vals[i] = float64(v)
+		size = 4
+	default:
+		return fmt.Errorf("entry %s holds %s values; want float32 or float64", name, h.Type)
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if strings.HasPrefix(h.Type, ">") {
+		order = binary.BigEndian
+	}
+	// The data must be exactly as long as the shape says (an offset
+	// beyond the entry, as in a truncated one, fails here too).
+	if data := int64(zf.UncompressedSize64) - int64(offset); data != int64(n*size) {
+		return fmt.Errorf("entry %s: shape %v does not fit its %d data bytes", name, h.Shape, data)
+	}
+	if dst == nil {
+		return nil
+	}
+	put, err := putter(dst, n)
+	if err != nil {
+		return fmt.Errorf("entry %s: %w", name, err)
+	}
+	index := func(k int) int { return k }
+	if h.Fortran {
+		index = func(k int) int { return (k%rows)*cols + k/rows }
+	}
+	buf := make([]byte, min(n*size, 1<<20))
+	for k := 0; k < n; {
+		chunk := buf[:min(len(buf), (n-k)*size)]
+		if _, err := io.ReadFull(f, chunk); err != nil {
+			return fmt.Errorf("entry %s: %w", name, err)
+		}
+		for off := 0; off < len(chunk); off, k = off+size, k+1 {
+			var v float64
+			if size == 8 {
+				v = math.Float64frombits(order.Uint64(chunk[off:]))
+			} else {
+				v = float64(math.Float32frombits(order.Uint32(chunk[off:])))
 			}
+			put(index(k), v)
+		}
+	}
+	// Reading to the end checks the entry's checksum.
+	if _, err := f.Read(buf[:1]); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("data beyond its shape %v", h.Shape)
+		}
+		return fmt.Errorf("entry %s: %w", name, err)
+	}
+	return nil
+}
+
+// putter returns a function storing value v at index i of dst, a
+// []float32 or []float64 of n values.
+func putter(dst any, n int) (func(i int, v float64), error) {
+	switch d := dst.(type) {
+	case []float32:
+		if len(d) == n {
+			return func(i int, v float64) { d[i] = float32(v) }, nil
+		}
+	case []float64:
+		if len(d) == n {
+			return func(i int, v float64) { d[i] = v }, nil
 		}
 	default:
-		return nil, fmt.Errorf("entry %s holds %s values; want float32 or float64", name, h.Type)
+		return nil, fmt.Errorf("cannot decode into %T", dst)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if len(vals) != n {
-		return nil, fmt.Errorf("entry %s has %d values for shape %v", name, len(vals), h.Shape)
-	}
-	if h.Fortran {
-		t := make([]float64, n)
-		for j := range cols {
-			for i := range rows {
-				t[i*cols+j] = vals[j*rows+i]
-			}
-		}
-		vals = t
-	}
-	return vals, nil
+	return nil, fmt.Errorf("destination of the wrong length for %d values", n)
 }
 
 // elements returns the product of shape's dimensions, false if one is

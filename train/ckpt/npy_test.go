@@ -3,6 +3,8 @@ package ckpt
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
+	"math"
 	"strings"
 	"testing"
 )
@@ -73,4 +75,62 @@ func FuzzReadNpyEntry(f *testing.F) {
 		var v []float32
 		readNpyEntry(z, "x.npy", &v, 4, 1<<10)
 	})
+}
+
+// readMatrixInto decodes every layout numpy writes into either dtype, in
+// row-major order: little- and big-endian, float32 and float64, C and
+// Fortran order; a destination of the wrong length is an error.
+func TestReadMatrixInto(t *testing.T) {
+	want := []float64{1, 2, 3, 4, 5, 6.5} // 2×3, row-major
+	encode := func(size int, order binary.AppendByteOrder, fortran bool) []byte {
+		var b []byte
+		for k := range 6 {
+			i, j := k, k
+			if fortran {
+				i, j = k%2, k/2 // column-major walk over the 2×3 matrix
+			} else {
+				i, j = k/3, k%3
+			}
+			v := want[i*3+j]
+			if size == 4 {
+				b = order.AppendUint32(b, math.Float32bits(float32(v)))
+			} else {
+				b = order.AppendUint64(b, math.Float64bits(v))
+			}
+		}
+		return b
+	}
+	for _, c := range []struct {
+		descr   string
+		size    int
+		order   binary.AppendByteOrder
+		fortran bool
+	}{
+		{"<f4", 4, binary.LittleEndian, false}, {"<f8", 8, binary.LittleEndian, true},
+		{">f4", 4, binary.BigEndian, true}, {">f8", 8, binary.BigEndian, false},
+	} {
+		fo := "False"
+		if c.fortran {
+			fo = "True"
+		}
+		z := npzOf(t, "x.npy", npyBytes("{'descr': '"+c.descr+"', 'fortran_order': "+fo+", 'shape': (2, 3), }", encode(c.size, c.order, c.fortran)))
+		d64, d32 := make([]float64, 6), make([]float32, 6)
+		if err := readMatrixInto(z, "x", 2, 3, d64); err != nil {
+			t.Fatalf("%s fortran %v: %v", c.descr, c.fortran, err)
+		}
+		if err := readMatrixInto(z, "x", 2, 3, d32); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			if d64[i] != w || float64(d32[i]) != w {
+				t.Fatalf("%s fortran %v: [%d] = %v, %v; want %v", c.descr, c.fortran, i, d64[i], d32[i], w)
+			}
+		}
+		if err := readMatrixInto(z, "x", 2, 3, nil); err != nil {
+			t.Errorf("%s: checking only: %v", c.descr, err)
+		}
+		if err := readMatrixInto(z, "x", 2, 3, make([]float32, 5)); err == nil {
+			t.Errorf("%s: a destination of 5 values is accepted", c.descr)
+		}
+	}
 }
