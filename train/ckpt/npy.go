@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/sbinet/npyio/npy"
@@ -131,6 +132,12 @@ func readMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
 // dst nil only checks the header and the entry's size against the shape,
 // reading no data.
 func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
+	return readArrayInto(z, key, []int{rows, cols}, dst)
+}
+
+// readArrayInto is readMatrixInto for an array of any shape of one or two
+// dimensions, which the entry's header must state exactly.
+func readArrayInto(z *zip.Reader, key string, shape []int, dst any) error {
 	var zf *zip.File
 	for _, f := range z.File {
 		if f.Name == key || f.Name == key+".npy" {
@@ -146,9 +153,9 @@ func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
 		return fmt.Errorf("no array %q (has %v)", key, keys)
 	}
 	name := zf.Name
-	n, ok := elements([]int{rows, cols}, maxStateBytes/8)
-	if !ok {
-		return fmt.Errorf("entry %s: %d×%d is too large", name, rows, cols)
+	n, ok := elements(shape, maxStateBytes/8)
+	if !ok || len(shape) == 0 || len(shape) > 2 {
+		return fmt.Errorf("entry %s: shape %v is too large or not of one or two dimensions", name, shape)
 	}
 	f, err := zf.Open()
 	if err != nil {
@@ -176,8 +183,8 @@ func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
 		return err
 	}
 	h := r.Header.Descr
-	if len(h.Shape) != 2 || h.Shape[0] != rows || h.Shape[1] != cols {
-		return fmt.Errorf("entry %s has shape %v, the model needs [%d %d]", name, h.Shape, rows, cols)
+	if !slices.Equal(h.Shape, shape) {
+		return fmt.Errorf("entry %s has shape %v, the model needs %v", name, h.Shape, shape)
 	}
 	var size int
 	switch {
@@ -205,7 +212,8 @@ func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
 		return fmt.Errorf("entry %s: %w", name, err)
 	}
 	index := func(k int) int { return k }
-	if h.Fortran {
+	if h.Fortran && len(shape) == 2 {
+		rows, cols := shape[0], shape[1]
 		index = func(k int) int { return (k%rows)*cols + k/rows }
 	}
 	buf := make([]byte, min(n*size, 1<<20))

@@ -304,12 +304,10 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	if !ok || len(shape) == 0 || n == 0 {
 		return nil, fmt.Errorf("entry %s: shape %v", name, shape)
 	}
-	var v []T
-	if err := readNpyEntry(z, name, &v, size, n*size+maxNpyHeader); err != nil {
+	// Stored flattened; decoded in chunks straight into the tensor.
+	v := make([]T, n)
+	if err := readArrayInto(z, name, []int{n}, any(v)); err != nil {
 		return nil, err
-	}
-	if len(v) != n {
-		return nil, fmt.Errorf("entry %s has %d values for shape %v", name, len(v), shape)
 	}
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
 	graph.FlushSubnormals(t)
