@@ -151,6 +151,15 @@ func (s RunSpec) ConfigID() string {
 // hiddenHash hashes "key=value" lines, sorted by key, for the keys that are
 // neither visible in the ID nor ignored and differ from their default.
 func (s RunSpec) hiddenHash() string {
+	lines := s.hidden(canonicalValue)
+	sort.Strings(lines)
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:4])
+}
+
+// hidden formats, as "key=value" in RunSpec order, the keys the ID
+// hashes: neither spelled out in it nor ignored, and not at their default.
+func (s RunSpec) hidden(format func(reflect.Value) string) []string {
 	var lines []string
 	def := reflect.ValueOf(DefaultRunSpec())
 	val := reflect.ValueOf(s)
@@ -162,11 +171,23 @@ func (s RunSpec) hiddenHash() string {
 		if reflect.DeepEqual(v.Interface(), def.FieldByIndex(f.index).Interface()) {
 			continue
 		}
-		lines = append(lines, f.key+"="+canonicalValue(v))
+		lines = append(lines, f.key+"="+format(v))
 	}
-	sort.Strings(lines)
-	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return hex.EncodeToString(sum[:4])
+	return lines
+}
+
+// Settings names what the hash of the run's ID stands for: every key that
+// is neither spelled out in the ID nor ignored by it and differs from its
+// default, as "key=value" in RunSpec order, e.g. ["dataset=umls",
+// "optimizer=sgd", "momentum=0.9"]. Results tables show the ones that vary,
+// so that runs whose IDs differ only in the hash can be told apart.
+func (s RunSpec) Settings() []string {
+	return s.hidden(func(v reflect.Value) string {
+		if v.Kind() == reflect.String {
+			return v.String()
+		}
+		return canonicalValue(v)
+	})
 }
 
 // canonicalValue formats a leaf value so that equal values hash equally.

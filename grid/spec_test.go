@@ -150,3 +150,16 @@ func TestDifferences(t *testing.T) {
 		t.Errorf("a spec differs from its clone in %+v", d)
 	}
 }
+
+// Settings spells out what the ID's hash stands for, in RunSpec order,
+// and nothing the ID shows or ignores.
+func TestSettings(t *testing.T) {
+	s := exampleSpec()
+	s.Optimizer, s.Momentum, s.Samples, s.Eval.Hits = "sgd", 0.9, 100, []int{1, 5}
+	if got, want := strings.Join(s.Settings(), " "), "dataset=FB15k-237 optimizer=sgd momentum=0.9 epochs=30 eval.hits=[1,5]"; got != want {
+		t.Errorf("Settings() = %q, want %q", got, want)
+	}
+	if got := DefaultRunSpec().Settings(); len(got) != 0 {
+		t.Errorf("the default spec's settings: %q", got)
+	}
+}

@@ -28,6 +28,36 @@ type configSummary struct {
 	wall                                        []float64
 	sgemm                                       []float64 // the hosts' Sgemm GFLOP/s, of the runs that recorded it
 	synthetic                                   bool      // its data set was sampled from a model (column synthetic)
+	settings                                    []string  // "key=value" of the keys its ID hashes (column settings)
+}
+
+// SettingsSeparator joins a run's settings (grid.RunSpec.Settings) in the
+// settings column of results.tsv.
+const SettingsSeparator = "; "
+
+// varyingSettings returns, for each config, its settings that not every
+// config shares, so that configurations whose IDs differ only in their
+// hash read apart ("optimizer=sgd momentum=0.9"), and whether any has one.
+func varyingSettings(configs []*configSummary) ([]string, bool) {
+	count := map[string]int{}
+	for _, c := range configs {
+		for _, kv := range c.settings {
+			count[kv]++
+		}
+	}
+	out := make([]string, len(configs))
+	any := false
+	for i, c := range configs {
+		var vary []string
+		for _, kv := range c.settings {
+			if count[kv] < len(configs) {
+				vary = append(vary, kv)
+			}
+		}
+		out[i] = strings.Join(vary, " ")
+		any = any || len(vary) > 0
+	}
+	return out, any
 }
 
 func (c *configSummary) groupKey() string {
@@ -70,6 +100,9 @@ func summariseConfigs(t *Table) []*configSummary {
 			c = &configSummary{configID: id, dataset: r["dataset"], model: r["model"], objective: r["objective"],
 				constraints: r["constraints"], sel: r["select"], rank: r["rank"], batch: r["batch_size"],
 				lr: r["learning_rate"], test: map[string][]float64{}, synthetic: r["synthetic"] == "yes"}
+			if v := r["settings"]; v != "" {
+				c.settings = strings.Split(v, SettingsSeparator)
+			}
 			byID[id] = c
 			order = append(order, c)
 		}
@@ -286,7 +319,12 @@ func MarkdownTable(w io.Writer, header []string, rows [][]string) error {
 }
 
 func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []string) error {
-	header := []string{"dataset", "model", "objective", "constraints", "config", "rank", "batch", "lr", "n", "valid (select)"}
+	settings, showSettings := varyingSettings(configs)
+	header := []string{"dataset", "model", "objective", "constraints", "config", "rank", "batch", "lr"}
+	if showSettings {
+		header = append(header, "settings")
+	}
+	header = append(header, "n", "valid (select)")
 	for _, m := range metrics {
 		if m == "step_ms" { // a training figure, recorded with the test metrics
 			header = append(header, "step ms")
@@ -297,9 +335,12 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 	header = append(header, "wall s", "status")
 
 	var cells [][]string
-	for _, c := range configs {
-		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr,
-			strconv.Itoa(c.finished)}
+	for i, c := range configs {
+		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr}
+		if showSettings {
+			row = append(row, settings[i])
+		}
+		row = append(row, strconv.Itoa(c.finished))
 		if c.eligible() {
 			row = append(row, c.sel+" "+formatCell(c.sel, []float64{c.score}))
 		} else {

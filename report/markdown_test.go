@@ -116,3 +116,34 @@ func TestSummaryColumns(t *testing.T) {
 		})
 	}
 }
+
+// results.md shows, in a settings column, the hashed keys that tell its
+// configurations apart (and only those), and no such column when none do.
+func TestMarkdownShowsVaryingSettings(t *testing.T) {
+	row := func(id, settings string) Row {
+		return Row{"id": id, "config_id": id, "dataset": "nations", "model": "complex", "objective": "pll", "constraints": "none",
+			"rank": "50", "batch_size": "200", "learning_rate": "0.1", "status": Finished, "select": "mrr", "valid_mrr": "0.5",
+			"test_mrr": "0.5", "settings": settings}
+	}
+	tab := &Table{Rows: []Row{
+		row("a", "dataset=nations; optimizer=adagrad; epochs=60"),
+		row("b", "dataset=nations; optimizer=sgd; momentum=0.9; epochs=60"),
+	}}
+	md, err := Markdown("t", tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(md)
+	for _, want := range []string{" settings ", "| optimizer=adagrad ", "| optimizer=sgd momentum=0.9 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "dataset=nations") || strings.Contains(out, "epochs=60") {
+		t.Errorf("settings every configuration shares are shown:\n%s", out)
+	}
+	same := &Table{Rows: []Row{row("a", "dataset=nations"), row("b", "dataset=nations")}}
+	if md, _ := Markdown("t", same); strings.Contains(string(md), "settings") {
+		t.Errorf("a settings column where none varies:\n%s", md)
+	}
+}

@@ -25,14 +25,15 @@ const (
 
 var (
 	tsvLeadColumns = []string{"id", "config_id", "dataset", "model", "objective", "constraints", "rank",
-		"batch_size", "learning_rate", "seed", "status", "epochs", "best_epoch", "select"}
+		"batch_size", "learning_rate", "seed", "status", "epochs", "best_epoch", "select", "settings"}
 	tsvBaseMetrics = []string{"mrr", "hits@1", "hits@3", "hits@10", "ll"}
 	tsvTailColumns = []string{"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "sgemm_gflops", "finished_at"}
 )
 
 // Row is one run's row of results.tsv, by column name: the lead columns
 // (id, config_id, dataset, model, objective, constraints, rank, batch_size,
-// learning_rate, seed, status, epochs, best_epoch, select), valid_<metric>
+// learning_rate, seed, status, epochs, best_epoch, select, settings: the
+// keys the ID hashes, grid.RunSpec.Settings joined by SettingsSeparator), valid_<metric>
 // and test_<metric> for each metric the run reported, and the tail columns
 // (wall_seconds, seconds_per_epoch, peak_rss_mb, sgemm_gflops, finished_at). Values are
 // kept as written; a missing column reads as "".

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"gekc/report"
@@ -41,6 +42,9 @@ func rowFromRecord(rec *Record) report.Row {
 		"wall_seconds":      strconv.FormatFloat(float64(rec.WallSeconds), 'f', 1, 64),
 		"seconds_per_epoch": strconv.FormatFloat(float64(rec.SecondsPerEpoch), 'f', 2, 64),
 		"finished_at":       rec.FinishedAt.UTC().Format(time.RFC3339),
+	}
+	if settings := s.Settings(); len(settings) > 0 {
+		row["settings"] = strings.Join(settings, report.SettingsSeparator)
 	}
 	if rec.Data != nil && rec.Data.Synthetic {
 		row["synthetic"] = "yes" // report.CompareMarkdown leaves it out

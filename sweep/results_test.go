@@ -27,7 +27,7 @@ func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	header := strings.Split(lines[0], "\t")
 	wantOrder := []string{"id", "config_id", "dataset", "model", "objective", "constraints", "rank", "batch_size", "learning_rate", "seed",
-		"status", "epochs", "best_epoch", "select",
+		"status", "epochs", "best_epoch", "select", "settings",
 		"valid_mrr", "valid_hits@1", "valid_hits@3", "valid_hits@10", "valid_ll",
 		"test_mrr", "test_hits@1", "test_hits@3", "test_hits@10", "test_hits@100", "test_ll", "test_ece", "test_sem@1",
 		"wall_seconds", "seconds_per_epoch", "peak_rss_mb", "sgemm_gflops", "finished_at", "custom"}
