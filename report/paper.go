@@ -52,7 +52,7 @@ func (r ReferenceRow) admits(dataset, rank string) bool {
 // LL checks) would give a table of empty rows.
 func (ref *Reference) Covers(t *Table) bool {
 	for _, row := range t.Rows {
-		if !comparable(row["constraints"], row["select"]) || row["synthetic"] == "yes" {
+		if !comparable(row["constraints"], row["select"]) || row["synthetic"] == "yes" || testedElsewhere(row["settings"]) {
 			continue
 		}
 		for _, r := range ref.Rows {
@@ -216,9 +216,10 @@ var DefaultTolerance = Tolerance{MRR: 0.01, LL: 0.3}
 // table setting the sweep's results beside the reference's, one row per
 // reference row of that dataset, in the reference's order. The sweep's row
 // is the best of the configurations of that dataset, model, objective and
-// rank (unconstrained, selected on the validation MRR, and trained on real
-// data: those selected on another metric, and runs on a synthetic data set
-// of the same name, column synthetic, are left out), chosen as results.md chooses, on the
+// rank (unconstrained, selected on the validation MRR, trained on real data
+// and tested on its own test split: those selected on another metric, runs
+// on a synthetic data set of the same name, column synthetic, and runs
+// tested elsewhere, eval.test_on in column settings, are left out), chosen as results.md chooses, on the
 // mean validation score, with its test metrics as mean ± sample std over
 // its finished seeds. Its log-likelihood is the test LL at the best validation LL
 // (ll_at_best_ll), the reference protocol of the paper; a configuration
@@ -245,7 +246,7 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 		"Bold marks, as the paper's tables do, the best mean of each model family (CP, CP+, CP²; ComplEx, ComplEx+, ComplEx²) "+
 		"over both objectives, and every row a one-sided Mann–Whitney U test at 99%% over seeds does not put below it; "+
 		"\"vs best\" gives that test's exact p. \"minutes\" is the mean wall time of a run (training, validation and test) "+
-		"on this project's CPU hosts, one or two cores each; the reference's is the paper's training time on a GPU "+
+		"on the hosts that trained it (their Sgemm rate is given under each table); the reference's is the paper's training time on a GPU "+
 		"(GTX 1060 for FB15k-237 and WN18RR, RTX A6000 for ogbl-biokg), and \"× ref\" their ratio. "+
 		"LL is the test log-likelihood at the epoch of the best validation log-likelihood. "+
 		"\"batches\" lists every batch size that finished for the row, the selected one first. "+
@@ -298,7 +299,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		results[i] = res
 		for _, c := range configs {
 			if r.admits(c.dataset, c.rank) && c.model == r.Model && c.objective == r.Objective &&
-				comparable(c.constraints, c.sel) && !c.synthetic {
+				comparable(c.constraints, c.sel) && !c.synthetic && !testedElsewhere(strings.Join(c.settings, SettingsSeparator)) {
 				res.group = append(res.group, c)
 			}
 		}
@@ -348,7 +349,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 			if r.Rank > 0 {
 				none += fmt.Sprintf(" at d = %d", r.Rank)
 			}
-			row = append(row, "–", "–", "–", "0", "–", refValue(r.Values, "mrr", 3), "–", "–", refHits, "–",
+			row = append(row, "–", "–", "–", "0", "–", refValue(r.Values, "mrr", 3), "–", "–", "–", refHits,
 				"–", refValue(r.Values, "ll", 3), "–", "–", "–", refMinutes, "–", none)
 			cells = append(cells, row)
 			continue
@@ -492,6 +493,18 @@ func markBest(results []*rowResult, values func(*rowResult) []float64, set func(
 		}
 	}
 	return untestable
+}
+
+// testedElsewhere reports whether a run's settings (column settings) test
+// it on another data set's test split (eval.test_on): its test metrics are
+// not those of the data set it names.
+func testedElsewhere(settings string) bool {
+	for _, kv := range strings.Split(settings, SettingsSeparator) {
+		if strings.HasPrefix(kv, "eval.test_on=") {
+			return true
+		}
+	}
+	return false
 }
 
 // family is a model's score function: cp for cp, cp+ and cp2.

@@ -468,3 +468,57 @@ func TestCompareMarkdownSkipsSyntheticData(t *testing.T) {
 		t.Errorf("the synthetic run is compared with the paper:\n%s", md)
 	}
 }
+
+// Every cell of a comparison row sits under its own header: a row no run
+// answers has the paper's values under "ref …" and gekc's columns empty.
+// A run tested on another data set (eval.test_on) answers no row.
+func TestCompareMarkdownCellsUnderTheirHeaders(t *testing.T) {
+	ref, err := ParseReference("paper.tsv", []byte(refHeader+"FB\tcp\tpll\t0.310\t0.001\t0.224\t0.341\t0.482\t\t\n"))
+	must(t, err)
+	tab := &Table{Rows: []Row{{"id": "x", "config_id": "x", "dataset": "FB", "model": "cp", "objective": "pll",
+		"constraints": "none", "rank": "1000", "status": Finished, "select": "mrr", "valid_mrr": "0.3", "test_mrr": "0.9",
+		"settings": "dataset=FB" + SettingsSeparator + "eval.test_on=other"}, {"id": "y", "config_id": "y", "dataset": "FB",
+		"model": "cp2", "objective": "pll", "constraints": "none", "rank": "1000", "status": Finished, "select": "mrr",
+		"valid_mrr": "0.3", "test_mrr": "0.3"}}}
+	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
+	must(t, err)
+	header, rows := markdownCells(string(md))
+	if len(rows) != 1 {
+		t.Fatalf("%d rows:\n%s", len(rows), md)
+	}
+	cell := map[string]string{}
+	for i, h := range header {
+		cell[h] = rows[0][i]
+	}
+	for h, want := range map[string]string{"model": "CP", "n": "0", "MRR": "–", "ref MRR": "0.310 ± 0.001",
+		"Hits@1 / 3 / 10": "–", "ref Hits@1 / 3 / 10": "22.4 / 34.1 / 48.2", "LL": "–", "matches": "no finished run"} {
+		if cell[h] != want {
+			t.Errorf("column %q = %q, want %q\n%s", h, cell[h], want, md)
+		}
+	}
+}
+
+// markdownCells returns the header and rows of the first markdown table
+// in s, cells trimmed.
+func markdownCells(s string) (header []string, rows [][]string) {
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			if header != nil {
+				break
+			}
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case header == nil:
+			header = cells
+		case strings.Trim(cells[0], "-: ") == "":
+		default:
+			rows = append(rows, cells)
+		}
+	}
+	return header, rows
+}
