@@ -141,8 +141,9 @@ func fused(n int, body func(lo, hi int) int) int {
 
 func nonFinite(x float64) bool { return math.IsInf(x, 0) || x != x }
 
-// Adagrad is Adagrad (Duchi et al.) with PyTorch's update rule, as kbc and
-// the paper's code train energy-based KGEs with: the sum of squared
+// Adagrad is Adagrad (Duchi et al.) with PyTorch's update rule, kbc's
+// default optimiser for energy-based KGEs (the paper's results used Adam):
+// the sum of squared
 // gradients starts at InitialAccumulator, and p -= LR·g/(√sum + Eps). One
 // fused pass per parameter.
 type Adagrad struct {

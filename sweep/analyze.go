@@ -439,6 +439,12 @@ func (a *Analysis) calibration(ctx context.Context) error {
 			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", r.ID, calTSVName)
 			continue
 		}
+		if r.Spec.Eval.TestOn != "" {
+			// Its test metrics are another data set's; calibrating it on
+			// its own would disagree with its metrics.json.
+			fmt.Fprintf(a.Stderr, "%s: tested on %s (eval.test_on): not calibrated here\n", r.ID, r.Spec.Eval.TestOn)
+			continue
+		}
 		fr, err := LoadFinished(dir, a.DataRoot)
 		if err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)

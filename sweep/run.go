@@ -86,13 +86,16 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			}
 		}
 	}
-	res, err := train.Run(ctx, cfg, ds, job.Observer)
+	resumed := cfg.Resume != nil
+	first := cfg
+	cfg.Resume = nil // only first holds the state, and Run lets go of it once restored
+	res, err := train.Run(ctx, first, ds, job.Observer)
 	if errors.Is(err, train.ErrStateMismatch) {
 		// A state saved by another version of the model (say, new tables).
 		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
 		job.Observer.Log(msg)
 		stateNotes = append(stateNotes, msg)
-		cfg.Resume, earlier = nil, 0
+		resumed, earlier = false, 0
 		res, err = train.Run(ctx, cfg, ds, job.Observer)
 	}
 	if err != nil {
@@ -100,7 +103,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out := &Outcome{Status: res.Status, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
 		Memory: &memoryJSON{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: dataOf(ds)}
-	if cfg.Resume != nil {
+	if resumed {
 		out.WallSeconds = (earlier + time.Since(started)).Seconds()
 	}
 	if out.Test == nil {

@@ -45,7 +45,9 @@ type Config struct {
 	MemoryBudget int64
 	// Resume continues a run from the State it saved after an epoch (see
 	// SaveState) instead of starting afresh; Init is then not applied,
-	// the state's parameters being the ones to continue from.
+	// the state's parameters being the ones to continue from. Run copies
+	// the state and lets go of it; a caller that keeps no reference lets
+	// it be freed (it is as large as the model and its optimiser state).
 	Resume *State
 	// SaveState, when set, is called after every epoch that does not end
 	// the run, with the State to resume from, and once more when ctx is

@@ -8,7 +8,7 @@ import (
 )
 
 // start sets where training begins: from a resumed state (its parameters,
-// Adam moments, early-stopping counters, history and the shuffles it
+// optimiser state, early-stopping counters, history and the shuffles it
 // skips), or, for a distilled model, after validating the model as
 // initialised as epoch 0.
 func (r *run) start() error {
@@ -27,6 +27,10 @@ func (r *run) resume(s *State) error {
 	if err := s.restore(r.m, r.best, r.st.Optimizer()); err != nil {
 		return err
 	}
+	// Its tensors are copied into the model, the best snapshot and the
+	// optimiser: holding the state for the whole run would keep a second
+	// copy of all of them (the caller should drop it too).
+	r.cfg.Resume = nil
 	stop.best, stop.bestEpoch, stop.since = s.Best, s.BestEpoch, s.Since
 	if s.LL != nil {
 		stop.ll = *s.LL

@@ -130,6 +130,9 @@ func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) err
 			return fmt.Errorf("train: resume state has %d of the %d optimiser states %v of %q: %w", have, len(slots), slots, n, ErrStateMismatch)
 		}
 	}
+	if s.Steps > 0 && len(slots) > 0 && len(s.Slots) == 0 {
+		return fmt.Errorf("train: resume state has taken %d steps but holds no optimiser state (the run's optimiser keeps %v): %w", s.Steps, slots, ErrStateMismatch)
+	}
 	for n := range s.Params {
 		if !slices.Contains(names, n) {
 			return fmt.Errorf("train: resume state has parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)

@@ -171,6 +171,14 @@ func TestResumeRejectsMismatchedState(t *testing.T) {
 	if _, err := Run(context.Background(), again, ds, nil); !errors.Is(err, ErrStateMismatch) {
 		t.Fatalf("a state with one of Adam's moments of a parameter: err %v, want ErrStateMismatch", err)
 	}
+	// Steps taken but no optimiser state at all: Adam would restart its
+	// moments and bias correction mid-run.
+	none := saved.Clone()
+	none.Slots = nil
+	again.Resume = none
+	if _, err := Run(context.Background(), again, ds, nil); !errors.Is(err, ErrStateMismatch) {
+		t.Fatalf("a state of %d steps without optimiser state: err %v, want ErrStateMismatch", none.Steps, err)
+	}
 }
 
 // cancelAtStart is an Observer that cancels a run as epoch `epoch` starts,

@@ -216,7 +216,7 @@ func readArrayInto(z *zip.Reader, key string, shape []int, dst any) error {
 		rows, cols := shape[0], shape[1]
 		index = func(k int) int { return (k%rows)*cols + k/rows }
 	}
-	buf := make([]byte, min(n*size, 1<<20))
+	buf := make([]byte, max(1, min(n*size, 1<<20))) // one byte at least, for the read at the end
 	for k := 0; k < n; {
 		chunk := buf[:min(len(buf), (n-k)*size)]
 		if _, err := io.ReadFull(f, chunk); err != nil {

@@ -1,8 +1,11 @@
 package ckpt
 
 import (
+	"archive/zip"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -15,6 +18,7 @@ import (
 
 	"gekc/train"
 
+	"github.com/sbinet/npyio/npy"
 	"gorgonia.org/tensor"
 )
 
@@ -286,5 +290,67 @@ func TestReadStateEntryNames(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A state whose meta claims a table far larger than its entry holds is
+// refused from the entry's size, before anything of the claimed size is
+// allocated (512 GiB here).
+func TestReadStateRefusesALyingShape(t *testing.T) {
+	table := func(vals ...float32) *tensor.Dense {
+		return tensor.New(tensor.WithShape(len(vals)/2, 2), tensor.WithBacking(vals))
+	}
+	s := &train.State{Epoch: 1, Steps: 1, BestEpoch: -1,
+		Params: map[string]*tensor.Dense{"entity": table(1, 2)}, BestParams: map[string]*tensor.Dense{"entity": table(1, 3)}}
+	path := filepath.Join(t.TempDir(), StateName)
+	if err := WriteState(path, "run", s, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rewrite meta with a shape of 2^36 rows (2^37 float32s: 512 GiB).
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	for _, f := range z.File {
+		r, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(r)
+		r.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Name == "meta.npy" {
+			var js []uint8
+			must(readNpyEntry(npzOf(t, "meta.npy", data), "meta.npy", &js, 1, maxMetaBytes))
+			if !bytes.Contains(js, []byte(`"entity":[1,2]`)) {
+				t.Fatalf("meta has no entity shape [1,2]: %s", js)
+			}
+			js = bytes.Replace(js, []byte(`"entity":[1,2]`), []byte(`"entity":[68719476736,2]`), 1)
+			var nb bytes.Buffer
+			must(npy.Write(&nb, js))
+			data = nb.Bytes()
+		}
+		fw, err := w.CreateHeader(&zip.FileHeader{Name: f.Name, Method: zip.Store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.Write(data)
+	}
+	z.Close()
+	must(w.Close())
+	must(os.WriteFile(path, buf.Bytes(), 0o644))
+	_, _, err = ReadState(path, "run")
+	if err == nil || !strings.Contains(err.Error(), "param.entity.npy has shape [2]") {
+		t.Errorf("a meta shape of 2^36 rows: %v", err)
 	}
 }
