@@ -123,7 +123,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		jobs       = fs.Int("j", 1, "runs trained at once by this process")
 		emit       = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
 		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
-		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\" or \"paper\"")
+		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\", \"paper\" or \"tables\" (results.tsv, results.md and paper.md again from the run records)")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
 		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
@@ -236,7 +236,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	// Plots and the comparison with the paper read only the record: they
 	// need no dataset.
-	if *analyze != "plots" && *analyze != "paper" {
+	if *analyze != "plots" && *analyze != "paper" && *analyze != "tables" {
 		if err := sweep.CheckDatasets(dataRoot, selected); err != nil {
 			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, g.Path)
 		}
@@ -263,7 +263,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		refPath = inDir(wd, refPath)
 	}
 	if *analyze != "" {
-		a := &sweep.Analysis{Kind: *analyze, Features: *features, Reference: refPath, Samples: *samples, Out: out,
+		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, Reference: refPath, Samples: *samples, Out: out,
 			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -139,7 +140,8 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 // Analysis is a post-hoc analysis of the finished runs of a results
 // directory (see the list above).
 type Analysis struct {
-	Kind      string // "samples", "ktd", "calibration", "plots" or "paper"
+	Kind      string // "samples", "ktd", "calibration", "plots", "paper" or "tables"
+	Title     string // for tables: the grid's name, results.md's title
 	Features  string // for ktd: the ID or directory of the finished ComplEx run giving ψ
 	Reference string // for paper: the reference table (see report.ReadReference)
 	Samples   int    // samples per run; <= 0 means analysis.DefaultSamples
@@ -169,12 +171,73 @@ func (a *Analysis) Run(ctx context.Context) error {
 		return a.plots(ctx)
 	case "paper":
 		return a.paper()
+	case "tables":
+		return a.tables()
 	}
 	return fmt.Errorf("-analyze %q: want %s", a.Kind, analyzeKinds)
 }
 
 // analyzeKinds lists the -analyze modes, for messages.
-const analyzeKinds = "samples, ktd, calibration, plots or paper"
+const analyzeKinds = "samples, ktd, calibration, plots, paper or tables"
+
+// tables writes results.tsv, results.md and, when the reference covers
+// them, paper.md again from the records of every run in Out/runs, in the
+// order the runs ended. The records are the results directory's truth: a
+// sweep started afresh elsewhere (on a machine that lost the others'
+// outputs) knows only its own runs, and copying its tables over a
+// committed directory would drop every other row (scripts/publish-results
+// copies records, then runs this).
+func (a *Analysis) tables() error {
+	dirs, err := filepath.Glob(filepath.Join(a.Out, runsDirName, "*", metricsName))
+	if err != nil {
+		return err
+	}
+	var recs []*Record
+	for _, path := range dirs {
+		rec, err := readRecord(path)
+		if err != nil {
+			return err
+		}
+		if rec != nil {
+			recs = append(recs, rec)
+		}
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("%s: no run record (runs/*/%s)", a.Out, metricsName)
+	}
+	slices.SortStableFunc(recs, func(x, y *Record) int { return x.FinishedAt.Compare(y.FinishedAt) })
+	table := &report.Table{}
+	for _, rec := range recs {
+		table.Upsert(rowFromRecord(rec))
+	}
+	var ref *report.Reference
+	if a.Reference != "" {
+		if ref, err = report.ReadReference(a.Reference); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return withResultsLock(a.Out, func() error {
+		if err := atomicfile.WriteFile(filepath.Join(a.Out, resultsTSVName), table.TSV(), 0o644); err != nil {
+			return err
+		}
+		md, err := report.Markdown(cmp.Or(a.Title, filepath.Base(a.Out)), table)
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(a.Out, ResultsMDName), md, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stderr, "wrote %s and %s from %d run records\n", filepath.Join(a.Out, resultsTSVName), ResultsMDName, len(recs))
+		if ref == nil || !ref.Covers(table) {
+			return nil
+		}
+		cmpMD, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(a.Out, PaperMDName), cmpMD, 0o644)
+	})
+}
 
 // each calls f on every selected finished GeKC run, but those for which
 // skip (if not nil) holds.

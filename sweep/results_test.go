@@ -1,7 +1,11 @@
 package sweep
 
 import (
+	"context"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -94,5 +98,37 @@ func TestRowMarksSyntheticData(t *testing.T) {
 	rec.Data.Synthetic = false
 	if got, ok := rowFromRecord(rec)["synthetic"]; ok {
 		t.Errorf("a real data set's row has synthetic = %q", got)
+	}
+}
+
+// -analyze tables writes results.tsv and results.md again from every run
+// record in the directory, whatever results.tsv said before (a sweep
+// started afresh elsewhere knows only its own runs), in the order the runs
+// ended.
+func TestAnalyzeTablesFromRecords(t *testing.T) {
+	out := t.TempDir()
+	for i, seed := range []int{1, 0} {
+		spec := exampleSpec()
+		spec.Seed = seed
+		rec := &Record{ID: spec.ID(), ConfigID: spec.ConfigID(), Status: train.Finished, Spec: spec,
+			Test: map[string]jsonFloat{"mrr": jsonFloat(0.3 + 0.01*float64(i))}, Valid: map[string]jsonFloat{"mrr": 0.3},
+			FinishedAt: time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC)}
+		dir := filepath.Join(out, runsDirName, rec.ID)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, WriteRecord(filepath.Join(dir, metricsName), rec))
+	}
+	// A results.tsv that knows one run only.
+	must(t, os.WriteFile(filepath.Join(out, resultsTSVName), []byte("id\tstatus\nother\tfinished\n"), 0o644))
+	a := &Analysis{Kind: "tables", Title: "t", Out: out, Stdout: io.Discard, Stderr: io.Discard}
+	must(t, a.Run(context.Background()))
+	tab, err := report.ReadTSV(filepath.Join(out, resultsTSVName))
+	must(t, err)
+	if len(tab.Rows) != 2 || tab.Rows[0]["seed"] != "1" || tab.Rows[1]["seed"] != "0" {
+		t.Errorf("rows %v, want the two records, seed 1 (ended first) then seed 0", tab.Rows)
+	}
+	md, err := os.ReadFile(filepath.Join(out, ResultsMDName))
+	must(t, err)
+	if !strings.Contains(string(md), "# Results: t") || !strings.Contains(string(md), "2 runs in 1 configurations") {
+		t.Errorf("results.md:\n%s", md)
 	}
 }
