@@ -96,7 +96,7 @@ func TestAnalyzePlots(t *testing.T) {
 	}
 	assertNoTempFiles(t, fx.out)
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-analyze", "nonsense")...); code == exitOK ||
-		!strings.Contains(stderr, "plots or paper") {
+		!strings.Contains(stderr, "plots, paper or tables") {
 		t.Errorf("-analyze nonsense: exit %d: %s", code, stderr)
 	}
 }
