@@ -1,0 +1,161 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gekc/internal/atomicfile"
+	"gekc/report"
+	"gekc/train"
+)
+
+// The states a SIGKILL can leave, recreated by hand (experiments'
+// process tests kill real processes): a record without its results.tsv
+// row, a run without its record but with a partial checkpoint and a
+// temporary, a temporary of results.tsv. A resumed sweep gives every run
+// one row, retrains only the run without a record, and leaves no
+// temporary.
+func TestResumeRepairsCrashStates(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	fake := newFake()
+	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
+		t.Fatalf("%+v", tally)
+	}
+
+	// Killed between metrics.json and its row: drop two rows.
+	tsvPath := filepath.Join(ts.out, resultsTSVName)
+	table, err := report.ReadTSV(tsvPath)
+	must(t, err)
+	var kept []report.Row
+	for _, r := range table.Rows {
+		if r["id"] != ids[1] && r["id"] != ids[8] {
+			kept = append(kept, r)
+		}
+	}
+	table.Rows = kept
+	must(t, atomicfile.WriteFile(tsvPath, table.TSV(), 0o644))
+
+	// Killed mid-run: no metrics.json, a partial checkpoint, a temporary.
+	midRun := filepath.Join(ts.out, runsDirName, ids[4])
+	must(t, os.Remove(filepath.Join(midRun, metricsName)))
+	must(t, os.WriteFile(filepath.Join(midRun, "checkpoint.npz"), []byte("partial"), 0o644))
+	must(t, os.WriteFile(filepath.Join(midRun, ".metrics.json.tmp-123"), []byte("{"), 0o644))
+	// Killed while rewriting results.tsv.
+	must(t, os.WriteFile(filepath.Join(ts.out, ".results.tsv.tmp-456"), []byte("id\n"), 0o644))
+
+	if tally := ts.run(t, fake, 1); tally.Finished != 1 || tally.AlreadyDone != len(ids)-1 || tally.Failed != 0 {
+		t.Fatalf("resumed: %+v; want the one run without a record trained, the rest already done", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	for _, id := range ids {
+		want := 1
+		if id == ids[4] {
+			want = 2
+		}
+		if got := fake.callCount(id); got != want {
+			t.Errorf("%s trained %d times, want %d", id, got, want)
+		}
+	}
+	ckpt, _ := os.ReadFile(filepath.Join(midRun, "checkpoint.npz"))
+	if string(ckpt) != "final "+ids[4] {
+		t.Errorf("restarted run's checkpoint: %q", ckpt)
+	}
+	assertNoTempFiles(t, ts.out)
+}
+
+// Several runs at once in one process: each trained once, one row each,
+// and each record says its peak memory is the whole process's.
+func TestParallelJobsInOneProcess(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	fake := newFake()
+	fake.sleep = 5 * time.Millisecond
+	if tally := ts.run(t, fake, 4); tally.Finished != len(ids) {
+		t.Fatalf("%+v", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	for _, id := range ids {
+		if n := fake.callCount(id); n != 1 {
+			t.Errorf("%s trained %d times", id, n)
+		}
+	}
+	rec, err := readRecord(filepath.Join(ts.out, runsDirName, ids[0], metricsName))
+	must(t, err)
+	if !strings.Contains(strings.Join(rec.Notes, " "), "peak of the whole process") {
+		t.Errorf("-j > 1 run lacks the note on peak RSS: %v", rec.Notes)
+	}
+}
+
+// A sweep goes on past every bad run: a diverged run is final, recorded
+// with its NaN loss; a failed run and a panicking one are recorded as
+// failed with their error, listed in results.md, and retried (and their
+// rows replaced) when the sweep is resumed; the diverged run is not.
+func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	diverged, failed, panicked := ids[3], ids[5], ids[7]
+	fake := newFake()
+	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
+	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
+	fake.panicOn = regexp.MustCompile("^" + regexp.QuoteMeta(panicked) + "$")
+	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
+		t.Fatalf("%+v; want 9 finished, 1 diverged, 2 failed", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	for _, id := range ids {
+		want := train.Finished
+		switch id {
+		case diverged:
+			want = train.Diverged
+		case failed, panicked:
+			want = train.Failed
+		}
+		rec, err := readRecord(filepath.Join(ts.out, runsDirName, id, metricsName))
+		must(t, err)
+		if rec == nil || rec.Status != want {
+			t.Errorf("%s: record %+v, want status %s", id, rec, want)
+		}
+	}
+	rec, err := readRecord(filepath.Join(ts.out, runsDirName, failed, metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "fake failure for "+failed) {
+		t.Errorf("failed run's error: %q", rec.Error)
+	}
+	rec, err = readRecord(filepath.Join(ts.out, runsDirName, panicked, metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "panic: fake panic") {
+		t.Errorf("panicked run's error: %q", rec.Error)
+	}
+	data, err := os.ReadFile(filepath.Join(ts.out, runsDirName, diverged, metricsName))
+	must(t, err)
+	if !strings.Contains(string(data), `"train_loss": "NaN"`) {
+		t.Errorf("diverged run's NaN loss is not recorded:\n%s", data)
+	}
+	md, _ := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	if err := containsAll(string(md), "1 diverged", "## Failed runs", failed); err != nil {
+		t.Errorf("results.md: %v\n%s", err, md)
+	}
+
+	fake.fail, fake.panicOn, fake.diverge = nil, nil, nil
+	if tally := ts.run(t, fake, 1); tally.Finished != 2 || tally.AlreadyDone != 10 || tally.Failed != 0 {
+		t.Fatalf("resumed: %+v; want the 2 failed runs retried", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	for id, want := range map[string]int{failed: 2, panicked: 2, diverged: 1, ids[0]: 1} {
+		if got := fake.callCount(id); got != want {
+			t.Errorf("%s trained %d times, want %d", id, got, want)
+		}
+	}
+	table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName))
+	must(t, err)
+	for _, r := range table.Rows {
+		if r["id"] == failed && r["status"] != "finished" {
+			t.Errorf("retried run's row: %v", r)
+		}
+	}
+}
