@@ -24,6 +24,8 @@ import (
 type fakeTrainer struct {
 	sleep                  time.Duration
 	fail, diverge, panicOn *regexp.Regexp
+	block                  chan struct{} // if non-nil, the first call waits here (or on ctx)
+	started                chan string   // if non-nil, receives each ID as it starts
 	mu                     sync.Mutex
 	calls                  map[string]int
 }
@@ -39,10 +41,22 @@ func (f *fakeTrainer) callCount(id string) int {
 func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 	f.mu.Lock()
 	f.calls[job.ID]++
+	block := f.block
+	f.block = nil
 	f.mu.Unlock()
+	if f.started != nil {
+		f.started <- job.ID
+	}
 	// A checkpoint that is not yet final, as a killed run would leave it.
 	if err := os.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("partial"), 0o644); err != nil {
 		return nil, err
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	if f.panicOn != nil && f.panicOn.MatchString(job.ID) {
 		panic("fake panic in " + job.ID)
@@ -128,9 +142,14 @@ func (ts toySweep) ids() []string {
 // run sweeps every run of the grid with fake, jobs at a time.
 func (ts toySweep) run(t *testing.T, fake *fakeTrainer, jobs int) Tally {
 	t.Helper()
+	return ts.runCtx(t, context.Background(), fake, jobs)
+}
+
+func (ts toySweep) runCtx(t *testing.T, ctx context.Context, fake *fakeTrainer, jobs int) Tally {
+	t.Helper()
 	s := New(ts.g, ts.g.Runs, Options{Out: ts.out, DataRoot: ts.data, Run: fake.run, Jobs: jobs, Quiet: true})
 	must(t, s.Prepare())
-	return s.Run(context.Background())
+	return s.Run(ctx)
 }
 
 // assertEachRowOnce checks that results.tsv has exactly one row per ID

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,4 +159,48 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 			t.Errorf("retried run's row: %v", r)
 		}
 	}
+}
+
+// A sweep of several runs cancelled during its first (what SIGINT does)
+// counts every run interrupted, the stopped one and those never started;
+// the stopped run leaves only its lock, no row and no temporary; no run
+// starts after the cancel; started again, the sweep trains every run once.
+func TestCancelledSweepTalliesEveryRun(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	fake := newFake()
+	fake.block = make(chan struct{}) // the first run waits for the cancel
+	fake.started = make(chan string, len(ids))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan Tally)
+	go func() { done <- ts.runCtx(t, ctx, fake, 1) }()
+	first := <-fake.started
+	cancel()
+	tally := <-done
+	if tally.Interrupted != len(ids) || tally.Finished+tally.Failed+tally.Diverged+tally.AlreadyDone != 0 {
+		t.Errorf("tally %+v; want all %d runs interrupted", tally, len(ids))
+	}
+	entries, err := os.ReadDir(filepath.Join(ts.out, runsDirName, first))
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != runLockName {
+			t.Errorf("interrupted run left %s", e.Name())
+		}
+	}
+	if table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName)); err != nil || len(table.Rows) != 0 {
+		t.Errorf("an interrupted run has a row (%v)", err)
+	}
+	total := 0
+	for _, id := range ids {
+		total += fake.callCount(id)
+	}
+	if total != 1 {
+		t.Errorf("%d runs started after the cancel", total-1)
+	}
+	assertNoTempFiles(t, ts.out)
+	fake.started = nil
+	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
+		t.Fatalf("restart: %+v", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
 }
