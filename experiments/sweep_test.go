@@ -126,7 +126,7 @@ func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
 // restart are sweep.TestCancelledSweepTalliesEveryRun): exit
 // exitInterrupted, and its closing line counts every run of the sweep
 // interrupted, not only the one that was stopped.
-func TestInterruptLeavesNoPartialFiles(t *testing.T) {
+func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
