@@ -173,44 +173,6 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 	}
 }
 
-func TestDistillFrom(t *testing.T) {
-	// The grid names its source by ID, so the ID is computed first.
-	source := base + "[[sweep]]\nmodel = \"cp\"\n"
-	g, err := ParseGrid("g.toml", []byte(source), nil)
-	must(t, err)
-	srcID := g.Runs[0].ID
-	// The distilled run comes first in the file; it must still run second.
-	grid := base + "[[sweep]]\nmodel = \"cp2\"\ndistill_from = \"" + srcID + "\"\n[[sweep]]\nmodel = \"cp\"\n"
-	fx := newSweepFixture(t, grid)
-	ids := fx.runIDs(t)
-	fake := newFake()
-	fake.started = make(chan string, 2)
-	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-j", "2")...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if first := <-fake.started; first != srcID {
-		t.Errorf("%s started before its source %s", first, srcID)
-	}
-	job := fake.jobs[ids[0]]
-	if want := filepath.Join(fx.out, runsDirName, srcID, "checkpoint.npz"); job.DistillCheckpoint != want {
-		t.Errorf("DistillCheckpoint = %q, want %q", job.DistillCheckpoint, want)
-	}
-
-	// A source that has not finished makes the run fail, with a reason.
-	fx2 := newSweepFixture(t, grid)
-	code, _, _ = runInProcess(t, context.Background(), newFake(), fx2.args("-only", "0")...)
-	if code != exitRunsFailed {
-		t.Fatalf("exit %d, want %d", code, exitRunsFailed)
-	}
-	rec, err := readRecord(filepath.Join(fx2.out, runsDirName, ids[0], metricsName))
-	must(t, err)
-	if !strings.Contains(rec.Error, "distill_from") {
-		t.Errorf("error %q", rec.Error)
-	}
-}
-
-// distill_from may also name an .npz file of embeddings trained elsewhere.
 func TestDistillFromNpzFile(t *testing.T) {
 	// The fixture of package ckpt, which reads such archives.
 	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))

@@ -28,9 +28,10 @@ type fakeTrainer struct {
 	started                chan string   // if non-nil, receives each ID as it starts
 	mu                     sync.Mutex
 	calls                  map[string]int
+	jobs                   map[string]Job // the last job of each ID
 }
 
-func newFake() *fakeTrainer { return &fakeTrainer{calls: map[string]int{}} }
+func newFake() *fakeTrainer { return &fakeTrainer{calls: map[string]int{}, jobs: map[string]Job{}} }
 
 func (f *fakeTrainer) callCount(id string) int {
 	f.mu.Lock()
@@ -41,6 +42,7 @@ func (f *fakeTrainer) callCount(id string) int {
 func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 	f.mu.Lock()
 	f.calls[job.ID]++
+	f.jobs[job.ID] = job
 	block := f.block
 	f.block = nil
 	f.mu.Unlock()
@@ -114,6 +116,18 @@ objective = "pll"
 seeds = 4
 `
 
+// toyBase is a [defaults] block on the data set "toy" that satisfies
+// grid.DefaultValidator, so that test grids only state what they test.
+const toyBase = `[defaults]
+dataset = "toy"
+model = "cp"
+objective = "pll"
+rank = 4
+batch_size = 10
+learning_rate = 0.01
+epochs = 2
+`
+
 // toySweep is a results directory and a data root holding toyGrid's
 // (empty) data set directory: the fake trainer reads no data.
 type toySweep struct {
@@ -121,9 +135,12 @@ type toySweep struct {
 	out, data string
 }
 
-func newToySweep(t *testing.T) toySweep {
+func newToySweep(t *testing.T) toySweep { return newSweepOf(t, toyGrid) }
+
+// newSweepOf is newToySweep for another grid on the data set "toy".
+func newSweepOf(t *testing.T, src string) toySweep {
 	t.Helper()
-	g, err := grid.ParseGrid("toy.toml", []byte(toyGrid), nil)
+	g, err := grid.ParseGrid("toy.toml", []byte(src), nil)
 	must(t, err)
 	dir := t.TempDir()
 	ts := toySweep{g: g, out: filepath.Join(dir, "out"), data: filepath.Join(dir, "data")}

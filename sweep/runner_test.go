@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/report"
 	"gekc/train"
@@ -203,4 +204,41 @@ func TestCancelledSweepTalliesEveryRun(t *testing.T) {
 		t.Fatalf("restart: %+v", tally)
 	}
 	assertEachRowOnce(t, ts.out, ids)
+}
+
+// A run distilled from another run of the sweep trains after it, whatever
+// their order in the grid, and receives its checkpoint; a source that has
+// not finished makes the run fail, saying so.
+func TestDistillOrderAndSource(t *testing.T) {
+	g, err := grid.ParseGrid("g.toml", []byte(toyBase+"[[sweep]]\nmodel = \"cp\"\n"), nil)
+	must(t, err)
+	srcID := g.Runs[0].ID
+	// The distilled run comes first in the file; it must still run second.
+	src := toyBase + "[[sweep]]\nmodel = \"cp2\"\ndistill_from = \"" + srcID + "\"\n[[sweep]]\nmodel = \"cp\"\n"
+	ts := newSweepOf(t, src)
+	ids := ts.ids()
+	fake := newFake()
+	fake.started = make(chan string, 2)
+	if tally := ts.run(t, fake, 2); tally.Finished != 2 {
+		t.Fatalf("%+v", tally)
+	}
+	if first := <-fake.started; first != srcID {
+		t.Errorf("%s started before its source %s", first, srcID)
+	}
+	if want := filepath.Join(ts.out, runsDirName, srcID, "checkpoint.npz"); fake.jobs[ids[0]].DistillCheckpoint != want {
+		t.Errorf("DistillCheckpoint = %q, want %q", fake.jobs[ids[0]].DistillCheckpoint, want)
+	}
+
+	// Only the distilled run, its source not trained: it fails, saying why.
+	ts2 := newSweepOf(t, src)
+	s := New(ts2.g, ts2.g.Runs[:1], Options{Out: ts2.out, DataRoot: ts2.data, Run: newFake().run, Quiet: true})
+	must(t, s.Prepare())
+	if tally := s.Run(context.Background()); tally.Failed != 1 {
+		t.Fatalf("%+v; want the distilled run failed", tally)
+	}
+	rec, err := readRecord(filepath.Join(ts2.out, runsDirName, ids[0], metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, "distill_from") {
+		t.Errorf("error %q", rec.Error)
+	}
 }
