@@ -173,6 +173,7 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 	}
 }
 
+// distill_from may also name an .npz file of embeddings trained elsewhere.
 func TestDistillFromNpzFile(t *testing.T) {
 	// The fixture of package ckpt, which reads such archives.
 	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))
