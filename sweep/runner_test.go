@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +242,68 @@ func TestDistillOrderAndSource(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(rec.Error, "distill_from") {
 		t.Errorf("error %q", rec.Error)
+	}
+}
+
+// The counts a sweep reports — its tally, the head of results.md, each
+// configuration's n, the finished runs FinishedRuns lists — leave failed
+// runs out; a diverged run is final but not finished.
+func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	diverged, failed, panicked := ids[3], ids[5], ids[7]
+	fake := newFake()
+	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
+	fake.fail = regexp.MustCompile("^(" + regexp.QuoteMeta(failed) + "|" + regexp.QuoteMeta(panicked) + ")$")
+	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
+		t.Fatalf("%+v", tally)
+	}
+	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	must(t, err)
+	if want := "12 runs in 5 configurations: 9 finished, 1 diverged, 2 failed."; !strings.Contains(string(md), want) {
+		t.Errorf("results.md: want %q in\n%s", want, md)
+	}
+	// n per configuration: the seeds that finished.
+	wantN := map[string]int{}
+	for _, r := range ts.g.Runs {
+		wantN[r.Spec.ConfigID()] += 0
+		if r.ID != diverged && r.ID != failed && r.ID != panicked {
+			wantN[r.Spec.ConfigID()]++
+		}
+	}
+	_, all, _ := strings.Cut(string(md), "## All configurations")
+	var header []string
+	rows := 0
+	for _, line := range strings.Split(all, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case header == nil:
+			header = cells
+		case strings.Trim(cells[0], "-: ") == "":
+		default:
+			rows++
+			cfg := strings.Trim(cells[slices.Index(header, "config")], "`")
+			if n := cells[slices.Index(header, "n")]; n != strconv.Itoa(wantN[cfg]) {
+				t.Errorf("%s: n = %s, want %d (its finished seeds)", cfg, n, wantN[cfg])
+			}
+		}
+	}
+	if rows != len(wantN) {
+		t.Errorf("%d configurations in results.md, want %d", rows, len(wantN))
+	}
+	final, err := FinishedRuns(ts.out)
+	must(t, err)
+	if len(final) != 10 || slices.Contains(final, failed) || slices.Contains(final, panicked) {
+		t.Errorf("FinishedRuns: %v; want the 9 finished and the diverged one", final)
+	}
+	fake.fail, fake.diverge = nil, nil
+	if tally := ts.run(t, fake, 1); tally.Finished != 2 || tally.AlreadyDone != 10 {
+		t.Errorf("resumed: %+v; want the 2 failed runs trained, 10 already done", tally)
 	}
 }
