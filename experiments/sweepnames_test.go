@@ -53,10 +53,8 @@ var (
 	preflightRuns   = sweep.PreflightRuns
 	validateRun     = sweep.Validate
 	LoadGrid        = grid.LoadGrid
-	ParseGrid       = grid.ParseGrid
 	DefaultRunSpec  = grid.DefaultRunSpec
 	runStatus       = sweep.RunState
-	finishedRuns    = sweep.FinishedRuns
 	fromJSONMap     = jsonfloat.Unmap
 	WriteFileAtomic = atomicfile.WriteFile
 	isTempFile      = atomicfile.IsTemp
