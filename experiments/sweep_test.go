@@ -10,6 +10,11 @@ import (
 	"testing"
 )
 
+// The command end to end with a fake trainer (the runner's files and
+// records are sweep.TestSweepEndToEnd): exit 0 with the results.md the
+// grid's results belong in, and swept again, a closing line saying every
+// run was already done and a results.md that names the ECE the fake
+// reports.
 func TestSweepEndToEnd(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	ids := fx.runIDs(t)
@@ -18,56 +23,17 @@ func TestSweepEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	assertEachRowOnce(t, fx.out, ids)
-	for _, id := range ids {
-		if n := fake.callCount(id); n != 1 {
-			t.Errorf("%s trained %d times", id, n)
-		}
-		dir := filepath.Join(fx.out, runsDirName, id)
-		spec, err := readConfig(filepath.Join(dir, configName))
-		must(t, err)
-		if spec.ID() != id {
-			t.Errorf("config.toml of %s has ID %s", id, spec.ID())
-		}
-		rec, err := readRecord(filepath.Join(dir, metricsName))
-		must(t, err)
-		if rec.Status != StatusFinished || rec.ID != id || rec.Host == "" || rec.GoVersion == "" || len(rec.Epochs) != 3 ||
-			rec.Test["mrr"] == 0 || rec.FinishedAt.Before(rec.StartedAt) || rec.SecondsPerEpoch < 0 {
-			t.Errorf("metrics.json of %s: %+v", id, rec)
-		}
-		if _, ok := rec.Env["OPENBLAS_CORETYPE"]; !ok {
-			t.Errorf("metrics.json of %s lacks OPENBLAS_CORETYPE", id)
-		}
-		ckpt, err := os.ReadFile(filepath.Join(dir, "checkpoint.npz"))
-		must(t, err)
-		if string(ckpt) != "final "+id {
-			t.Errorf("checkpoint of %s: %q", id, ckpt)
-		}
-	}
-	grid, err := os.ReadFile(filepath.Join(fx.out, gridCopyName))
-	must(t, err)
-	if string(grid) != toyGrid {
-		t.Error("grid.toml is not a copy of the grid")
-	}
 	md, err := os.ReadFile(filepath.Join(fx.out, resultsMDName))
 	must(t, err)
-	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR", "test ece"); err != nil {
+	if err := containsAll(string(md), "# Results: toy", "test ece"); err != nil {
 		t.Errorf("results.md: %v", err)
 	}
-	assertNoTempFiles(t, fx.dir)
-
-	// Again: nothing is trained, nothing changes.
-	tsvBefore, _ := os.ReadFile(filepath.Join(fx.out, resultsTSVName))
 	code, _, stderr = runInProcess(t, context.Background(), fake, fx.args()...)
 	if code != exitOK || fake.totalCalls() != len(ids) {
 		t.Fatalf("second sweep: exit %d, %d calls in all: %s", code, fake.totalCalls(), stderr)
 	}
 	if !strings.Contains(stderr, "12 were already done") {
 		t.Errorf("second sweep does not report the finished runs: %s", stderr)
-	}
-	tsvAfter, _ := os.ReadFile(filepath.Join(fx.out, resultsTSVName))
-	if string(tsvAfter) != string(tsvBefore) {
-		t.Error("results.tsv changed on a sweep that trained nothing")
 	}
 }
 

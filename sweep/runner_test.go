@@ -307,3 +307,62 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 		t.Errorf("resumed: %+v; want the 2 failed runs trained, 10 already done", tally)
 	}
 }
+
+// A sweep trains each run once into its directory: config.toml with the
+// run's ID, metrics.json (status, host, epochs, test metrics, times, the
+// environment that changes speed), the run function's checkpoint, a copy
+// of the grid and the tables; swept again it trains nothing and leaves
+// results.tsv as it was.
+func TestSweepEndToEnd(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	fake := newFake()
+	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
+		t.Fatalf("%+v", tally)
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	for _, id := range ids {
+		if n := fake.callCount(id); n != 1 {
+			t.Errorf("%s trained %d times", id, n)
+		}
+		dir := filepath.Join(ts.out, runsDirName, id)
+		spec, err := ReadConfig(filepath.Join(dir, configName))
+		must(t, err)
+		if spec.ID() != id {
+			t.Errorf("config.toml of %s has ID %s", id, spec.ID())
+		}
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		must(t, err)
+		if rec.Status != train.Finished || rec.ID != id || rec.Host == "" || rec.GoVersion == "" || len(rec.Epochs) != 3 ||
+			rec.Test["mrr"] == 0 || rec.FinishedAt.Before(rec.StartedAt) || rec.SecondsPerEpoch < 0 {
+			t.Errorf("metrics.json of %s: %+v", id, rec)
+		}
+		if _, ok := rec.Env["OPENBLAS_CORETYPE"]; !ok {
+			t.Errorf("metrics.json of %s lacks OPENBLAS_CORETYPE", id)
+		}
+		ckpt, err := os.ReadFile(filepath.Join(dir, "checkpoint.npz"))
+		must(t, err)
+		if string(ckpt) != "final "+id {
+			t.Errorf("checkpoint of %s: %q", id, ckpt)
+		}
+	}
+	copied, err := os.ReadFile(filepath.Join(ts.out, GridCopyName))
+	must(t, err)
+	if string(copied) != toyGrid {
+		t.Error("grid.toml is not a copy of the grid")
+	}
+	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	must(t, err)
+	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR"); err != nil {
+		t.Errorf("results.md: %v", err)
+	}
+	assertNoTempFiles(t, ts.out)
+
+	tsvBefore, _ := os.ReadFile(filepath.Join(ts.out, resultsTSVName))
+	if tally := ts.run(t, fake, 1); tally.AlreadyDone != len(ids) || tally.Finished != 0 {
+		t.Fatalf("second sweep: %+v", tally)
+	}
+	if tsvAfter, _ := os.ReadFile(filepath.Join(ts.out, resultsTSVName)); string(tsvAfter) != string(tsvBefore) {
+		t.Error("results.tsv changed on a sweep that trained nothing")
+	}
+}
