@@ -139,33 +139,6 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 	}
 }
 
-// distill_from may also name an .npz file of embeddings trained elsewhere.
-func TestDistillFromNpzFile(t *testing.T) {
-	// The fixture of package ckpt, which reads such archives.
-	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))
-	must(t, err)
-	fx := newSweepFixture(t, base+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \""+npz+"\"\n")
-	fake := newFake()
-	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if job := fake.jobs[fx.runIDs(t)[0]]; job.DistillCheckpoint != npz {
-		t.Errorf("DistillCheckpoint = %q, want %q", job.DistillCheckpoint, npz)
-	}
-
-	fx2 := newSweepFixture(t, base+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \"missing.npz\"\n")
-	code, _, _ = runInProcess(t, context.Background(), newFake(), fx2.args()...)
-	if code != exitRunsFailed {
-		t.Fatalf("exit %d, want %d", code, exitRunsFailed)
-	}
-	rec, err := readRecord(filepath.Join(fx2.out, runsDirName, fx2.runIDs(t)[0], metricsName))
-	must(t, err)
-	if !strings.Contains(rec.Error, `distill_from "missing.npz"`) {
-		t.Errorf("error %q", rec.Error)
-	}
-}
-
 func TestCommandLineErrors(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	tests := []struct {

@@ -366,3 +366,29 @@ func TestSweepEndToEnd(t *testing.T) {
 		t.Error("results.tsv changed on a sweep that trained nothing")
 	}
 }
+
+// distill_from may also name an .npz file of embeddings trained elsewhere:
+// the run receives it as its checkpoint; a file that is not there makes
+// the run fail, saying so.
+func TestDistillFromNpzFile(t *testing.T) {
+	// The fixture of package ckpt, which reads such archives.
+	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))
+	must(t, err)
+	ts := newSweepOf(t, toyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \""+npz+"\"\n")
+	fake := newFake()
+	if tally := ts.run(t, fake, 1); tally.Finished != 1 {
+		t.Fatalf("%+v", tally)
+	}
+	if job := fake.jobs[ts.ids()[0]]; job.DistillCheckpoint != npz {
+		t.Errorf("DistillCheckpoint = %q, want %q", job.DistillCheckpoint, npz)
+	}
+	ts2 := newSweepOf(t, toyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \"missing.npz\"\n")
+	if tally := ts2.run(t, newFake(), 1); tally.Failed != 1 {
+		t.Fatalf("%+v; want the run failed", tally)
+	}
+	rec, err := readRecord(filepath.Join(ts2.out, runsDirName, ts2.ids()[0], metricsName))
+	must(t, err)
+	if !strings.Contains(rec.Error, `distill_from "missing.npz"`) {
+		t.Errorf("error %q", rec.Error)
+	}
+}
