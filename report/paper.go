@@ -421,8 +421,16 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 	}
 	b.WriteString("\n")
 	if len(sgemm) > 0 {
-		fmt.Fprintf(b, "Hosts of these rows' runs: float32 Sgemm %s–%s GFLOP/s with each run's BLAS threads (%d runs recorded it).  \n",
-			strconv.FormatFloat(slices.Min(sgemm), 'f', 0, 64), strconv.FormatFloat(slices.Max(sgemm), 'f', 0, 64), len(sgemm))
+		lo, hi := strconv.FormatFloat(slices.Min(sgemm), 'f', 0, 64), strconv.FormatFloat(slices.Max(sgemm), 'f', 0, 64)
+		rate := lo + "–" + hi
+		if lo == hi {
+			rate = lo
+		}
+		runs := "runs"
+		if len(sgemm) == 1 {
+			runs = "run"
+		}
+		fmt.Fprintf(b, "Hosts of these rows' runs: float32 Sgemm %s GFLOP/s with each run's BLAS threads (%d %s recorded it).  \n", rate, len(sgemm), runs)
 	} else {
 		b.WriteString("Hosts of these rows' runs: no run recorded the host's Sgemm rate (runs before gekc measured it).  \n")
 	}
