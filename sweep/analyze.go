@@ -220,22 +220,11 @@ func (a *Analysis) tables() error {
 		if err := atomicfile.WriteFile(filepath.Join(a.Out, resultsTSVName), table.TSV(), 0o644); err != nil {
 			return err
 		}
-		md, err := report.Markdown(cmp.Or(a.Title, filepath.Base(a.Out)), table)
-		if err != nil {
-			return err
-		}
-		if err := atomicfile.WriteFile(filepath.Join(a.Out, ResultsMDName), md, 0o644); err != nil {
+		if err := writeReport(a.Out, cmp.Or(a.Title, filepath.Base(a.Out)), ref, table); err != nil {
 			return err
 		}
 		fmt.Fprintf(a.Stderr, "wrote %s and %s from %d run records\n", filepath.Join(a.Out, resultsTSVName), ResultsMDName, len(recs))
-		if ref == nil || !ref.Covers(table) {
-			return nil
-		}
-		cmpMD, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
-		if err != nil {
-			return err
-		}
-		return atomicfile.WriteFile(filepath.Join(a.Out, PaperMDName), cmpMD, 0o644)
+		return nil
 	})
 }
 

@@ -278,21 +278,28 @@ func (s *Sweep) refreshReport() error {
 }
 
 func (s *Sweep) writeReport(table *report.Table) error {
-	md, err := report.Markdown(s.grid.Name, table)
+	return writeReport(s.out, s.grid.Name, s.reference, table)
+}
+
+// writeReport writes results.md of table into out, and paper.md when ref
+// (nil: none) has values for its dataset and d: what every rewrite of
+// results.tsv is followed by, in a sweep and in -analyze tables.
+func writeReport(out, title string, ref *report.Reference, table *report.Table) error {
+	md, err := report.Markdown(title, table)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(s.path(ResultsMDName), md, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(out, ResultsMDName), md, 0o644); err != nil {
 		return err
 	}
-	if s.reference == nil || !s.reference.Covers(table) {
+	if ref == nil || !ref.Covers(table) {
 		return nil
 	}
-	cmp, err := report.CompareMarkdown(table, s.reference, report.DefaultTolerance)
+	cmp, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(s.path(PaperMDName), cmp, 0o644)
+	return atomicfile.WriteFile(filepath.Join(out, PaperMDName), cmp, 0o644)
 }
 
 // PrintSummary writes the best configuration of each model and objective
