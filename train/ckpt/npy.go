@@ -132,12 +132,19 @@ func readMatrix(z *zip.Reader, key string, rows, cols int) ([]float64, error) {
 // dst nil only checks the header and the entry's size against the shape,
 // reading no data.
 func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
-	return readArrayInto(z, key, []int{rows, cols}, dst)
+	var alloc func() any
+	if dst != nil {
+		alloc = func() any { return dst }
+	}
+	return readArrayInto(z, key, []int{rows, cols}, alloc)
 }
 
 // readArrayInto is readMatrixInto for an array of any shape of one or two
-// dimensions, which the entry's header must state exactly.
-func readArrayInto(z *zip.Reader, key string, shape []int, dst any) error {
+// dimensions, which the entry's header must state exactly. The destination
+// comes from alloc, called only once the header and the entry's size have
+// shown the shape to be true, so that a lying shape is an error, not an
+// allocation of its size; alloc nil only checks.
+func readArrayInto(z *zip.Reader, key string, shape []int, alloc func() any) error {
 	var zf *zip.File
 	for _, f := range z.File {
 		if f.Name == key || f.Name == key+".npy" {
@@ -204,10 +211,10 @@ func readArrayInto(z *zip.Reader, key string, shape []int, dst any) error {
 	if data := int64(zf.UncompressedSize64) - int64(offset); data != int64(n*size) {
 		return fmt.Errorf("entry %s: shape %v does not fit its %d data bytes", name, h.Shape, data)
 	}
-	if dst == nil {
+	if alloc == nil {
 		return nil
 	}
-	put, err := putter(dst, n)
+	put, err := putter(alloc(), n)
 	if err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)
 	}

@@ -304,14 +304,12 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	if !ok || len(shape) == 0 || n == 0 {
 		return nil, fmt.Errorf("entry %s: shape %v", name, shape)
 	}
-	// Stored flattened; decoded in chunks straight into the tensor, once
-	// the entry's size has shown that meta's shape is not a lie (a corrupt
-	// shape must be an error, not an allocation that kills the process).
-	if err := readArrayInto(z, name, []int{n}, nil); err != nil {
-		return nil, err
-	}
-	v := make([]T, n)
-	if err := readArrayInto(z, name, []int{n}, any(v)); err != nil {
+	// Stored flattened; decoded in chunks straight into the tensor, which
+	// is allocated only once the entry's size has shown that meta's shape
+	// is not a lie (a corrupt shape must be an error, not an allocation
+	// that kills the process).
+	var v []T
+	if err := readArrayInto(z, name, []int{n}, func() any { v = make([]T, n); return v }); err != nil {
 		return nil, err
 	}
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
