@@ -46,7 +46,7 @@ func varyingSettings(configs []*configSummary) ([]string, bool) {
 		}
 	}
 	out := make([]string, len(configs))
-	any := false
+	varies := false
 	for i, c := range configs {
 		var vary []string
 		for _, kv := range c.settings {
@@ -55,9 +55,9 @@ func varyingSettings(configs []*configSummary) ([]string, bool) {
 			}
 		}
 		out[i] = strings.Join(vary, " ")
-		any = any || len(vary) > 0
+		varies = varies || len(vary) > 0
 	}
-	return out, any
+	return out, varies
 }
 
 func (c *configSummary) groupKey() string {

@@ -52,7 +52,7 @@ func (r ReferenceRow) admits(dataset, rank string) bool {
 // LL checks) would give a table of empty rows.
 func (ref *Reference) Covers(t *Table) bool {
 	for _, row := range t.Rows {
-		if !comparable(row["constraints"], row["select"]) || row["synthetic"] == "yes" || testedElsewhere(row["settings"]) {
+		if !comparable(row["constraints"], row["select"]) || row["synthetic"] == "yes" || testedElsewhere(strings.Split(row["settings"], SettingsSeparator)) {
 			continue
 		}
 		for _, r := range ref.Rows {
@@ -299,7 +299,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		results[i] = res
 		for _, c := range configs {
 			if r.admits(c.dataset, c.rank) && c.model == r.Model && c.objective == r.Objective &&
-				comparable(c.constraints, c.sel) && !c.synthetic && !testedElsewhere(strings.Join(c.settings, SettingsSeparator)) {
+				comparable(c.constraints, c.sel) && !c.synthetic && !testedElsewhere(c.settings) {
 				res.group = append(res.group, c)
 			}
 		}
@@ -506,8 +506,8 @@ func markBest(results []*rowResult, values func(*rowResult) []float64, set func(
 // testedElsewhere reports whether a run's settings (column settings) test
 // it on another data set's test split (eval.test_on): its test metrics are
 // not those of the data set it names.
-func testedElsewhere(settings string) bool {
-	for _, kv := range strings.Split(settings, SettingsSeparator) {
+func testedElsewhere(settings []string) bool {
+	for _, kv := range settings {
 		if strings.HasPrefix(kv, "eval.test_on=") {
 			return true
 		}
