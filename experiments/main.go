@@ -127,7 +127,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
 		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
-		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state after an epoch at most this `often` (0: every epoch, negative: never)")
+		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state at most this `often`, after an epoch or inside a long one (0: after every epoch only, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 		memory     = fs.String("memory", "", "memory budget of each run whose grid sets no memory key, e.g. 12GiB (default GOMEMLIMIT, else 90% of the machine's memory): the evaluation batch is cut to fit it, and a run that cannot fit is refused before training")
 		quiet      = fs.Bool("q", false, "quiet: no per-epoch progress, only a line per run")

@@ -66,14 +66,8 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			earlier = info.Wall
 		}
 		if job.StateEvery >= 0 {
-			last := started
+			cfg.StateEvery = job.StateEvery
 			cfg.SaveState = func(s *train.State) error {
-				// A run told to stop saves whatever the interval: the
-				// state is all that survives it.
-				if ctx.Err() == nil && time.Since(last) < job.StateEvery {
-					return nil
-				}
-				last = time.Now()
 				if err := ckpt.WriteState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
 					// Not fatal: the run goes on, it just cannot resume from here.
 					msg := fmt.Sprintf("resume state after epoch %d not saved: %v", s.Epoch, err)

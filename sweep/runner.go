@@ -34,8 +34,9 @@ type Job struct {
 	DistillCheckpoint string
 	Observer          train.Observer // progress reporting; never nil
 	// StatePath is where the run keeps its resume state (ckpt.StateName): the
-	// run continues from it when it exists, and saves it after an epoch at
-	// most every StateEvery and at once, at the next step, when ctx is
+	// run continues from it when it exists, and saves it at most every
+	// StateEvery, after an epoch or inside a long one (train.Config.StateEvery;
+	// 0: after every epoch), and at once, at the next step, when ctx is
 	// cancelled (StateEvery < 0: never). The driver keeps the file when a run is
 	// interrupted or fails and removes it once the run is final.
 	StatePath  string

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"gekc/kg"
 	"gekc/metrics"
@@ -57,6 +58,13 @@ type Config struct {
 	// live ones: the function must copy or write them out before it
 	// returns. An error from it ends the run with that error.
 	SaveState func(*State) error
+	// StateEvery spaces the calls of SaveState: after an epoch it is
+	// called only when StateEvery has passed since the last call (0: after
+	// every epoch), and, when positive, also inside an epoch, at the first
+	// step boundary StateEvery after the last call, so that a run killed
+	// without warning loses at most about StateEvery of training. A stop
+	// (ctx cancelled) is saved whatever the interval.
+	StateEvery time.Duration
 }
 
 // EvalConfig controls validation and testing.

@@ -75,6 +75,7 @@ func Run(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*Result
 	if err := r.start(); err != nil {
 		return nil, err
 	}
+	r.lastSave = time.Now()
 	for epoch := r.first; epoch <= r.cfg.Epochs; epoch++ {
 		rec, diverged, err := r.trainEpoch(epoch)
 		if err != nil {
@@ -117,7 +118,8 @@ type run struct {
 	train       []kg.Triple
 	steps       int
 	stepTime    time.Duration
-	resumeNotes []string // notes carried from the resumed state, kept in every state saved
+	resumeNotes []string  // notes carried from the resumed state, kept in every state saved
+	lastSave    time.Time // when SaveState was last called (the run's start before that)
 
 	// The first epoch to train and, after a mid-epoch resume, the steps
 	// of it already taken with their summed loss and seconds.
@@ -247,14 +249,17 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 	}
 	for i := i0; i < nb; i++ {
 		if err := r.ctx.Err(); err != nil {
-			if cfg.SaveState != nil {
-				s := r.state(epoch - 1)
-				s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(start).Seconds()
-				if serr := cfg.SaveState(s); serr != nil {
-					return rec, false, fmt.Errorf("train: saving the state at step %d of epoch %d: %w (stopped: %w)", i, epoch, serr, err)
-				}
+			if serr := r.saveInEpoch(epoch, i, sum, start); serr != nil {
+				return rec, false, fmt.Errorf("%w (stopped: %w)", serr, err)
 			}
 			return rec, false, err
+		}
+		// A long epoch is also saved inside it, so that a kill without
+		// warning (SIGKILL, a node lost) costs at most StateEvery of work.
+		if i > i0 && cfg.StateEvery > 0 && time.Since(r.lastSave) >= cfg.StateEvery {
+			if err := r.saveInEpoch(epoch, i, sum, start); err != nil {
+				return rec, false, err
+			}
 		}
 		batch := r.train[i*cfg.BatchSize : min((i+1)*cfg.BatchSize, len(r.train))]
 		t0 := time.Now()
@@ -278,6 +283,21 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 	return EpochRecord{Epoch: epoch, TrainLoss: sum / float64(len(r.train)), Seconds: time.Since(start).Seconds()}, false, nil
 }
 
+// saveInEpoch hands SaveState the state at the boundary before step i of
+// epoch (State.Batch = i), with the epoch's summed loss and seconds so far.
+func (r *run) saveInEpoch(epoch, i int, sum float64, start time.Time) error {
+	if r.cfg.SaveState == nil {
+		return nil
+	}
+	s := r.state(epoch - 1)
+	s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(start).Seconds()
+	r.lastSave = time.Now()
+	if err := r.cfg.SaveState(s); err != nil {
+		return fmt.Errorf("train: saving the state at step %d of epoch %d: %w", i, epoch, err)
+	}
+	return nil
+}
+
 // endEpoch validates after an epoch when due, keeps the best parameters,
 // saves the state to resume from and decides on early stopping; more
 // reports whether training goes on.
@@ -298,7 +318,9 @@ func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 	}
 	res.Epochs = append(res.Epochs, rec)
 	r.obs.EpochEnd(rec)
-	if cfg.SaveState != nil && !stop.stop() && epoch < cfg.Epochs {
+	due := time.Since(r.lastSave) >= cfg.StateEvery || r.ctx.Err() != nil
+	if cfg.SaveState != nil && !stop.stop() && epoch < cfg.Epochs && due {
+		r.lastSave = time.Now()
 		if err := cfg.SaveState(r.state(epoch)); err != nil {
 			return false, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"gekc/objectives"
 
@@ -235,5 +236,72 @@ func TestResumeBeforeFirstStep(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// StateEvery spaces the saves: a positive interval shorter than a step
+// saves at every step boundary inside an epoch as well as after it, and a
+// run resumed from such an inside-the-epoch state ends like the whole run;
+// an interval longer than the run saves nothing.
+func TestStateEverySavesInsideLongEpochs(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "cp2", Rank: 4, Objective: objectives.MLE{}, LearningRate: 1e-2, BatchSize: 300, Epochs: 3, Seed: 2,
+		Dtype: tensor.Float64}
+	whole, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type at struct{ epoch, batch int }
+	var got []at
+	var inside *State
+	often := cfg
+	often.StateEvery = time.Nanosecond
+	often.SaveState = func(s *State) error {
+		got = append(got, at{s.Epoch, s.Batch})
+		if s.Epoch == 1 && s.Batch == 4 {
+			inside = s.Clone()
+		}
+		return nil
+	}
+	if _, err := Run(context.Background(), often, ds, nil); err != nil {
+		t.Fatal(err)
+	}
+	// 6 steps an epoch: states before steps 2..6 of each epoch (Batch 1..5,
+	// Epoch the epochs completed) and after epochs 1 and 2 (not the last).
+	var want []at
+	for e := 0; e < 3; e++ {
+		for b := 1; b <= 5; b++ {
+			want = append(want, at{e, b})
+		}
+		if e+1 < 3 {
+			want = append(want, at{e + 1, 0})
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("saved at (epoch, batch) %v, want %v", got, want)
+	}
+
+	resume := cfg
+	resume.Resume = inside
+	resumed, err := Run(context.Background(), resume, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range whole.Model.ParamNames() {
+		if !slices.Equal(whole.Model.Param(n).Data().([]float64), resumed.Model.Param(n).Data().([]float64)) {
+			t.Errorf("parameter %q of the run resumed inside epoch 2 differs from the whole run's", n)
+		}
+	}
+
+	rare := cfg
+	rare.StateEvery = time.Hour
+	calls := 0
+	rare.SaveState = func(*State) error { calls++; return nil }
+	if _, err := Run(context.Background(), rare, ds, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 0 {
+		t.Errorf("StateEvery of an hour: SaveState called %d times in a run of seconds, want 0", calls)
 	}
 }

@@ -131,8 +131,8 @@ func (m *stateMeta) info() *StateInfo {
 // "best.<table>" and "<slot>.<table>", flattened, a slot being e.g. Adam's
 // "adam_m" and "adam_v" or Adagrad's "adagrad_sum") and of
 // "meta", the UTF-8 JSON of everything else (counters, epoch records,
-// notes, dtype and shapes). The command writes it after an epoch, at most
-// every -state-every; at once, mid-epoch, when the run is told to stop
+// notes, dtype and shapes). The command writes it at most every
+// -state-every, after an epoch or inside a long one; at once, mid-epoch, when the run is told to stop
 // (SIGINT, SIGTERM, SIGUSR1); and removes it once the run's metrics.json is
 // final. Entries are stored uncompressed: the state of a WN18RR run at
 // d=200 is ~260 MB and is written in a second.
