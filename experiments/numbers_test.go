@@ -118,7 +118,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 				}
 				last = e.Epoch
 				if e.Epoch == rec.BestEpoch {
-					compareMetrics(t, fmt.Sprintf("epoch %d's validation", e.Epoch), fromJSONMap(e.Valid), fromJSONMap(rec.Valid), 0)
+					compareMetrics(t, fmt.Sprintf("epoch %d's validation", e.Epoch), e.Valid, fromJSONMap(rec.Valid), 0)
 				}
 			}
 			if rec.BestEpoch != bestEpoch {

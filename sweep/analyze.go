@@ -400,7 +400,7 @@ func (a *Analysis) plots(ctx context.Context) error {
 		if rec == nil || !final(rec.Status) {
 			continue
 		}
-		if err := writeCurves(dir, rec.Spec, epochsOf(rec), rec.BestEpoch); err != nil {
+		if err := writeCurves(dir, rec.Spec, rec.Epochs, rec.BestEpoch); err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		n++

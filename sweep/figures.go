@@ -50,15 +50,3 @@ func writeCalibrationPlot(dir string, spec grid.RunSpec, c *metrics.Calibration)
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, calibrationPlotName), png, 0o644)
 }
-
-// epochsOf turns metrics.json's epochs back into EpochRecords.
-func epochsOf(rec *Record) []train.EpochRecord {
-	out := make([]train.EpochRecord, len(rec.Epochs))
-	for i, e := range rec.Epochs {
-		out[i] = train.EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds)}
-		if e.Valid != nil {
-			out[i].Valid = fromJSONMap(e.Valid)
-		}
-	}
-	return out
-}

@@ -28,7 +28,7 @@ type Record struct {
 	Status          train.Status         `json:"status"`
 	Error           string               `json:"error,omitempty"`
 	Spec            grid.RunSpec         `json:"spec"`
-	Epochs          []epochJSON          `json:"epochs"`
+	Epochs          []train.EpochRecord  `json:"epochs"`
 	BestEpoch       int                  `json:"best_epoch"`
 	Valid           map[string]jsonFloat `json:"valid"`
 	Test            map[string]jsonFloat `json:"test"`
@@ -61,14 +61,6 @@ type Record struct {
 	Grid    string            `json:"grid"`
 }
 
-type epochJSON struct {
-	Epoch       int                  `json:"epoch"`
-	TrainLoss   jsonFloat            `json:"train_loss"`
-	Seconds     jsonFloat            `json:"seconds"`
-	EvalSeconds jsonFloat            `json:"eval_seconds,omitempty"`
-	Valid       map[string]jsonFloat `json:"valid,omitempty"`
-}
-
 // jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).
 type jsonFloat = jsonfloat.Float
 
@@ -76,15 +68,6 @@ var (
 	toJSONMap   = jsonfloat.Map
 	fromJSONMap = jsonfloat.Unmap
 )
-
-func toEpochJSON(recs []train.EpochRecord) []epochJSON {
-	out := make([]epochJSON, len(recs))
-	for i, r := range recs {
-		out[i] = epochJSON{Epoch: r.Epoch, TrainLoss: jsonFloat(r.TrainLoss), Seconds: jsonFloat(r.Seconds),
-			EvalSeconds: jsonFloat(r.EvalSeconds), Valid: toJSONMap(r.Valid)}
-	}
-	return out
-}
 
 // WriteRecord writes rec as the run record (metrics.json) at path,
 // atomically, as the sweep does.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gekc/report"
+	"gekc/train"
 )
 
 // results.tsv has one row per run, in the order runs ended. It is the
@@ -18,7 +19,7 @@ import (
 
 // trainedEpochs counts the epochs that trained; a distilled run also
 // records epoch 0, the validation of the model as converted.
-func trainedEpochs(es []epochJSON) int {
+func trainedEpochs(es []train.EpochRecord) int {
 	n := 0
 	for _, e := range es {
 		if e.Epoch > 0 {

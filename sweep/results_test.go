@@ -18,7 +18,7 @@ import (
 func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
 	rec := &Record{
 		ID: "cp-pll-x", ConfigID: "cp-pll", Status: train.Finished, Spec: exampleSpec(),
-		Epochs: []epochJSON{{Epoch: 0}, {Epoch: 1}, {Epoch: 2}, {Epoch: 3}, {Epoch: 4}, {Epoch: 5}, {Epoch: 6}, {Epoch: 7}}, BestEpoch: 4,
+		Epochs: []train.EpochRecord{{Epoch: 0}, {Epoch: 1}, {Epoch: 2}, {Epoch: 3}, {Epoch: 4}, {Epoch: 5}, {Epoch: 6}, {Epoch: 7}}, BestEpoch: 4,
 		Valid:       map[string]jsonFloat{"mrr": 0.5, "ll": -3},
 		Test:        map[string]jsonFloat{"mrr": 0.25, "hits@10": 0.75, "hits@100": 0.9, "sem@1": 1, "ece": 0.01},
 		WallSeconds: 12.34, SecondsPerEpoch: 1.5, PeakRSSBytes: 3 << 20,

@@ -541,7 +541,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	}
 	rec.WallSeconds = jsonFloat(wall)
 	if o != nil {
-		rec.Epochs = toEpochJSON(o.Epochs)
+		rec.Epochs = o.Epochs
 		rec.BestEpoch = o.BestEpoch
 		rec.Valid, rec.Test = toJSONMap(o.Valid), toJSONMap(o.Test)
 		rec.Notes = append(rec.Notes, o.Notes...)

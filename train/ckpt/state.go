@@ -39,7 +39,7 @@ type stateMeta struct {
 	// LL is train.State.LL; absent in states written before runs tracked
 	// the best validation log-likelihood.
 	LL      *stateLL             `json:"ll,omitempty"`
-	Epochs  []stateEpoch         `json:"epochs"`
+	Epochs  []train.EpochRecord  `json:"epochs"`
 	Initial map[string]jsonFloat `json:"initial,omitempty"`
 	Notes   []string             `json:"notes,omitempty"`
 	Dtype   string               `json:"dtype"`
@@ -63,16 +63,6 @@ type stateLL struct {
 	Epoch int       `json:"epoch"`
 	Since int       `json:"since"`
 	Test  jsonFloat `json:"test"`
-}
-
-// stateEpoch is train.EpochRecord with JSON-safe floats (the epoch-0 loss
-// of a distilled run is NaN).
-type stateEpoch struct {
-	Epoch       int                  `json:"epoch"`
-	TrainLoss   jsonFloat            `json:"train_loss"`
-	Seconds     jsonFloat            `json:"seconds"`
-	EvalSeconds jsonFloat            `json:"eval_seconds"`
-	Valid       map[string]jsonFloat `json:"valid,omitempty"`
 }
 
 // maxSlots bounds the optimiser states a state file may hold (Adam has
@@ -144,10 +134,7 @@ func WriteState(path, runID string, s *train.State, wall time.Duration) error {
 	if l := s.LL; l != nil {
 		meta.LL = &stateLL{Best: jsonFloat(l.Best), Epoch: l.Epoch, Since: l.Since, Test: jsonFloat(l.Test)}
 	}
-	for _, e := range s.Epochs {
-		meta.Epochs = append(meta.Epochs, stateEpoch{Epoch: e.Epoch, TrainLoss: jsonFloat(e.TrainLoss), Seconds: jsonFloat(e.Seconds),
-			EvalSeconds: jsonFloat(e.EvalSeconds), Valid: toJSONMap(e.Valid)})
-	}
+	meta.Epochs = s.Epochs
 	for n, p := range s.Params {
 		meta.Shapes[n] = []int(p.Shape().Clone())
 		meta.Dtype = p.Dtype().Name()
@@ -249,13 +236,7 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 	if l := meta.LL; l != nil {
 		s.LL = &train.LLTrack{Best: float64(l.Best), Epoch: l.Epoch, Since: l.Since, Test: float64(l.Test)}
 	}
-	for _, e := range meta.Epochs {
-		rec := train.EpochRecord{Epoch: e.Epoch, TrainLoss: float64(e.TrainLoss), Seconds: float64(e.Seconds), EvalSeconds: float64(e.EvalSeconds)}
-		if e.Valid != nil {
-			rec.Valid = fromJSONMap(e.Valid)
-		}
-		s.Epochs = append(s.Epochs, rec)
-	}
+	s.Epochs = meta.Epochs
 	// Every entry but meta is "<group>.<table>.npy" for a table of meta's
 	// shapes; an optimiser's slots are absent before its first step, and
 	// train.Run checks that the groups found fit the run.
