@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gekc/analysis"
 )
 
 // The command's side of -analyze (the analyses are sweep's, tested there:
@@ -92,5 +94,31 @@ func TestPaperReferenceFoundFromTheGrid(t *testing.T) {
 		if !strings.Contains(stdout.String(), "Reference: `paper-reference.tsv`") {
 			t.Errorf("%+v: stdout:\n%s", tt, stdout.String())
 		}
+	}
+}
+
+// -features and -samples reach the KTD analysis (the analysis itself is
+// sweep.TestKTDEndToEnd): the rows of the table it writes, here the
+// baselines alone, record ψ's run and the sample size, and the command
+// prints ktd.md.
+func TestAnalyzeKTDFlags(t *testing.T) {
+	fx := newSweepFixture(t, "[defaults]\ndataset = \"nations\"\nmodel = \"complex\"\nobjective = \"pll\"\n"+
+		"rank = 2\nbatch_size = 2000\nlearning_rate = 0.01\nepochs = 1\n[[sweep]]\n")
+	args := []string{"-grid", fx.grid, "-data", shippedData(t, "nations"), "-out", fx.out}
+	trainCLI(t, args)
+	psi := fx.runIDs(t)[0]
+	stdout, _ := trainCLI(t, args, "-analyze", "ktd", "-features", psi, "-samples", "20")
+	tsv, err := os.ReadFile(filepath.Join(fx.out, analysis.KTDTSVName))
+	must(t, err)
+	rows := strings.Split(strings.TrimSpace(string(tsv)), "\n")[1:]
+	for _, row := range rows {
+		if !strings.HasSuffix(row, "\t"+psi+"\t20\t20") { // draws of 20 triples, 20 samples
+			t.Errorf("row without the setting of the flags: %q", row)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(fx.out, analysis.KTDMarkdownName))
+	must(t, err)
+	if len(rows) != 2 || stdout != string(md) {
+		t.Errorf("%d rows; stdout:\n%s\nwant %s:\n%s", len(rows), stdout, analysis.KTDMarkdownName, md)
 	}
 }
