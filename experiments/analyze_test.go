@@ -70,7 +70,7 @@ func TestSweepReferenceFlag(t *testing.T) {
 // the repository, found from the working directory or, started outside
 // the repository (a long sweep kept elsewhere), from the grid; it needs
 // no data set, and prints paper.md.
-func TestPaperReferenceFoundFromTheGrid(t *testing.T) {
+func TestDefaultPaperReferenceFound(t *testing.T) {
 	repoGrid, err := filepath.Abs(filepath.Join("..", "grids", "fb15k237-d1000.toml"))
 	must(t, err)
 	src, err := os.ReadFile(repoGrid)
