@@ -27,9 +27,8 @@ func TestAnalyzeDispatch(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"-analyze", "plots"}, exitOK, "wrote " + curvesName + " of 2 runs"},
-		{[]string{"-analyze", "plots", "-only", "1", "-data", noData}, exitOK, "wrote " + curvesName + " of 1 runs"},
-		{[]string{"-analyze", "paper", "-data", noData}, exitRunsFailed, "has no values for the datasets"}, // the paper's: no toy
+		{[]string{"-analyze", "plots", "-only", "1", "-data", noData}, exitOK, "wrote " + curvesName + " of 1 runs"}, // of 2 finished
+		{[]string{"-analyze", "paper", "-data", noData}, exitRunsFailed, "has no values for the datasets"},           // the paper's: no toy
 		{[]string{"-analyze", "paper", "-reference", missing}, exitRunsFailed, missing},
 		{[]string{"-analyze", "calibration", "-data", noData}, exitUsage, "dataset directory not found: " + filepath.Join(noData, "toy")},
 		{[]string{"-analyze", "ktd"}, exitRunsFailed, "experiments: -analyze ktd needs -features"},
