@@ -1,7 +1,6 @@
-package main
+package sweep
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -18,7 +17,6 @@ import (
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/report"
-	"gekc/sweep"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -29,12 +27,14 @@ import (
 // three split files here; the average log-likelihood from log Z enumerated
 // over every triple. The validation metrics recomputed from the checkpoint
 // must be the ones recorded for best_epoch: the checkpoint holds the best
-// epoch's parameters, not the last epoch's.
+// epoch's parameters, not the last epoch's. (train.Run's own numbers are
+// train.TestRunMetricsEqualHandComputation; this is what the sweep makes
+// of them: records, table, checkpoint, distillation.)
 func TestReportedNumbersEqualHandComputation(t *testing.T) {
 	data := t.TempDir()
 	writeTypedTiny(t, filepath.Join(data, "tiny"))
 	const patience = 2
-	grid := fmt.Sprintf(`name = "numbers"
+	src := fmt.Sprintf(`name = "numbers"
 [defaults]
 dataset = "tiny"
 rank = 3
@@ -60,26 +60,22 @@ model = "complex"
 objective = "pll"
 eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_policy = "realistic" }
 `, patience)
-	fx := newSweepFixture(t, grid)
-	var stdout, stderr bytes.Buffer
-	code := runCLI(context.Background(), []string{"-grid", fx.grid, "-data", data, "-out", fx.out},
-		cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
+	ts := trainedSweep(t, src, data)
+	table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName))
+	must(t, err)
 	rows := map[string]report.Row{}
-	for _, r := range readRows(t, fx.out) {
+	for _, r := range table.Rows {
 		rows[r["id"]] = r
 	}
-	for _, id := range fx.runIDs(t) {
+	for _, id := range ts.ids() {
 		t.Run(id, func(t *testing.T) {
-			dir := filepath.Join(fx.out, runsDirName, id)
+			dir := filepath.Join(ts.out, runsDirName, id)
 			rec, err := readRecord(filepath.Join(dir, metricsName))
 			must(t, err)
-			if rec.Status != StatusFinished {
+			if rec.Status != train.Finished {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
-			fr, err := sweep.LoadFinished(dir, data)
+			fr, err := LoadFinished(dir, data)
 			must(t, err)
 			ds := fr.Data
 			var consistent func(kg.Triple) bool
@@ -134,7 +130,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			// The checkpoint holds the parameters after best_epoch: the
 			// same run trained again (training is deterministic), its
 			// parameters captured after every epoch.
-			cfg, err := trainConfig(rec.Spec)
+			cfg, err := TrainConfig(rec.Spec)
 			must(t, err)
 			after := map[int]map[string][]float64{}
 			cfg.SaveState = func(s *train.State) error {
@@ -226,7 +222,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			job := Job{ID: id + "-distilled", Spec: rec.Spec, DataRoot: data, RunDir: t.TempDir(), Observer: nopObserver{},
 				DistillCheckpoint: filepath.Join(dir, ckpt.CheckpointName)}
 			job.Spec.Epochs = 1
-			d, err := trainRun(context.Background(), job)
+			d, err := Train(context.Background(), job)
 			must(t, err)
 			initial := map[string]float64{}
 			for k, v := range d.Test {
@@ -250,9 +246,9 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			must(t, ckpt.Write(bad, fr.Model))
 			p[0] = keep
 			job.DistillCheckpoint, job.RunDir = bad, t.TempDir()
-			d, err = trainRun(context.Background(), job)
+			d, err = Train(context.Background(), job)
 			must(t, err)
-			if d.Status != StatusDiverged || fileExists(filepath.Join(job.RunDir, ckpt.CheckpointName)) {
+			if d.Status != train.Diverged || fileExists(filepath.Join(job.RunDir, ckpt.CheckpointName)) {
 				t.Errorf("distilled from NaN: status %s, checkpoint written %v", d.Status, fileExists(filepath.Join(job.RunDir, ckpt.CheckpointName)))
 			}
 

@@ -1,9 +1,6 @@
-package main
+package sweep
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,18 +8,20 @@ import (
 	"testing"
 
 	"gekc/analysis"
+	"gekc/grid"
 	"gekc/train/ckpt"
 )
 
 // Real training on Nations, then -analyze ktd: a table of the baselines
 // and every GeKC, which later analyses update rather than replace. A run
-// outside -only, or whose checkpoint is gone (as on a new machine), keeps
-// its row when ψ and the sizes are the same; an analysis that would drop
-// rows of another setting, or of a table that did not record one, is
-// refused; the row of a run that is gone is dropped, and said so.
+// outside the selection (-only), or whose checkpoint is gone (as on a new
+// machine), keeps its row when ψ and the sizes are the same; an analysis
+// that would drop rows of another setting, or of a table that did not
+// record one, is refused; the row of a run that is gone is dropped, and
+// said so.
 func TestKTDEndToEnd(t *testing.T) {
 	data := shippedData(t, "nations")
-	grid := `name = "ktd"
+	ts := trainedSweep(t, `name = "ktd"
 [defaults]
 dataset = "nations"
 rank = 4
@@ -33,20 +32,18 @@ epochs = 2
 [[sweep]]
 model = ["complex", "cp2", "cp+"]
 objective = "pll"
-`
-	fx := newSweepFixture(t, grid)
-	args := []string{"-grid", fx.grid, "-data", data, "-out", fx.out}
-	cli := func(extra ...string) (stdout, stderr string) {
-		t.Helper()
-		return trainCLI(t, args, extra...)
+`, data)
+	ids := ts.ids() // complex (ψ), cp2, cp+
+	// ktd is the analysis with ψ from ids[0] of samples samples per run,
+	// of all runs, or of the run 2 alone (-only 2).
+	ktd := func(samples int, only2 bool) Analysis {
+		runs := ts.g.Runs
+		if only2 {
+			runs = []grid.Run{runs[2]}
+		}
+		return Analysis{Kind: "ktd", Features: ids[0], Samples: samples, Out: ts.out, DataRoot: data, Runs: runs}
 	}
-	cli()
-	ids := fx.runIDs(t) // complex (ψ), cp2, cp+
-	ktd := func(extra ...string) (stdout, stderr string) {
-		t.Helper()
-		return cli(append([]string{"-analyze", "ktd", "-features", ids[0], "-samples", "300"}, extra...)...)
-	}
-	tsvPath := filepath.Join(fx.out, analysis.KTDTSVName)
+	tsvPath := filepath.Join(ts.out, analysis.KTDTSVName)
 	readRows := func() []string {
 		t.Helper()
 		b, err := os.ReadFile(tsvPath)
@@ -54,7 +51,7 @@ objective = "pll"
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
 
-	stdout, _ := ktd()
+	stdout, _ := mustAnalyze(t, ktd(300, false))
 	all := readRows()
 	// A header, two baselines and the two GeKCs (the energy-based ψ run is none).
 	if len(all) != 5 || !strings.HasPrefix(all[1], "nations\ttraining set\t") || !strings.HasPrefix(all[2], "nations\tuniform\t") ||
@@ -66,17 +63,17 @@ objective = "pll"
 			t.Errorf("row without its setting: %q", line)
 		}
 	}
-	md, err := os.ReadFile(filepath.Join(fx.out, analysis.KTDMarkdownName))
+	md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName))
 	must(t, err)
 	if stdout != string(md) {
 		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
 	}
 
-	// -only one run: the table is the same to the digit, since each run's
+	// One run alone: the table is the same to the digit, since each run's
 	// draws have their own seed and the baselines theirs.
-	_, stderr := ktd("-only", "2")
+	_, stderr := mustAnalyze(t, ktd(300, true))
 	if got := readRows(); !slices.Equal(got, all) {
-		t.Errorf("-only 2 gave:\n%s\nwant the table of the analysis of all runs:\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
+		t.Errorf("the run 2 alone gave:\n%s\nwant the table of the analysis of all runs:\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
 	if !strings.Contains(stderr, "kept the KTD of 1 runs") {
 		t.Errorf("stderr does not say a row was kept:\n%s", stderr)
@@ -86,10 +83,10 @@ objective = "pll"
 	}
 
 	// Without its checkpoint (and samples), a run with a row keeps it.
-	for _, f := range []string{ckpt.CheckpointName, "samples.tsv"} {
-		must(t, os.Remove(filepath.Join(fx.out, runsDirName, ids[1], f)))
+	for _, f := range []string{ckpt.CheckpointName, samplesName} {
+		must(t, os.Remove(filepath.Join(ts.out, runsDirName, ids[1], f)))
 	}
-	_, stderr = ktd()
+	_, stderr = mustAnalyze(t, ktd(300, false))
 	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("without %s's checkpoint the table became:\n%s", ids[1], strings.Join(got, "\n"))
 	}
@@ -100,42 +97,38 @@ objective = "pll"
 	// Kept rows from another ψ (the baselines moved) are kept, and said so.
 	moved := strings.Replace(strings.Join(all, "\n"), "\tuniform\t\t\t", "\tuniform\t\t\t9", 1) + "\n"
 	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
-	if _, stderr = ktd("-only", "2"); !strings.Contains(stderr, "ψ differs from the one of the kept rows: the uniform baseline is") {
+	if _, stderr = mustAnalyze(t, ktd(300, true)); !strings.Contains(stderr, "ψ differs from the one of the kept rows: the uniform baseline is") {
 		t.Errorf("stderr does not say the baselines moved:\n%s", stderr)
 	}
 
 	// Another sample size is another setting: the analysis refuses to drop
 	// the row it cannot compute again, before computing anything, and
 	// leaves the table as it was.
-	var errOut bytes.Buffer
-	refused := func(what string, extra ...string) {
+	refused := func(what string, samples int) {
 		t.Helper()
 		before := readRows()
-		errOut.Reset()
-		code := runCLI(context.Background(), append(args, append([]string{"-analyze", "ktd", "-features", ids[0]}, extra...)...),
-			cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
-		if code == exitOK || !strings.Contains(errOut.String(), what) {
-			t.Errorf("%v: exit %d: %s\nwant an error containing %q", extra, code, errOut.String(), what)
+		_, stderr, err := runAnalysis(ktd(samples, true))
+		if err == nil || !strings.Contains(err.Error(), what) {
+			t.Errorf("%d samples: %v\nwant an error containing %q", samples, err, what)
 		}
-		if strings.Contains(errOut.String(), ": KTD ") {
-			t.Errorf("%v computed a KTD before refusing:\n%s", extra, errOut.String())
+		if strings.Contains(stderr, ": KTD ") || err != nil && strings.Contains(err.Error(), ": KTD ") {
+			t.Errorf("%d samples: computed a KTD before refusing:\n%s%v", samples, stderr, err)
 		}
 		if got := readRows(); !slices.Equal(got, before) {
-			t.Errorf("%v changed the table:\n%s", extra, strings.Join(got, "\n"))
+			t.Errorf("%d samples: changed the table:\n%s", samples, strings.Join(got, "\n"))
 		}
 	}
-	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250`,
-		"-samples", "250", "-only", "2")
+	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250`, 250)
 
 	// So does a table from before the setting was recorded.
 	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\nnations\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\n"
 	must(t, os.WriteFile(tsvPath, []byte(old), 0o644))
-	refused("a ψ and sizes the table does not record", "-samples", "300", "-only", "2")
+	refused("a ψ and sizes the table does not record", 300)
 
 	// A row of a run that is gone is dropped, and said so.
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(all, "\n")+"\n"), 0o644))
-	must(t, os.Rename(filepath.Join(fx.out, runsDirName, ids[1]), filepath.Join(fx.dir, "moved-away")))
-	_, stderr = ktd("-only", "2")
+	must(t, os.Rename(filepath.Join(ts.out, runsDirName, ids[1]), filepath.Join(t.TempDir(), "moved-away")))
+	_, stderr = mustAnalyze(t, ktd(300, true))
 	if got := readRows(); len(got) != 4 || strings.Contains(strings.Join(got, "\n"), ids[1]) {
 		t.Errorf("the row of a run that is gone was kept:\n%s", strings.Join(got, "\n"))
 	}
@@ -145,11 +138,8 @@ objective = "pll"
 
 	// A broken table is an error naming its line, before any work.
 	must(t, os.WriteFile(tsvPath, []byte(all[0]+"\n"+all[1]+"\nx\ty\n"), 0o644))
-	errOut.Reset()
-	code := runCLI(context.Background(), append(args, "-analyze", "ktd", "-features", ids[0], "-samples", "300"),
-		cliEnv{stdout: io.Discard, stderr: &errOut, getenv: func(string) string { return "" }, run: trainRun, quiet: true})
-	if code == exitOK || !strings.Contains(errOut.String(), analysis.KTDTSVName+":3:") {
-		t.Errorf("a broken %s: exit %d: %s", analysis.KTDTSVName, code, errOut.String())
+	if _, _, err := runAnalysis(ktd(300, false)); err == nil || !strings.Contains(err.Error(), analysis.KTDTSVName+":3:") {
+		t.Errorf("a broken %s: %v", analysis.KTDTSVName, err)
 	}
-	assertNoTempFiles(t, fx.out)
+	assertNoTempFiles(t, ts.out)
 }

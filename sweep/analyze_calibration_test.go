@@ -1,0 +1,187 @@
+package sweep
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gekc/train"
+	"gekc/train/ckpt"
+)
+
+// Real training on Nations: runs with "ece" get both ECEs and both figures;
+// -analyze calibration reproduces the ECEs from the checkpoints (the same
+// seeded negatives), also for a run trained without "ece", and -analyze
+// plots draws the curves again.
+func TestCalibrationEndToEnd(t *testing.T) {
+	data := shippedData(t, "nations")
+	ts := trainedSweep(t, `name = "cal"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 2
+eval = { metrics = ["mrr", "hits", "ll", "ece"] }
+
+[[sweep]]
+model = ["cp", "cp2"]
+objective = "pll"
+
+[[sweep]]
+model = "complex+"
+objective = "mle"
+learning_rate = 0.05
+eval = { metrics = ["mrr", "hits", "ll"] }
+`, data)
+	ids := ts.ids()
+	analysis := func(kind string, runs ...int) Analysis {
+		a := Analysis{Kind: kind, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
+		if runs != nil {
+			a.Runs = nil
+			for _, i := range runs {
+				a.Runs = append(a.Runs, ts.g.Runs[i])
+			}
+		}
+		return a
+	}
+	withECE := map[string]bool{ids[0]: true, ids[1]: true, ids[2]: false}
+	recorded := map[string][2]float64{}
+	for id, ece := range withECE {
+		dir := filepath.Join(ts.out, runsDirName, id)
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		must(t, err)
+		if rec.Status != train.Finished {
+			t.Fatalf("%s: %s %s", id, rec.Status, rec.Error)
+		}
+		if rec.CPU == "" && fileExists("/proc/cpuinfo") {
+			t.Errorf("%s: no cpu in %s", id, metricsName)
+		}
+		if !(rec.SgemmGFLOPS > 0) {
+			t.Errorf("%s: no host Sgemm rate in %s", id, metricsName)
+		}
+		l, hasL := rec.Test["ece_logistic"]
+		m, hasM := rec.Test["ece_minmax"]
+		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, calibrationPlotName)) != ece {
+			t.Fatalf("%s: ece metrics %v/%v and %s %v, want all %v", id, hasL, hasM, calibrationPlotName,
+				fileExists(filepath.Join(dir, calibrationPlotName)), ece)
+		}
+		readPNG(t, filepath.Join(dir, curvesName))
+		if ece {
+			readPNG(t, filepath.Join(dir, calibrationPlotName))
+			if !(l >= 0 && l <= 1 && m >= 0 && m <= 1) {
+				t.Errorf("%s: ECE %v, %v", id, l, m)
+			}
+			recorded[id] = [2]float64{float64(l), float64(m)}
+		}
+		for _, e := range rec.Epochs {
+			if _, ok := e.Valid["ece_logistic"]; ok {
+				t.Errorf("%s: validation computed the ECE", id)
+			}
+		}
+		for _, name := range []string{curvesName, calibrationPlotName} {
+			os.Remove(filepath.Join(dir, name))
+		}
+	}
+
+	mustAnalyze(t, analysis("plots"))
+	for id := range withECE {
+		dir := filepath.Join(ts.out, runsDirName, id)
+		readPNG(t, filepath.Join(dir, curvesName))
+		if fileExists(filepath.Join(dir, calibrationPlotName)) {
+			t.Errorf("%s: -analyze plots drew %s", id, calibrationPlotName)
+		}
+	}
+
+	stdout, _ := mustAnalyze(t, analysis("calibration"))
+	tsv, err := os.ReadFile(filepath.Join(ts.out, calTSVName))
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(tsv)), "\n")
+	if len(lines) != 1+len(ids) {
+		t.Fatalf("%s has %d lines, want a header and %d rows:\n%s", calTSVName, len(lines), len(ids), tsv)
+	}
+	header := strings.Split(lines[0], "\t")
+	col := func(name string) int {
+		i := slices.Index(header, name)
+		if i < 0 {
+			t.Fatalf("%s: no column %s", calTSVName, name)
+		}
+		return i
+	}
+	for _, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		id := f[col("run")]
+		if _, ok := withECE[id]; !ok {
+			t.Errorf("%s: unexpected run %s", calTSVName, id)
+			continue
+		}
+		readPNG(t, filepath.Join(ts.out, runsDirName, id, calibrationPlotName))
+		var got [2]float64
+		for i, c := range []string{"ece_logistic", "ece_minmax"} {
+			got[i], err = strconv.ParseFloat(f[col(c)], 64)
+			must(t, err)
+		}
+		if want, ok := recorded[id]; ok {
+			for i := range got {
+				if math.Abs(got[i]-want[i]) > 1e-5*max(1, want[i]) {
+					t.Errorf("%s: post-hoc ECE %v, the run recorded %v", id, got, want)
+				}
+			}
+		} else if !(got[0] >= 0 && got[0] <= 1 && got[1] >= 0 && got[1] <= 1) {
+			t.Errorf("%s: ECE %v", id, got)
+		}
+		if pos, _ := strconv.Atoi(f[col("positives")]); pos != 201 { // Nations' test split
+			t.Errorf("%s: %d positives", id, pos)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(ts.out, calMarkdownName))
+	must(t, err)
+	if err := containsAll(string(md), append([]string{"| ECE logistic", "ECE min-max"}, ids...)...); err != nil {
+		t.Errorf("%s: %v\n%s", calMarkdownName, err, md)
+	}
+	if stdout != string(md) {
+		t.Errorf("stdout is not %s:\n%s", calMarkdownName, stdout)
+	}
+
+	// The tables are updated, not replaced: a run outside the selection
+	// (-only), or one whose checkpoint is absent (as on a fresh clone),
+	// keeps its row.
+	readRows := func() []string {
+		data, err := os.ReadFile(filepath.Join(ts.out, calTSVName))
+		must(t, err)
+		return strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	must(t, os.Remove(filepath.Join(ts.out, runsDirName, ids[0], ckpt.CheckpointName)))
+	mustAnalyze(t, analysis("calibration", 2))
+	if got := readRows(); !slices.Equal(got, lines) {
+		t.Errorf("the run 2 alone changed the table:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(lines, "\n"))
+	}
+	_, stderr := mustAnalyze(t, analysis("calibration"))
+	if got := readRows(); !slices.Equal(got, lines) {
+		t.Errorf("without %s's checkpoint the table became:\n%s\nwant\n%s", ids[0], strings.Join(got, "\n"), strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(stderr, ids[0]+": no checkpoint; its row is kept") {
+		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[0], stderr)
+	}
+	md2, err := os.ReadFile(filepath.Join(ts.out, calMarkdownName))
+	must(t, err)
+	if string(md2) != string(md) {
+		t.Errorf("%s changed:\n%s\nwant\n%s", calMarkdownName, md2, md)
+	}
+
+	// A run with neither a checkpoint nor a row cannot be kept; a broken
+	// table is an error naming its line.
+	must(t, os.WriteFile(filepath.Join(ts.out, calTSVName), []byte(lines[0]+"\n"+lines[2]+"\n"), 0o644))
+	if _, _, err := runAnalysis(analysis("calibration")); err == nil || !strings.Contains(err.Error(), ckpt.CheckpointName) {
+		t.Errorf("a run with neither checkpoint nor row: %v", err)
+	}
+	must(t, os.WriteFile(filepath.Join(ts.out, calTSVName), []byte(lines[0]+"\n"+lines[1]+"\nx\ty\n"), 0o644))
+	if _, _, err := runAnalysis(analysis("calibration", 1)); err == nil || !strings.Contains(err.Error(), calTSVName+":3:") {
+		t.Errorf("a broken %s: %v", calTSVName, err)
+	}
+	assertNoTempFiles(t, ts.out)
+}
