@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The command end to end with a fake trainer (the runner's files and
@@ -116,26 +117,23 @@ func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
 	}
 	assertNoTempFiles(t, fx.dir)
 }
+
+// -only, -samples, -data, -out and -state-every reach the runner (which
+// trains the selection with the override: sweep's
+// TestSelectionAndSamplesOverride).
 func TestOnlyAndSamplesOverride(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
-	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "3,10-11", "-samples", "7")...)
+	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "3,10-11", "-samples", "7", "-state-every", "1h")...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	assertEachRowOnce(t, fx.out, []string{ids[3], ids[10], ids[11]})
 	job := fake.jobs[ids[3]]
-	if job.Spec.Samples != 7 || job.ID != ids[3] {
-		t.Errorf("job %s has samples %d", job.ID, job.Spec.Samples)
-	}
-	spec, err := readConfig(filepath.Join(fx.out, runsDirName, ids[3], configName))
-	must(t, err)
-	if spec.Samples != 7 || spec.ID() != ids[3] {
-		t.Errorf("config.toml: samples %d, ID %s", spec.Samples, spec.ID())
-	}
-	if abs, _ := filepath.Abs(fx.data); job.DataRoot != abs || job.RunDir != filepath.Join(fx.out, runsDirName, ids[3]) {
-		t.Errorf("job paths: %q %q", job.DataRoot, job.RunDir)
+	if abs, _ := filepath.Abs(fx.data); job.Spec.Samples != 7 || job.StateEvery != time.Hour || job.DataRoot != abs ||
+		job.RunDir != filepath.Join(fx.out, runsDirName, ids[3]) {
+		t.Errorf("job %s: samples %d, state every %v, paths %q %q", job.ID, job.Spec.Samples, job.StateEvery, job.DataRoot, job.RunDir)
 	}
 }
 
@@ -241,29 +239,6 @@ func TestDataAndOutDefaults(t *testing.T) {
 		getenv: func(k string) string { return map[string]string{"GEKC_DATA": "/from/env"}[k] }, dir: sub})
 	if !strings.Contains(out.String(), "data /from/env") {
 		t.Errorf("GEKC_DATA ignored:\n%s", out.String())
-	}
-}
-
-func TestGridCopyKeepsPreviousGrid(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
-	fake := newFake()
-	runInProcess(t, context.Background(), fake, fx.args("-only", "0")...)
-	changed := toyGrid + "\n# an edit\n"
-	must(t, os.WriteFile(fx.grid, []byte(changed), 0o644))
-	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	now, _ := os.ReadFile(filepath.Join(fx.out, gridCopyName))
-	if string(now) != changed {
-		t.Error("grid.toml is not the current grid")
-	}
-	old, _ := filepath.Glob(filepath.Join(fx.out, "grid.*.toml"))
-	if len(old) != 1 {
-		t.Fatalf("previous grid not kept: %v", old)
-	}
-	if data, _ := os.ReadFile(old[0]); string(data) != toyGrid {
-		t.Error("kept grid differs from the previous one")
 	}
 }
 

@@ -1,9 +1,16 @@
 package sweep
 
 import (
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gekc/grid"
 	"gekc/report"
@@ -51,5 +58,249 @@ func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no rows checked")
+	}
+}
+
+// toySlurm is the job array of toyGrid's runs selected by only, with the
+// command's default resources, emitted into a new directory; it returns
+// the script's path and what Emit printed on stdout.
+func toySlurm(t *testing.T, only string, edit func(*Slurm)) (ts toySweep, script, stdout string) {
+	t.Helper()
+	ts = newToySweep(t)
+	runs, err := grid.Select(only, ts.g.Runs)
+	must(t, err)
+	o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute, Samples: -1,
+		Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out), Args: []string{"-grid", "toy.toml", "-emit", "slurm"}}
+	if edit != nil {
+		edit(o)
+	}
+	must(t, o.Check())
+	var out strings.Builder
+	must(t, o.Emit(&out, io.Discard, ts.g, runs))
+	return ts, filepath.Join(ts.out, "sbatch.sh"), out.String()
+}
+
+// The script asks for what the Slurm says, as #SBATCH lines and as the
+// options of the login node's sbatch call, runs the selected runs as its
+// array, and is valid bash; Emit names it and its resources on stdout and
+// writes the grid copy the tasks read and the log directory.
+func TestSlurmEmit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		only   string
+		edit   func(*Slurm)
+		want   []string // in the script, besides what every script has
+		stdout string
+	}{
+		{"every run", "", nil, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11"}, "(12 array tasks; each 4 CPU(s)"},
+		{"a selection", "0-2,5,9-11", nil, []string{"#SBATCH --array=0-2,5,9-11\n", "ARRAY=0-2,5,9-11"}, "(7 array tasks"},
+		{"with samples", "", func(o *Slurm) { o.Samples = 100 }, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11", "-samples=100"}, ""},
+		{"resources", "", func(o *Slurm) {
+			o.CPUs, o.Mem, o.Time, o.Partition, o.SignalBefore = 2, "3G", "1-12:00", "long", 2*time.Minute
+		}, []string{
+			"#SBATCH --cpus-per-task=2\n", "#SBATCH --mem=3G\n", "#SBATCH --time=1-12:00\n", "#SBATCH --partition=long\n",
+			"#SBATCH --signal=B:USR1@120\n", "CPUS_PER_TASK=2", "MEM=3G", "TIME=1-12:00", "SIGNAL_BEFORE=120", "PARTITION=long",
+		}, "each 2 CPU(s), 3G of memory, time limit 1-12:00"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts, path, stdout := toySlurm(t, c.only, c.edit)
+			if !strings.Contains(stdout, path) || !strings.Contains(stdout, c.stdout) {
+				t.Errorf("stdout does not name the script and %q: %s", c.stdout, stdout)
+			}
+			st, err := os.Stat(path)
+			must(t, err)
+			if st.Mode().Perm()&0o100 == 0 {
+				t.Error("sbatch.sh is not executable")
+			}
+			data, err := os.ReadFile(path)
+			must(t, err)
+			script := string(data)
+			if err := containsAll(script, append([]string{
+				"#!/usr/bin/env bash",
+				"#SBATCH --job-name=gekc-toy",
+				"#SBATCH --cpus-per-task=",
+				"#SBATCH --mem=",
+				"#SBATCH --time=",
+				"#SBATCH --output=" + ts.out + "/slurm/%A_%a.out",
+				"#SBATCH --requeue\n", "#SBATCH --open-mode=append\n",
+				"CPUS_PER_TASK=", "MEM=", "TIME=",
+				"OUT=" + ts.out,
+				"GRID=" + filepath.Join(ts.out, GridCopyName),
+				"go build -o \"$BIN\" ./experiments",
+				`--requeue --signal="B:USR1@$SIGNAL_BEFORE"`, "--open-mode=append",
+				`-only "$SLURM_ARRAY_TASK_ID"`,
+				`export OPENBLAS_NUM_THREADS="$GOMAXPROCS"`,
+			}, c.want...)...); err != nil {
+				t.Errorf("%v\n%s", err, script)
+			}
+			if !fileExists(filepath.Join(ts.out, GridCopyName)) || !fileExists(filepath.Join(ts.out, "slurm")) {
+				t.Error("the grid copy or the log directory is missing")
+			}
+			if bash, err := exec.LookPath("bash"); err == nil {
+				if out, err := exec.Command(bash, "-n", path).CombinedOutput(); err != nil {
+					t.Errorf("bash -n: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}
+
+// Check names the flag of each resource the script cannot ask for.
+func TestSlurmCheck(t *testing.T) {
+	for _, c := range []struct {
+		edit func(*Slurm)
+		want string // "" for accepted
+	}{
+		{func(*Slurm) {}, ""},
+		{func(o *Slurm) { o.CPUs = 0 }, "-slurm-cpus"},
+		{func(o *Slurm) { o.Time = "12h" }, "-slurm-time"},
+		{func(o *Slurm) { o.Mem = "lots" }, "-slurm-mem"},
+		{func(o *Slurm) { o.Time, o.SignalBefore = "10", 10*time.Minute }, "-slurm-signal-before"},
+		{func(o *Slurm) { o.SignalBefore = 0 }, "-slurm-signal-before"},
+		{func(o *Slurm) { o.Partition = "a b" }, "-slurm-partition"},
+	} {
+		o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute}
+		c.edit(o)
+		err := o.Check()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want an error naming %q", *o, err, c.want)
+		}
+	}
+}
+
+// stubScript points the BIN of the script at path at bin, and returns
+// the environment that puts the directory stubs first in PATH.
+func stubScript(t *testing.T, path, bin, stubs string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	edited := regexp.MustCompile(`(?m)^BIN=.*$`).ReplaceAllString(string(data), "BIN="+shellQuote(bin))
+	must(t, os.WriteFile(path, []byte(edited), 0o755))
+	return append(os.Environ(), "PATH="+stubs+":"+os.Getenv("PATH"))
+}
+
+// The script does what it says: on the login node it builds and submits;
+// in an array task it runs the binary on run SLURM_ARRAY_TASK_ID. go and
+// sbatch are replaced by stubs that record their arguments.
+func TestSlurmScriptRuns(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	ts, script, _ := toySlurm(t, "", func(o *Slurm) { o.Samples = 3 })
+	dir := t.TempDir()
+	stubs := filepath.Join(dir, "stubs")
+	must(t, os.MkdirAll(stubs, 0o755))
+	bin := filepath.Join(stubs, "gekc-experiments")
+	record := filepath.Join(dir, "record")
+	stub := "#!/usr/bin/env bash\necho \"$(basename \"$0\") $*\" >> " + shellQuote(record) + "\n"
+	for _, name := range []string{"gekc-experiments", "go", "sbatch"} {
+		must(t, os.WriteFile(filepath.Join(stubs, name), []byte(stub), 0o755))
+	}
+	env := stubScript(t, script, bin, stubs)
+
+	// Login node.
+	cmd := exec.Command(bash, script)
+	cmd.Env = append(env, "SLURM_ARRAY_TASK_ID=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("submitting: %v\n%s", err, out)
+	}
+	// Array task 7.
+	cmd = exec.Command(bash, script)
+	cmd.Env = append(env, "SLURM_ARRAY_TASK_ID=7", "SLURM_CPUS_PER_TASK=3")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("array task: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(record)
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("recorded calls:\n%s", got)
+	}
+	if !strings.HasPrefix(lines[0], "go build -o "+bin+" ./experiments") {
+		t.Errorf("build: %s", lines[0])
+	}
+	if err := containsAll(lines[1], "sbatch ", "--array=0-11", "--job-name=gekc-toy", "--cpus-per-task=4", "--output="+ts.out+"/slurm/%A_%a.out", script); err != nil {
+		t.Errorf("submit %q: %v", lines[1], err)
+	}
+	want := "gekc-experiments -grid " + filepath.Join(ts.out, GridCopyName) + " -out " + ts.out + " -data " + ts.data + " -only 7 -v -samples=3"
+	if lines[2] != want {
+		t.Errorf("task ran\n %q\nwant\n %q", lines[2], want)
+	}
+}
+
+// In an array task, USR1 (sent by SLURM ahead of the time limit) makes the
+// script pass SIGTERM to the run and, once the run has exited as
+// interrupted (130, state saved), requeue its own job. SIGTERM to the
+// script alone (scancel reaches every process of the job) does not
+// requeue. A run that ends normally is not requeued either.
+func TestSlurmScriptRequeuesOnUSR1(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	for _, tt := range []struct {
+		name    string
+		signal  syscall.Signal
+		runExit string // what the stub run does on SIGTERM
+		requeue bool
+	}{
+		{"time limit near", syscall.SIGUSR1, "130", true},
+		{"run finished anyway", syscall.SIGUSR1, "0", false},
+		{"scancel", syscall.SIGTERM, "130", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, script, _ := toySlurm(t, "", nil)
+			dir := t.TempDir()
+			stubs := filepath.Join(dir, "stubs")
+			must(t, os.MkdirAll(stubs, 0o755))
+			record := filepath.Join(dir, "record")
+			started := filepath.Join(dir, "started")
+			bin := filepath.Join(stubs, "gekc-experiments")
+			// The stub run says it started, then waits for SIGTERM.
+			run := "#!/usr/bin/env bash\ntrap 'echo run got TERM >> " + shellQuote(record) + "; exit " + tt.runExit + "' TERM\n" +
+				"echo $$ > " + shellQuote(started) + ".tmp; mv " + shellQuote(started) + ".tmp " + shellQuote(started) + "\nwhile :; do sleep 0.05; done\n"
+			must(t, os.WriteFile(bin, []byte(run), 0o755))
+			must(t, os.WriteFile(filepath.Join(stubs, "scontrol"), []byte("#!/usr/bin/env bash\necho \"scontrol $*\" >> "+shellQuote(record)+"\n"), 0o755))
+			env := stubScript(t, script, bin, stubs)
+
+			cmd := exec.Command(bash, script)
+			cmd.Env = append(env, "SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_JOB_ID=40", "SLURM_JOB_ID=43")
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			must(t, cmd.Start())
+			deadline := time.Now().Add(10 * time.Second)
+			for !fileExists(started) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			must(t, cmd.Process.Signal(tt.signal))
+			if tt.signal == syscall.SIGTERM {
+				// As from SLURM: the run gets its own SIGTERM.
+				time.Sleep(100 * time.Millisecond)
+				pid, err := os.ReadFile(started)
+				must(t, err)
+				n, err := strconv.Atoi(strings.TrimSpace(string(pid)))
+				must(t, err)
+				must(t, syscall.Kill(n, syscall.SIGTERM))
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("the script did not end:\n%s", out.String())
+			}
+			got, _ := os.ReadFile(record)
+			if !strings.Contains(string(got), "run got TERM") {
+				t.Errorf("the run was not told to stop; record:\n%s\nscript output:\n%s", got, out.String())
+			}
+			if requeued := strings.Contains(string(got), "scontrol requeue 43"); requeued != tt.requeue {
+				t.Errorf("requeued %v, want %v; record:\n%s\nscript output:\n%s", requeued, tt.requeue, got, out.String())
+			}
+			if ws := cmd.ProcessState.ExitCode(); strconv.Itoa(ws) != tt.runExit {
+				t.Errorf("script exit %d, want the run's %s", ws, tt.runExit)
+			}
+		})
 	}
 }

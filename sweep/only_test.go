@@ -1,0 +1,47 @@
+package sweep
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"gekc/grid"
+)
+
+// A sweep trains only its selection of the grid's runs, each in its
+// directory of Out, on DataRoot, with Options.Samples in place of the
+// grid's samples: in the job and in config.toml, the run's ID unchanged.
+func TestSelectionAndSamplesOverride(t *testing.T) {
+	ts := newToySweep(t)
+	ids := ts.ids()
+	selected := []string{ids[3], ids[10], ids[11]}
+	fake := newFake()
+	s := New(ts.g, []grid.Run{ts.g.Runs[3], ts.g.Runs[10], ts.g.Runs[11]},
+		Options{Out: ts.out, DataRoot: ts.data, Run: fake.run, Samples: 7, Quiet: true})
+	must(t, s.Prepare())
+	if tally := s.Run(context.Background()); tally != (Tally{Finished: 3}) {
+		t.Fatalf("%+v; want the 3 selected runs finished", tally)
+	}
+	assertEachRowOnce(t, ts.out, selected)
+	for _, id := range ids {
+		want := 0
+		if slices.Contains(selected, id) {
+			want = 1
+		}
+		if n := fake.callCount(id); n != want {
+			t.Errorf("%s trained %d times, want %d", id, n, want)
+		}
+	}
+	for _, id := range selected {
+		job, dir := fake.jobs[id], filepath.Join(ts.out, runsDirName, id)
+		if job.Spec.Samples != 7 || job.ID != id || job.DataRoot != ts.data || job.RunDir != dir {
+			t.Errorf("job %s: samples %d, data %q, directory %q", job.ID, job.Spec.Samples, job.DataRoot, job.RunDir)
+		}
+		spec, err := ReadConfig(filepath.Join(dir, configName))
+		must(t, err)
+		if spec.Samples != 7 || spec.ID() != id {
+			t.Errorf("config.toml of %s: samples %d, ID %s", id, spec.Samples, spec.ID())
+		}
+	}
+}

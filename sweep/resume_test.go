@@ -1,0 +1,244 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	_ "gekc/graph/openblas" // train as the command does, and as fast
+	"gekc/grid"
+	"gekc/train"
+	"gekc/train/ckpt"
+
+	"gorgonia.org/tensor"
+)
+
+// The resume tests train for real on the shipped Nations data: a resumed
+// run must end with the record of one trained without a stop, which only
+// real training can show.
+
+// newNationsSweep returns a sweep of the grid src on the shipped data.
+func newNationsSweep(t *testing.T, src string) toySweep {
+	t.Helper()
+	g, err := grid.ParseGrid("g.toml", []byte(src), Validate)
+	must(t, err)
+	return toySweep{g: g, out: filepath.Join(t.TempDir(), "out"), data: shippedData(t, "nations")}
+}
+
+// train sweeps runs (every run of the grid when none is given) with run,
+// saving resume states at most every stateEvery; it returns the tally and
+// what the sweep printed on stderr.
+func (ts toySweep) train(t *testing.T, ctx context.Context, run RunFunc, stateEvery time.Duration, runs ...grid.Run) (Tally, string) {
+	t.Helper()
+	if runs == nil {
+		runs = ts.g.Runs
+	}
+	var stderr bytes.Buffer
+	s := New(ts.g, runs, Options{Out: ts.out, DataRoot: ts.data, Run: run, StateEvery: stateEvery, Stderr: &stderr, Quiet: true})
+	must(t, s.Prepare())
+	return s.Run(ctx), stderr.String()
+}
+
+// cancelAfter is an Observer that cancels the sweep's context when an
+// epoch ends: what SIGINT does, at a known point of the run.
+type cancelAfter struct {
+	train.Observer
+	epoch  int
+	cancel context.CancelFunc
+}
+
+func (c cancelAfter) EpochEnd(rec train.EpochRecord) {
+	c.Observer.EpochEnd(rec)
+	if rec.Epoch == c.epoch {
+		c.cancel()
+	}
+}
+
+// stoppedAfterEpoch returns a context and a run function that trains for
+// real and cancels that context when the given epoch ends.
+func stoppedAfterEpoch(t *testing.T, epoch int) (context.Context, RunFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx, func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = cancelAfter{Observer: job.Observer, epoch: epoch, cancel: cancel}
+		return Train(ctx, job)
+	}
+}
+
+// A run interrupted after epoch 2 keeps only its resume state; started
+// again it continues from there and its metrics.json (epochs, losses,
+// validation and test metrics) equals that of the run trained without
+// interruption. The state goes once the run is final, and a state that
+// cannot be read costs its epochs, not the run.
+func TestInterruptedRunResumesFromItsState(t *testing.T) {
+	src := `name = "resume"
+[defaults]
+dataset = "nations"
+rank = 5
+batch_size = 300
+learning_rate = 0.01
+epochs = 5
+eval = { metrics = ["mrr", "hits", "ll"] }
+
+[[sweep]]
+model = ["complex", "cp2", "complex+"]
+objective = "pll"
+`
+	whole := newNationsSweep(t, src)
+	if tally, stderr := whole.train(t, context.Background(), Train, 0); tally != (Tally{Finished: 3}) {
+		t.Fatalf("uninterrupted sweep: %+v: %s", tally, stderr)
+	}
+	ids := whole.ids()
+
+	ts := newNationsSweep(t, src)
+	ctx, stopAfter2 := stoppedAfterEpoch(t, 2)
+	if tally, stderr := ts.train(t, ctx, stopAfter2, 0, ts.g.Runs[0]); tally != (Tally{Interrupted: 1}) || !strings.Contains(stderr, "resume after epoch 2") {
+		t.Fatalf("interrupted sweep: %+v, want the run interrupted and a word on resuming: %s", tally, stderr)
+	}
+	dir := filepath.Join(ts.out, runsDirName, ids[0])
+	entries, err := os.ReadDir(dir)
+	must(t, err)
+	for _, e := range entries {
+		if e.Name() != runLockName && e.Name() != ckpt.StateName {
+			t.Errorf("interrupted run left %s", e.Name())
+		}
+	}
+	if got := RunState(ts.out, ids[0]); got != "pending, resumes after epoch 2" {
+		t.Errorf("-dry-run status %q", got)
+	}
+
+	// The second run's state is garbage: it trains from scratch, with a note.
+	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[1]), 0o755))
+	must(t, os.WriteFile(filepath.Join(ts.out, runsDirName, ids[1], ckpt.StateName), []byte("not a zip"), 0o644))
+	// So does a third run whose state is well formed but of other tables
+	// (a state saved by another version of the model).
+	tiny := func() map[string]*tensor.Dense {
+		return map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4}))}
+	}
+	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[2]), 0o755))
+	must(t, ckpt.WriteState(filepath.Join(ts.out, runsDirName, ids[2], ckpt.StateName), ids[2],
+		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second))
+
+	if tally, stderr := ts.train(t, context.Background(), Train, 0); tally != (Tally{Finished: 3}) {
+		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
+	}
+	for i, id := range ids {
+		got := assertSameTraining(t, ts.out, whole.out, id)
+		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
+		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
+			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
+		}
+		if fileExists(filepath.Join(ts.out, runsDirName, id, ckpt.StateName)) {
+			t.Errorf("%s: finished run kept its resume state", id)
+		}
+	}
+	assertEachRowOnce(t, ts.out, ids)
+	assertNoTempFiles(t, ts.out)
+}
+
+// stopAtStep is an Observer that cancels the sweep's context after step
+// `step` of epoch `epoch`: SIGTERM (a SLURM time limit) arriving mid-epoch.
+type stopAtStep struct {
+	train.Observer
+	epoch, step int
+	cancel      context.CancelFunc
+	current     *int
+}
+
+func (o stopAtStep) EpochStart(epoch, steps int) {
+	o.Observer.EpochStart(epoch, steps)
+	*o.current = epoch
+}
+
+func (o stopAtStep) Step(done int, loss float64) {
+	o.Observer.Step(done, loss)
+	if *o.current == o.epoch && done == o.step {
+		o.cancel()
+	}
+}
+
+// A run stopped mid-epoch saves its state at once, whatever StateEvery,
+// with its place in the epoch; started again it continues from that step
+// and its metrics.json equals that of the run trained without a stop.
+func TestRunStoppedMidEpochResumesFromThatStep(t *testing.T) {
+	src := `name = "midepoch"
+[defaults]
+dataset = "nations"
+model = "complex2"
+objective = "pll"
+rank = 5
+batch_size = 300
+learning_rate = 0.01
+epochs = 4
+eval = { metrics = ["mrr", "hits", "ll"] }
+`
+	whole := newNationsSweep(t, src)
+	if tally, stderr := whole.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
+		t.Fatalf("uninterrupted sweep: %+v: %s", tally, stderr)
+	}
+	id := whole.ids()[0]
+
+	ts := newNationsSweep(t, src)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, job Job) (*Outcome, error) {
+		// Nations: 1592 training triples, 6 steps of 300 per epoch.
+		job.Observer = stopAtStep{Observer: job.Observer, epoch: 3, step: 4, cancel: cancel, current: new(int)}
+		return Train(ctx, job)
+	}
+	if tally, stderr := ts.train(t, ctx, stop, time.Hour); tally != (Tally{Interrupted: 1}) || !strings.Contains(stderr, "resume in epoch 3 after step 4") {
+		t.Fatalf("stopped sweep: %+v, want the run interrupted and a word on resuming: %s", tally, stderr)
+	}
+	meta, err := ckpt.ReadStateInfo(filepath.Join(ts.out, runsDirName, id, ckpt.StateName))
+	must(t, err)
+	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
+		t.Errorf("state saved after epoch %d, step %d of the next, %d steps in all; want 2, 4, 16", meta.Epoch, meta.Batch, meta.Steps)
+	}
+	if got := RunState(ts.out, id); got != "pending, resumes in epoch 3 after step 4" {
+		t.Errorf("-dry-run status %q", got)
+	}
+	if tally, stderr := ts.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
+		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
+	}
+	got := assertSameTraining(t, ts.out, whole.out, id)
+	if !strings.Contains(strings.Join(got.Notes, "\n"), "resumed in epoch 3 after step 4") {
+		t.Errorf("notes %q do not say where the run resumed", got.Notes)
+	}
+	assertEachRowOnce(t, ts.out, []string{id})
+}
+
+// assertSameTraining checks that run id of the results directory out
+// finished with the record of the same run in ref, trained without a stop:
+// the same epochs (loss and validation metrics), test metrics (but for the
+// step time) and best epoch. It returns the record of out.
+func assertSameTraining(t *testing.T, out, ref, id string) *Record {
+	t.Helper()
+	want, err := ReadRecord(filepath.Join(ref, runsDirName, id))
+	must(t, err)
+	got, err := ReadRecord(filepath.Join(out, runsDirName, id))
+	must(t, err)
+	if got == nil || want == nil {
+		t.Fatalf("%s: no metrics.json in %s or in %s", id, out, ref)
+	}
+	if got.Status != train.Finished || len(got.Epochs) != len(want.Epochs) {
+		t.Fatalf("%s: %s %s with %d epochs; trained without a stop %d", id, got.Status, got.Error, len(got.Epochs), len(want.Epochs))
+	}
+	for e := range want.Epochs {
+		if got.Epochs[e].TrainLoss != want.Epochs[e].TrainLoss || !reflect.DeepEqual(got.Epochs[e].Valid, want.Epochs[e].Valid) {
+			t.Errorf("%s epoch %d: %v %v, trained without a stop %v %v", id, e+1, got.Epochs[e].TrainLoss, got.Epochs[e].Valid,
+				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
+		}
+	}
+	delete(got.Test, "step_ms")
+	delete(want.Test, "step_ms")
+	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
+		t.Errorf("%s: test %v (best epoch %d), trained without a stop %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
+	}
+	return got
+}
