@@ -27,8 +27,8 @@ func TestAnalyzeDispatch(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"-analyze", "plots", "-only", "1", "-data", noData}, exitOK, "wrote " + curvesName + " of 1 runs"}, // of 2 finished
-		{[]string{"-analyze", "paper", "-data", noData}, exitRunsFailed, "has no values for the datasets"},           // the paper's: no toy
+		{[]string{"-analyze", "plots", "-only", "1", "-data", noData}, exitOK, "wrote curves.png of 1 runs"}, // of 2 finished
+		{[]string{"-analyze", "paper", "-data", noData}, exitRunsFailed, "has no values for the datasets"},   // the paper's: no toy
 		{[]string{"-analyze", "paper", "-reference", missing}, exitRunsFailed, missing},
 		{[]string{"-analyze", "calibration", "-data", noData}, exitUsage, "dataset directory not found: " + filepath.Join(noData, "toy")},
 		{[]string{"-analyze", "ktd"}, exitRunsFailed, "experiments: -analyze ktd needs -features"},
@@ -74,7 +74,7 @@ func TestDefaultPaperReferenceFound(t *testing.T) {
 	must(t, err)
 	src, err := os.ReadFile(repoGrid)
 	must(t, err)
-	data, err := os.ReadFile(filepath.Join("..", "results", "fb15k237-d1000", resultsTSVName))
+	data, err := os.ReadFile(filepath.Join("..", "results", "fb15k237-d1000", "results.tsv"))
 	must(t, err)
 	outside := filepath.Join(t.TempDir(), "grid.toml")
 	must(t, os.WriteFile(outside, src, 0o644))
@@ -83,7 +83,7 @@ func TestDefaultPaperReferenceFound(t *testing.T) {
 		{t.TempDir(), repoGrid}, // outside the repository, a grid of it
 	} {
 		out := t.TempDir()
-		must(t, os.WriteFile(filepath.Join(out, resultsTSVName), data, 0o644))
+		must(t, os.WriteFile(filepath.Join(out, "results.tsv"), data, 0o644))
 		var stdout, stderr bytes.Buffer
 		code := runCLI(context.Background(), []string{"-grid", tt.grid, "-out", out, "-data", filepath.Join(out, "no-data"), "-analyze", "paper"},
 			cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, dir: tt.dir, run: newFake().run, quiet: true})

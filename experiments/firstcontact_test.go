@@ -8,26 +8,29 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/grid"
 	"gekc/models"
+	"gekc/sweep"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
 // realCLI runs the command in process as main does (the real validator and
 // preflight), with run as the run function, from dir.
-func realCLI(t *testing.T, dir string, run RunFunc, args ...string) (code int, stdout, stderr string) {
+func realCLI(t *testing.T, dir string, run sweep.RunFunc, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = runCLI(context.Background(), args, cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" },
-		dir: dir, run: run, validate: validateRun, preflight: preflightRuns, quiet: true})
+		dir: dir, run: run, validate: sweep.Validate, preflight: sweep.PreflightRuns, quiet: true})
 	return code, out.String(), errOut.String()
 }
 
 // noTraining is a run function that fails the test: the command must stop
 // before it.
-func noTraining(t *testing.T) RunFunc {
-	return func(_ context.Context, job Job) (*Outcome, error) {
+func noTraining(t *testing.T) sweep.RunFunc {
+	return func(_ context.Context, job sweep.Job) (*sweep.Outcome, error) {
 		t.Errorf("run %s was trained; the command should have stopped before", job.ID)
-		return &Outcome{}, nil
+		return &sweep.Outcome{}, nil
 	}
 }
 
@@ -175,7 +178,7 @@ epochs = 2
 model = ["cp2", "complex+"]
 objective = "mle"
 `), 0o644))
-	code, stdout, stderr := realCLI(t, dir, trainRun, "-grid", grid, "-data", data, "-out", filepath.Join(dir, "out"))
+	code, stdout, stderr := realCLI(t, dir, sweep.Train, "-grid", grid, "-data", data, "-out", filepath.Join(dir, "out"))
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -193,15 +196,15 @@ objective = "mle"
 // results/umls, so that it trains on a fresh clone), is that grid's: the
 // same grid file and one finished row per run.
 func TestDemoReference(t *testing.T) {
-	grid, err := os.ReadFile(filepath.Join("..", "grids", "umls.toml"))
+	gridFile, err := os.ReadFile(filepath.Join("..", "grids", "umls.toml"))
 	must(t, err)
 	ref := filepath.Join("..", "results", "umls-reference")
-	copied, err := os.ReadFile(filepath.Join(ref, gridCopyName))
+	copied, err := os.ReadFile(filepath.Join(ref, sweep.GridCopyName))
 	must(t, err)
-	if !bytes.Equal(grid, copied) {
-		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, gridCopyName))
+	if !bytes.Equal(gridFile, copied) {
+		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, sweep.GridCopyName))
 	}
-	g, err := LoadGrid(filepath.Join("..", "grids", "umls.toml"), validateRun)
+	g, err := grid.LoadGrid(filepath.Join("..", "grids", "umls.toml"), sweep.Validate)
 	must(t, err)
 	if g.Name != "umls" {
 		t.Errorf("the demo grid is named %q: its default results directory would not be results/umls", g.Name)
@@ -209,7 +212,7 @@ func TestDemoReference(t *testing.T) {
 	rows := readRows(t, ref)
 	finished := map[string]bool{}
 	for _, r := range rows {
-		if Status(r["status"]) == StatusFinished {
+		if train.Status(r["status"]) == train.Finished {
 			finished[r["id"]] = true
 		}
 	}

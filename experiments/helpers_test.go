@@ -16,7 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"gekc/grid"
+	"gekc/internal/atomicfile"
+	"gekc/internal/filelock"
 	"gekc/report"
+	"gekc/sweep"
+	"gekc/train"
 )
 
 // Environment of helper processes: the test binary re-executes itself with
@@ -55,11 +60,11 @@ type fakeTrainer struct {
 	started       chan string   // if non-nil, receives each ID as it starts
 	mu            sync.Mutex
 	calls         map[string]int
-	jobs          map[string]Job
+	jobs          map[string]sweep.Job
 }
 
 func newFake() *fakeTrainer {
-	return &fakeTrainer{calls: map[string]int{}, jobs: map[string]Job{}}
+	return &fakeTrainer{calls: map[string]int{}, jobs: map[string]sweep.Job{}}
 }
 
 func fakeFromEnv() (*fakeTrainer, error) {
@@ -84,12 +89,6 @@ func fakeFromEnv() (*fakeTrainer, error) {
 	return f, nil
 }
 
-func (f *fakeTrainer) callCount(id string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[id]
-}
-
 func (f *fakeTrainer) totalCalls() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -100,7 +99,7 @@ func (f *fakeTrainer) totalCalls() int {
 	return n
 }
 
-func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
+func (f *fakeTrainer) run(ctx context.Context, job sweep.Job) (*sweep.Outcome, error) {
 	f.mu.Lock()
 	f.calls[job.ID]++
 	f.jobs[job.ID] = job
@@ -135,7 +134,7 @@ func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 		panic("fake panic in " + job.ID)
 	}
 	epochs := min(job.Spec.Epochs, 3)
-	var recs []EpochRecord
+	var recs []train.EpochRecord
 	for e := 1; e <= epochs; e++ {
 		const steps = 4
 		job.Observer.EpochStart(e, steps)
@@ -151,12 +150,12 @@ func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 			}
 			job.Observer.Step(step, 1/float64(e*step))
 		}
-		rec := EpochRecord{Epoch: e, TrainLoss: 1 / float64(e), Seconds: f.sleep.Seconds(), Valid: map[string]float64{"mrr": 0.1 * float64(e)}}
+		rec := train.EpochRecord{Epoch: e, TrainLoss: 1 / float64(e), Seconds: f.sleep.Seconds(), Valid: map[string]float64{"mrr": 0.1 * float64(e)}}
 		if f.diverge != nil && f.diverge.MatchString(job.ID) {
 			rec.TrainLoss = math.NaN()
 			recs = append(recs, rec)
 			job.Observer.EpochEnd(rec)
-			return &Outcome{Status: StatusDiverged, Epochs: recs, Notes: []string{"loss became NaN"}}, nil
+			return &sweep.Outcome{Status: train.Diverged, Epochs: recs, Notes: []string{"loss became NaN"}}, nil
 		}
 		recs = append(recs, rec)
 		job.Observer.EpochEnd(rec)
@@ -164,12 +163,12 @@ func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 	if f.fail != nil && f.fail.MatchString(job.ID) {
 		return nil, fmt.Errorf("fake failure for %s", job.ID)
 	}
-	if err := WriteFileAtomic(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("final "+job.ID), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("final "+job.ID), 0o644); err != nil {
 		return nil, err
 	}
 	mrr := 0.3 + 0.01*float64(job.Spec.Seed) + 0.001*float64(len(job.Spec.Model))
-	return &Outcome{
-		Status: StatusFinished, Epochs: recs, BestEpoch: epochs,
+	return &sweep.Outcome{
+		Status: train.Finished, Epochs: recs, BestEpoch: epochs,
 		Valid: map[string]float64{"mrr": mrr + 0.02, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -10},
 		Test:  map[string]float64{"mrr": mrr, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -11, "ece": 0.05},
 	}, nil
@@ -216,7 +215,7 @@ func (fx sweepFixture) args(extra ...string) []string {
 
 func (fx sweepFixture) runIDs(t *testing.T) []string {
 	t.Helper()
-	g, err := LoadGrid(fx.grid, nil)
+	g, err := grid.LoadGrid(fx.grid, nil)
 	must(t, err)
 	ids := make([]string, len(g.Runs))
 	for i, r := range g.Runs {
@@ -236,7 +235,7 @@ func runInProcess(t *testing.T, ctx context.Context, fake *fakeTrainer, args ...
 // readRows returns results.tsv's rows.
 func readRows(t *testing.T, out string) []report.Row {
 	t.Helper()
-	table, err := report.ReadTSV(filepath.Join(out, resultsTSVName))
+	table, err := report.ReadTSV(filepath.Join(out, "results.tsv"))
 	must(t, err)
 	return table.Rows
 }
@@ -264,7 +263,7 @@ func assertEachRowOnce(t *testing.T, out string, ids []string) {
 func assertNoTempFiles(t *testing.T, root string) {
 	t.Helper()
 	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err == nil && isTempFile(d.Name()) {
+		if err == nil && atomicfile.IsTemp(d.Name()) {
 			t.Errorf("temporary file left behind: %s", path)
 		}
 		return nil
@@ -303,9 +302,9 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-func recordStatus(t *testing.T, out, id string) Status {
+func recordStatus(t *testing.T, out, id string) train.Status {
 	t.Helper()
-	rec, err := readRecord(filepath.Join(out, runsDirName, id, metricsName))
+	rec, err := readRecord(filepath.Join(out, "runs", id, "metrics.json"))
 	must(t, err)
 	if rec == nil {
 		return ""
@@ -344,9 +343,42 @@ func trainCLI(t *testing.T, args []string, extra ...string) (stdout, stderr stri
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := runCLI(context.Background(), append(slices.Clone(args), extra...), cliEnv{stdout: &out, stderr: &errOut,
-		getenv: func(string) string { return "" }, run: trainRun, quiet: true})
+		getenv: func(string) string { return "" }, run: sweep.Train, quiet: true})
 	if code != exitOK {
 		t.Fatalf("%v: exit %d: %s", extra, code, errOut.String())
 	}
 	return out.String(), errOut.String()
+}
+
+// base is a [defaults] block that satisfies DefaultValidator, so that test
+// grids only state what they test.
+const base = `[defaults]
+dataset = "toy"
+model = "cp"
+objective = "pll"
+rank = 4
+batch_size = 10
+learning_rate = 0.01
+epochs = 2
+`
+
+// readRecord reads a run's metrics.json; nil if there is none.
+func readRecord(path string) (*sweep.Record, error) {
+	if filepath.Base(path) != "metrics.json" {
+		return nil, fmt.Errorf("readRecord(%s): not a metrics.json", path)
+	}
+	return sweep.ReadRecord(filepath.Dir(path))
+}
+
+type fileLock struct{ l *filelock.Lock }
+
+func (l *fileLock) unlock() error { return l.l.Unlock() }
+
+// waitLock takes the exclusive lock the sweep takes on path.
+func waitLock(path string) (*fileLock, error) {
+	l, err := filelock.Wait(path)
+	if err != nil {
+		return nil, err
+	}
+	return &fileLock{l}, nil
 }

@@ -10,6 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gekc/sweep"
+	"gekc/train"
 )
 
 // These tests run the command as real processes (the test binary
@@ -77,11 +80,11 @@ func TestProcessesShareOneResultsDirectory(t *testing.T) {
 		t.Errorf("%d distinct runs trained, want %d", len(got), len(ids))
 	}
 	for _, id := range ids {
-		if s := recordStatus(t, fx.out, id); s != StatusFinished {
+		if s := recordStatus(t, fx.out, id); s != train.Finished {
 			t.Errorf("%s: %s", id, s)
 		}
 	}
-	md, err := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	md, err := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
 	must(t, err)
 	if !strings.Contains(string(md), "24 runs") {
 		t.Errorf("results.md does not count every run:\n%s", md)
@@ -102,14 +105,14 @@ func TestKillBetweenMetricsAndResultsRow(t *testing.T) {
 	must(t, cmd.Start())
 	defer cmd.Process.Kill()
 
-	first := filepath.Join(fx.out, runsDirName, ids[0])
-	waitFor(t, 10*time.Second, "the first run to start", func() bool { return fileExists(filepath.Join(first, configName)) })
+	first := filepath.Join(fx.out, "runs", ids[0])
+	waitFor(t, 10*time.Second, "the first run to start", func() bool { return fileExists(filepath.Join(first, "config.toml")) })
 	// Holding results.lock stops the process right after it writes the
 	// first run's metrics.json, before that run's row: the moment to kill.
-	lock, err := waitLock(filepath.Join(fx.out, resultsLock))
+	lock, err := waitLock(filepath.Join(fx.out, "results.lock"))
 	must(t, err)
 	waitFor(t, 10*time.Second, "the first run's metrics.json", func() bool {
-		rec, err := readRecord(filepath.Join(first, metricsName))
+		rec, err := readRecord(filepath.Join(first, "metrics.json"))
 		return err == nil && rec != nil
 	})
 	must(t, cmd.Process.Kill())
@@ -145,11 +148,11 @@ func TestKillMidRun(t *testing.T) {
 	must(t, cmd.Start())
 	defer cmd.Process.Kill()
 
-	victim := filepath.Join(fx.out, runsDirName, ids[2])
+	victim := filepath.Join(fx.out, "runs", ids[2])
 	waitFor(t, 10*time.Second, "run 2 to start", func() bool { return fileExists(filepath.Join(victim, "checkpoint.npz")) })
 	must(t, cmd.Process.Kill())
 	cmd.Wait()
-	if fileExists(filepath.Join(victim, metricsName)) {
+	if fileExists(filepath.Join(victim, "metrics.json")) {
 		t.Fatal("run 2 finished before the kill; the test did not kill mid-run")
 	}
 	before := callsIn(t, calls)
@@ -190,7 +193,7 @@ func TestSignalsStopGracefully(t *testing.T) {
 			cmd.Stdout, cmd.Stderr = &log, &log
 			must(t, cmd.Start())
 			defer cmd.Process.Kill()
-			first := filepath.Join(fx.out, runsDirName, ids[0])
+			first := filepath.Join(fx.out, "runs", ids[0])
 			waitFor(t, 10*time.Second, "the first run to start", func() bool { return fileExists(filepath.Join(first, "checkpoint.npz")) })
 			must(t, cmd.Process.Signal(sig))
 			done := make(chan error, 1)
@@ -206,7 +209,7 @@ func TestSignalsStopGracefully(t *testing.T) {
 			entries, err := os.ReadDir(first)
 			must(t, err)
 			for _, e := range entries {
-				if e.Name() != runLockName {
+				if e.Name() != "lock" {
 					t.Errorf("interrupted run left %s", e.Name())
 				}
 			}

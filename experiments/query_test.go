@@ -10,8 +10,11 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/grid"
 	"gekc/models"
 	"gekc/query"
+	"gekc/sweep"
+	"gekc/train"
 	"gekc/train/ckpt"
 )
 
@@ -20,16 +23,16 @@ import (
 // that the query command reads.
 func fakeFinishedRun(t *testing.T, dir, model string, rank int) string {
 	t.Helper()
-	spec := DefaultRunSpec()
+	spec := grid.DefaultRunSpec()
 	spec.Dataset, spec.Model, spec.Rank, spec.Objective = "umls", model, rank, "mle"
 	spec.LearningRate, spec.BatchSize, spec.Epochs = 1e-2, 100, 1
 	id := spec.ID()
-	run := filepath.Join(dir, runsDirName, id)
+	run := filepath.Join(dir, "runs", id)
 	must(t, os.MkdirAll(run, 0o755))
 	m, err := models.New(model, models.Sizes{Entities: 135, Relations: 46, Rank: rank}, models.Options{Seed: 7})
 	must(t, err)
 	must(t, ckpt.Write(filepath.Join(run, ckpt.CheckpointName), m))
-	must(t, writeRecord(filepath.Join(run, metricsName), &runRecord{ID: id, Status: StatusFinished, Spec: spec}))
+	must(t, sweep.WriteRecord(filepath.Join(run, "metrics.json"), &sweep.Record{ID: id, Status: train.Finished, Spec: spec}))
 	return run
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gekc/sweep"
 )
 
 // The command end to end with a fake trainer (the runner's files and
@@ -24,7 +26,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	md, err := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	md, err := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
 	must(t, err)
 	if err := containsAll(string(md), "# Results: toy", "test ece"); err != nil {
 		t.Errorf("results.md: %v", err)
@@ -132,7 +134,7 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 	assertEachRowOnce(t, fx.out, []string{ids[3], ids[10], ids[11]})
 	job := fake.jobs[ids[3]]
 	if abs, _ := filepath.Abs(fx.data); job.Spec.Samples != 7 || job.StateEvery != time.Hour || job.DataRoot != abs ||
-		job.RunDir != filepath.Join(fx.out, runsDirName, ids[3]) {
+		job.RunDir != filepath.Join(fx.out, "runs", ids[3]) {
 		t.Errorf("job %s: samples %d, state every %v, paths %q %q", job.ID, job.Spec.Samples, job.StateEvery, job.DataRoot, job.RunDir)
 	}
 }
@@ -248,16 +250,16 @@ func TestUnnamedGridRunFromItsCopy(t *testing.T) {
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	md, _ := os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	md, _ := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
 	if !strings.HasPrefix(string(md), "# Results: toy\n") {
 		t.Errorf("title from the file name: %.40q", md)
 	}
 	// As a SLURM task runs it: from the copy in the results directory.
-	copyArgs := []string{"-grid", filepath.Join(fx.out, gridCopyName), "-data", fx.data, "-out", fx.out, "-only", "1"}
+	copyArgs := []string{"-grid", filepath.Join(fx.out, sweep.GridCopyName), "-data", fx.data, "-out", fx.out, "-only", "1"}
 	if code, _, stderr := runInProcess(t, context.Background(), fake, copyArgs...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	md, _ = os.ReadFile(filepath.Join(fx.out, resultsMDName))
+	md, _ = os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
 	if !strings.HasPrefix(string(md), "# Results: out\n") {
 		t.Errorf("title when run from the copy: %.40q", md)
 	}
