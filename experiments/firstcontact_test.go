@@ -8,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/grid"
-	"gekc/models"
 	"gekc/sweep"
-	"gekc/train"
-	"gekc/train/ckpt"
 )
 
 // realCLI runs the command in process as main does (the real validator and
@@ -79,74 +75,27 @@ modle = "cp"
 	}
 }
 
-// TestPreflightBeforeTraining checks the problems that depend on the data:
-// each stops the command before any run trains, with the grid's file:line.
+// TestPreflightBeforeTraining: a problem that depends on the data (each
+// one is sweep's TestPreflightFindsDataProblems) stops the command before
+// any run trains: a usage exit, the grid's file:line on stderr, nothing on
+// stdout and no results directory.
 func TestPreflightBeforeTraining(t *testing.T) {
-	data := shippedData(t, "nations")
-	bad := filepath.Join(t.TempDir(), "bad.npz")
-	must(t, os.WriteFile(bad, []byte("not a zip"), 0o644))
-	wrong := filepath.Join(t.TempDir(), "wrong.npz")
-	m, err := models.New("complex", models.Sizes{Entities: 3, Relations: 2, Rank: 4}, models.Options{})
-	must(t, err)
-	must(t, ckpt.Write(wrong, m))
-	const head = "[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 2\n[[sweep]]\n"
-	tests := []struct {
-		name, block string
-		want        []string
-	}{
-		{"sem_k beyond the entities", "model = \"cp2\"\nobjective = \"pll\"\neval.sem_k = [100]\n",
-			[]string{"grid.toml:7: [[sweep]] block 1: run cp2-pll-", "eval.sem_k [100]: 100 more than the 14 entities of nations"}},
-		{"Sem@k without a schema", "model = \"cp2\"\nobjective = \"pll\"\neval = { metrics = [\"mrr\", \"sem\"], sem_k = [1, 5] }\n",
-			[]string{`eval.metrics has "sem", but data set nations has no schema`}},
-		{"unfiltered Sem@k without a schema", "model = \"cp2\"\nobjective = \"pll\"\neval = { metrics = [\"mrr\", \"sem_unfiltered\"], sem_k = [1, 5] }\n",
-			[]string{`eval.metrics has "sem_unfiltered", but data set nations has no schema`}},
-		{"domain constraints without a schema", "model = [\"cp2\", \"complex2\"]\nobjective = \"pll\"\nconstraints = \"domain\"\n",
-			[]string{`constraints = "domain", but data set nations has no schema`, "(and 1 more runs of this block)"}},
-		{"unreadable distill_from", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + bad + "\"\n",
-			[]string{"distill_from", "not a readable .npz (zip) file"}},
-		{"missing distill_from", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + bad + ".missing.npz\"\n",
-			[]string{"distill_from", "does not exist"}},
-		{"distill_from of another graph", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"" + wrong + "\"\n",
-			[]string{"distill_from", "does not fit complex2 with rank 4 on nations", "entry entity has shape [3 8], the model needs [14 8]"}},
-		{"distill_from nowhere", "model = \"complex2\"\nobjective = \"pll\"\ndistill_from = \"cp-pll-somewhere\"\n",
-			[]string{"distill_from \"cp-pll-somewhere\": neither a run of this grid"}},
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "grid.toml")
+	must(t, os.WriteFile(grid, []byte("[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 2\n"+
+		"[[sweep]]\nmodel = \"cp2\"\nobjective = \"pll\"\neval.sem_k = [100]\n"), 0o644))
+	code, stdout, stderr := realCLI(t, dir, noTraining(t), "-grid", grid, "-data", shippedData(t, "nations"), "-out", filepath.Join(dir, "out"))
+	if code != exitUsage {
+		t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr)
 	}
-	// nations without test triples
-	noTest := t.TempDir()
-	must(t, os.MkdirAll(filepath.Join(noTest, "nations"), 0o755))
-	for _, f := range []string{"train.txt", "valid.txt"} {
-		b, err := os.ReadFile(filepath.Join(data, "nations", f))
-		must(t, err)
-		must(t, os.WriteFile(filepath.Join(noTest, "nations", f), b, 0o644))
+	if err := containsAll(stderr, "grid.toml:7: [[sweep]] block 1: run cp2-pll-", "100 more than the 14 entities of nations", "nothing was trained"); err != nil {
+		t.Errorf("%v\n%s", err, stderr)
 	}
-	must(t, os.WriteFile(filepath.Join(noTest, "nations", "test.txt"), nil, 0o644))
-	tests = append(tests, struct {
-		name, block string
-		want        []string
-	}{"no test triples", "model = \"cp2\"\nobjective = \"pll\"\n", []string{"dataset nations: no test triples"}})
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			grid := filepath.Join(dir, "grid.toml")
-			must(t, os.WriteFile(grid, []byte(head+tt.block), 0o644))
-			root := data
-			if tt.name == "no test triples" {
-				root = noTest
-			}
-			code, stdout, stderr := realCLI(t, dir, noTraining(t), "-grid", grid, "-data", root, "-out", filepath.Join(dir, "out"))
-			if code != exitUsage {
-				t.Fatalf("exit %d, want %d\n%s", code, exitUsage, stderr)
-			}
-			if err := containsAll(stderr, append(tt.want, "nothing was trained")...); err != nil {
-				t.Errorf("%v\n%s", err, stderr)
-			}
-			if stdout != "" {
-				t.Errorf("stdout: %q", stdout)
-			}
-			if fileExists(filepath.Join(dir, "out")) {
-				t.Error("the results directory was created")
-			}
-		})
+	if stdout != "" {
+		t.Errorf("stdout: %q", stdout)
+	}
+	if fileExists(filepath.Join(dir, "out")) {
+		t.Error("the results directory was created")
 	}
 }
 
@@ -188,41 +137,6 @@ objective = "mle"
 	note := "nations: 1 valid/test triples mention 1 entities and 0 relations absent from training"
 	if n := strings.Count(stderr, note); n != 1 {
 		t.Errorf("the note on unseen entities appears %d times, want once:\n%s", n, stderr)
-	}
-}
-
-// TestDemoReference checks that the committed run of the demo grid, kept
-// for comparison under results/umls-reference (the demo itself writes
-// results/umls, so that it trains on a fresh clone), is that grid's: the
-// same grid file and one finished row per run.
-func TestDemoReference(t *testing.T) {
-	gridFile, err := os.ReadFile(filepath.Join("..", "grids", "umls.toml"))
-	must(t, err)
-	ref := filepath.Join("..", "results", "umls-reference")
-	copied, err := os.ReadFile(filepath.Join(ref, sweep.GridCopyName))
-	must(t, err)
-	if !bytes.Equal(gridFile, copied) {
-		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, sweep.GridCopyName))
-	}
-	g, err := grid.LoadGrid(filepath.Join("..", "grids", "umls.toml"), sweep.Validate)
-	must(t, err)
-	if g.Name != "umls" {
-		t.Errorf("the demo grid is named %q: its default results directory would not be results/umls", g.Name)
-	}
-	rows := readRows(t, ref)
-	finished := map[string]bool{}
-	for _, r := range rows {
-		if train.Status(r["status"]) == train.Finished {
-			finished[r["id"]] = true
-		}
-	}
-	for _, r := range g.Runs {
-		if !finished[r.ID] {
-			t.Errorf("run %s of grids/umls.toml has no finished row in %s", r.ID, ref)
-		}
-	}
-	if len(rows) != len(g.Runs) {
-		t.Errorf("%d rows in the reference, %d runs in the grid", len(rows), len(g.Runs))
 	}
 }
 

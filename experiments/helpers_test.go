@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/internal/fakerun"
 	"gekc/internal/filelock"
 	"gekc/report"
 	"gekc/sweep"
@@ -48,25 +48,17 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeTrainer is a RunFunc that trains nothing but behaves like training:
-// it reports progress, writes a partial then a final checkpoint, sleeps per
-// epoch while honouring ctx, and derives metrics from the spec.
+// fakeTrainer is the command's tests' run function: fakerun's Trainer,
+// with the last job of each run kept for the tests to inspect.
 type fakeTrainer struct {
-	sleep         time.Duration
-	callsLog      string
-	fail, diverge *regexp.Regexp
-	panicOn       *regexp.Regexp
-	block         chan struct{} // if non-nil, the first call waits here (or on ctx)
-	started       chan string   // if non-nil, receives each ID as it starts
-	mu            sync.Mutex
-	calls         map[string]int
-	jobs          map[string]sweep.Job
+	fakerun.Trainer
+	mu   sync.Mutex
+	jobs map[string]sweep.Job
 }
 
-func newFake() *fakeTrainer {
-	return &fakeTrainer{calls: map[string]int{}, jobs: map[string]sweep.Job{}}
-}
+func newFake() *fakeTrainer { return &fakeTrainer{jobs: map[string]sweep.Job{}} }
 
+// fakeFromEnv is the fake of a helper process, set by the environment.
 func fakeFromEnv() (*fakeTrainer, error) {
 	f := newFake()
 	if s := os.Getenv(fakeSleepEnv); s != "" {
@@ -74,10 +66,10 @@ func fakeFromEnv() (*fakeTrainer, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.sleep = d
+		f.Sleep = d
 	}
-	f.callsLog = os.Getenv(fakeCallsEnv)
-	for env, dst := range map[string]**regexp.Regexp{fakeFailEnv: &f.fail, fakeDivergeEn: &f.diverge} {
+	f.CallsLog = os.Getenv(fakeCallsEnv)
+	for env, dst := range map[string]**regexp.Regexp{fakeFailEnv: &f.Fail, fakeDivergeEn: &f.Diverge} {
 		if s := os.Getenv(env); s != "" {
 			re, err := regexp.Compile(s)
 			if err != nil {
@@ -89,89 +81,15 @@ func fakeFromEnv() (*fakeTrainer, error) {
 	return f, nil
 }
 
-func (f *fakeTrainer) totalCalls() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n := 0
-	for _, c := range f.calls {
-		n += c
-	}
-	return n
-}
-
 func (f *fakeTrainer) run(ctx context.Context, job sweep.Job) (*sweep.Outcome, error) {
 	f.mu.Lock()
-	f.calls[job.ID]++
 	f.jobs[job.ID] = job
-	block := f.block
-	f.block = nil
 	f.mu.Unlock()
-	if f.callsLog != "" {
-		// O_APPEND writes this small are atomic, so concurrent processes
-		// can share the log.
-		lf, err := os.OpenFile(f.callsLog, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(lf, "%s\n", job.ID)
-		lf.Close()
-	}
-	if f.started != nil {
-		f.started <- job.ID
-	}
-	// A checkpoint that is not yet final, as a killed run would leave it.
-	if err := os.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("partial"), 0o644); err != nil {
+	r, err := f.Run(ctx, job.ID, job.Spec, job.RunDir, job.Observer)
+	if err != nil {
 		return nil, err
 	}
-	if block != nil {
-		select {
-		case <-block:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if f.panicOn != nil && f.panicOn.MatchString(job.ID) {
-		panic("fake panic in " + job.ID)
-	}
-	epochs := min(job.Spec.Epochs, 3)
-	var recs []train.EpochRecord
-	for e := 1; e <= epochs; e++ {
-		const steps = 4
-		job.Observer.EpochStart(e, steps)
-		for step := 1; step <= steps; step++ {
-			if f.sleep > 0 {
-				select {
-				case <-time.After(f.sleep / steps):
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				}
-			} else if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			job.Observer.Step(step, 1/float64(e*step))
-		}
-		rec := train.EpochRecord{Epoch: e, TrainLoss: 1 / float64(e), Seconds: f.sleep.Seconds(), Valid: map[string]float64{"mrr": 0.1 * float64(e)}}
-		if f.diverge != nil && f.diverge.MatchString(job.ID) {
-			rec.TrainLoss = math.NaN()
-			recs = append(recs, rec)
-			job.Observer.EpochEnd(rec)
-			return &sweep.Outcome{Status: train.Diverged, Epochs: recs, Notes: []string{"loss became NaN"}}, nil
-		}
-		recs = append(recs, rec)
-		job.Observer.EpochEnd(rec)
-	}
-	if f.fail != nil && f.fail.MatchString(job.ID) {
-		return nil, fmt.Errorf("fake failure for %s", job.ID)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("final "+job.ID), 0o644); err != nil {
-		return nil, err
-	}
-	mrr := 0.3 + 0.01*float64(job.Spec.Seed) + 0.001*float64(len(job.Spec.Model))
-	return &sweep.Outcome{
-		Status: train.Finished, Epochs: recs, BestEpoch: epochs,
-		Valid: map[string]float64{"mrr": mrr + 0.02, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -10},
-		Test:  map[string]float64{"mrr": mrr, "hits@1": mrr / 2, "hits@3": mrr, "hits@10": mrr * 1.5, "ll": -11, "ece": 0.05},
-	}, nil
+	return &sweep.Outcome{Status: r.Status, Epochs: r.Epochs, BestEpoch: r.BestEpoch, Valid: r.Valid, Test: r.Test, Notes: r.Notes}, nil
 }
 
 // toyGrid expands to 12 runs: 8 from the first block, 4 (seeds) from the second.

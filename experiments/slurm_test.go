@@ -33,8 +33,8 @@ func TestEmitSlurm(t *testing.T) {
 	} {
 		fake := newFake()
 		code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args(append([]string{"-emit", "slurm"}, c.args...)...)...)
-		if code != exitOK || fake.totalCalls() != 0 || !strings.Contains(stdout, script) {
-			t.Fatalf("%q: exit %d, %d runs trained, stdout %q: %s", c.args, code, fake.totalCalls(), stdout, stderr)
+		if code != exitOK || fake.TotalCalls() != 0 || !strings.Contains(stdout, script) {
+			t.Fatalf("%q: exit %d, %d runs trained, stdout %q: %s", c.args, code, fake.TotalCalls(), stdout, stderr)
 		}
 		data, err := os.ReadFile(script)
 		must(t, err)

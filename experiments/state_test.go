@@ -51,11 +51,11 @@ learning_rate = 0.02
 		{"1", exitOK, ids[1] + ": continued the resume state of run " + ids[0] + " after epoch 2", 1},
 		{"1", exitUsage, "finished already", 0},
 	} {
-		before := fake.totalCalls()
+		before := fake.TotalCalls()
 		code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", c.only, "-adopt-state", src)...)
-		if code != c.code || !strings.Contains(stderr, c.want) || fake.totalCalls()-before != c.trainedNow {
+		if code != c.code || !strings.Contains(stderr, c.want) || fake.TotalCalls()-before != c.trainedNow {
 			t.Errorf("-only %s -adopt-state: exit %d, %d runs trained; want %d, %d and %q: %s",
-				c.only, code, fake.totalCalls()-before, c.code, c.trainedNow, c.want, stderr)
+				c.only, code, fake.TotalCalls()-before, c.code, c.trainedNow, c.want, stderr)
 		}
 	}
 }

@@ -5,59 +5,35 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"gekc/internal/fakerun"
 	"gekc/sweep"
 )
 
-// The command end to end with a fake trainer (the runner's files and
-// records are sweep.TestSweepEndToEnd): exit 0 with the results.md the
-// grid's results belong in, and swept again, a closing line saying every
-// run was already done and a results.md that names the ECE the fake
-// reports.
-func TestSweepEndToEnd(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
-	ids := fx.runIDs(t)
-	fake := newFake()
-	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	md, err := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
-	must(t, err)
-	if err := containsAll(string(md), "# Results: toy", "test ece"); err != nil {
-		t.Errorf("results.md: %v", err)
-	}
-	code, _, stderr = runInProcess(t, context.Background(), fake, fx.args()...)
-	if code != exitOK || fake.totalCalls() != len(ids) {
-		t.Fatalf("second sweep: exit %d, %d calls in all: %s", code, fake.totalCalls(), stderr)
-	}
-	if !strings.Contains(stderr, "12 were already done") {
-		t.Errorf("second sweep does not report the finished runs: %s", stderr)
-	}
-}
-
 // The command's side of a sweep with bad runs (the runner's records,
-// tables and retries are sweep.TestDivergedAndFailedRunsAreRecorded): exit
-// code exitRunsFailed, a line per bad run on stderr, and on stdout the
-// table of the best configurations and nothing else; resumed with the
-// failures gone, exit 0.
+// tables, counts and retries are sweep.TestDivergedAndFailedRunsAreRecorded
+// and TestRunCountsLeaveOutFailedRuns): exit code exitRunsFailed, a line
+// per bad run on stderr, a closing line counting failed runs apart from
+// finished ones and a diverged run final but not finished, and on stdout
+// the table of the best configurations and nothing else; resumed with the
+// failures gone, exit 0 and the runs done before counted as already done.
 func TestSweepDivergedAndFailedRuns(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	ids := fx.runIDs(t)
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
-	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
-	fake.panicOn = regexp.MustCompile("^" + regexp.QuoteMeta(panicked) + "$")
+	fake.Diverge = fakerun.IDs(diverged)
+	fake.Fail = fakerun.IDs(failed)
+	fake.Panic = fakerun.IDs(panicked)
 	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
 	if code != exitRunsFailed {
 		t.Fatalf("exit %d, want %d (a run failed): %s", code, exitRunsFailed, stderr)
 	}
-	if err := containsAll(stderr, diverged+" diverged", failed+" failed", "error: fake failure"); err != nil {
+	if err := containsAll(stderr, diverged+" diverged", failed+" failed", "error: fake failure",
+		"sweep toy: 9 finished, 1 diverged, 2 failed now; 0 were already done; 0 being trained elsewhere; 0 interrupted."); err != nil {
 		t.Errorf("per-run lines on stderr: %v\n%s", err, stderr)
 	}
 	// stdout has the table of the best configurations, and nothing else.
@@ -67,9 +43,13 @@ func TestSweepDivergedAndFailedRuns(t *testing.T) {
 	if strings.Contains(stdout, failed) || strings.Contains(stdout, "epoch") {
 		t.Errorf("stdout has progress:\n%s", stdout)
 	}
-	fake.fail, fake.panicOn, fake.diverge = nil, nil, nil
-	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args()...); code != exitOK {
+	fake.Fail, fake.Panic, fake.Diverge = nil, nil, nil
+	code, _, stderr = runInProcess(t, context.Background(), fake, fx.args()...)
+	if code != exitOK {
 		t.Fatalf("resumed sweep: exit %d: %s", code, stderr)
+	}
+	if want := "sweep toy: 2 finished, 0 diverged, 0 failed now; 10 were already done;"; !strings.Contains(stderr, want) {
+		t.Errorf("resumed closing line: want %q in\n%s", want, stderr)
 	}
 }
 func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
@@ -86,8 +66,8 @@ func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
 	if err := containsAll(stderr, "1 finished runs", "-resume=false", "another -out"); err != nil {
 		t.Errorf("message %q: %v", stderr, err)
 	}
-	if fake.totalCalls() != 1 {
-		t.Errorf("%d runs trained", fake.totalCalls())
+	if fake.TotalCalls() != 1 {
+		t.Errorf("%d runs trained", fake.TotalCalls())
 	}
 }
 
@@ -99,8 +79,8 @@ func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
 	fx := newSweepFixture(t, toyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
-	fake.block = make(chan struct{}) // the first run waits for the interrupt
-	fake.started = make(chan string, len(ids))
+	fake.Block = make(chan struct{}) // the first run waits for the interrupt
+	fake.Started = make(chan string, len(ids))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	var tally string
@@ -109,7 +89,7 @@ func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
 		tally = stderr
 		done <- code
 	}()
-	<-fake.started
+	<-fake.Started
 	cancel() // what SIGINT does, through signal.NotifyContext
 	if code := <-done; code != exitInterrupted {
 		t.Fatalf("exit %d, want %d", code, exitInterrupted)
@@ -195,7 +175,7 @@ func TestDryRun(t *testing.T) {
 	if !strings.HasSuffix(last, "finished") || !strings.Contains(stdout, "2 selected") {
 		t.Errorf("dry run after training run 1:\n%s", stdout)
 	}
-	if fake.totalCalls() != 1 {
+	if fake.TotalCalls() != 1 {
 		t.Errorf("-dry-run trained something")
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"gekc/grid"
+	"gekc/internal/fakerun"
 	"gekc/report"
 )
 
@@ -95,8 +95,8 @@ func TestAnalyzePlots(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed := ids[1], ids[2]
 	fake := newFake()
-	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
-	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
+	fake.Diverge = fakerun.IDs(diverged)
+	fake.Fail = fakerun.IDs(failed)
 	s := New(ts.g, ts.g.Runs[:4], Options{Out: ts.out, DataRoot: ts.data, Run: fake.run, Quiet: true})
 	must(t, s.Prepare())
 	if tally := s.Run(context.Background()); tally.Finished != 2 || tally.Diverged != 1 || tally.Failed != 1 {

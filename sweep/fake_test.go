@@ -2,98 +2,37 @@ package sweep
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"testing"
-	"time"
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/internal/fakerun"
 	"gekc/report"
-	"gekc/train"
 )
 
-// fakeTrainer is a RunFunc that trains nothing but behaves like training:
-// it reports progress, writes a partial then a final checkpoint, sleeps per
-// epoch while honouring ctx, and derives metrics from the spec. The
-// runner's tests drive sweeps with it.
+// fakeTrainer is the runner's tests' run function: fakerun's Trainer
+// (progress, checkpoints, failures on demand, metrics from the spec), with
+// the last job of each run kept for the tests to inspect.
 type fakeTrainer struct {
-	sleep                  time.Duration
-	fail, diverge, panicOn *regexp.Regexp
-	block                  chan struct{} // if non-nil, the first call waits here (or on ctx)
-	started                chan string   // if non-nil, receives each ID as it starts
-	mu                     sync.Mutex
-	calls                  map[string]int
-	jobs                   map[string]Job // the last job of each ID
+	fakerun.Trainer
+	mu   sync.Mutex
+	jobs map[string]Job
 }
 
-func newFake() *fakeTrainer { return &fakeTrainer{calls: map[string]int{}, jobs: map[string]Job{}} }
-
-func (f *fakeTrainer) callCount(id string) int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls[id]
-}
+func newFake() *fakeTrainer { return &fakeTrainer{jobs: map[string]Job{}} }
 
 func (f *fakeTrainer) run(ctx context.Context, job Job) (*Outcome, error) {
 	f.mu.Lock()
-	f.calls[job.ID]++
 	f.jobs[job.ID] = job
-	block := f.block
-	f.block = nil
 	f.mu.Unlock()
-	if f.started != nil {
-		f.started <- job.ID
-	}
-	// A checkpoint that is not yet final, as a killed run would leave it.
-	if err := os.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("partial"), 0o644); err != nil {
+	r, err := f.Run(ctx, job.ID, job.Spec, job.RunDir, job.Observer)
+	if err != nil {
 		return nil, err
 	}
-	if block != nil {
-		select {
-		case <-block:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if f.panicOn != nil && f.panicOn.MatchString(job.ID) {
-		panic("fake panic in " + job.ID)
-	}
-	epochs := min(job.Spec.Epochs, 3)
-	var recs []train.EpochRecord
-	for e := 1; e <= epochs; e++ {
-		const steps = 4
-		job.Observer.EpochStart(e, steps)
-		for step := 1; step <= steps; step++ {
-			select {
-			case <-time.After(f.sleep / steps):
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			job.Observer.Step(step, 1/float64(e*step))
-		}
-		rec := train.EpochRecord{Epoch: e, TrainLoss: 1 / float64(e), Seconds: f.sleep.Seconds(), Valid: map[string]float64{"mrr": 0.1 * float64(e)}}
-		if f.diverge != nil && f.diverge.MatchString(job.ID) {
-			rec.TrainLoss = math.NaN()
-			job.Observer.EpochEnd(rec)
-			return &Outcome{Status: train.Diverged, Epochs: append(recs, rec), Notes: []string{"loss became NaN"}}, nil
-		}
-		recs = append(recs, rec)
-		job.Observer.EpochEnd(rec)
-	}
-	if f.fail != nil && f.fail.MatchString(job.ID) {
-		return nil, fmt.Errorf("fake failure for %s", job.ID)
-	}
-	if err := atomicfile.WriteFile(filepath.Join(job.RunDir, "checkpoint.npz"), []byte("final "+job.ID), 0o644); err != nil {
-		return nil, err
-	}
-	mrr := 0.3 + 0.01*float64(job.Spec.Seed) + 0.001*float64(len(job.Spec.Model))
-	return &Outcome{Status: train.Finished, Epochs: recs, BestEpoch: epochs,
-		Valid: map[string]float64{"mrr": mrr + 0.02, "ll": -10}, Test: map[string]float64{"mrr": mrr, "ll": -11}}, nil
+	return &Outcome{Status: r.Status, Epochs: r.Epochs, BestEpoch: r.BestEpoch, Valid: r.Valid, Test: r.Test, Notes: r.Notes}, nil
 }
 
 // toyGrid expands to 12 runs: 8 from the first block, 4 (seeds) from the second.

@@ -29,7 +29,7 @@ func TestSelectionAndSamplesOverride(t *testing.T) {
 		if slices.Contains(selected, id) {
 			want = 1
 		}
-		if n := fake.callCount(id); n != want {
+		if n := fake.Calls(id); n != want {
 			t.Errorf("%s trained %d times, want %d", id, n, want)
 		}
 	}

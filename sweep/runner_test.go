@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/internal/fakerun"
 	"gekc/report"
 	"gekc/train"
 )
@@ -61,7 +61,7 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 		if id == ids[4] {
 			want = 2
 		}
-		if got := fake.callCount(id); got != want {
+		if got := fake.Calls(id); got != want {
 			t.Errorf("%s trained %d times, want %d", id, got, want)
 		}
 	}
@@ -78,13 +78,13 @@ func TestParallelJobsInOneProcess(t *testing.T) {
 	ts := newToySweep(t)
 	ids := ts.ids()
 	fake := newFake()
-	fake.sleep = 5 * time.Millisecond
+	fake.Sleep = 5 * time.Millisecond
 	if tally := ts.run(t, fake, 4); tally.Finished != len(ids) {
 		t.Fatalf("%+v", tally)
 	}
 	assertEachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
-		if n := fake.callCount(id); n != 1 {
+		if n := fake.Calls(id); n != 1 {
 			t.Errorf("%s trained %d times", id, n)
 		}
 	}
@@ -104,9 +104,9 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
-	fake.fail = regexp.MustCompile("^" + regexp.QuoteMeta(failed) + "$")
-	fake.panicOn = regexp.MustCompile("^" + regexp.QuoteMeta(panicked) + "$")
+	fake.Diverge = fakerun.IDs(diverged)
+	fake.Fail = fakerun.IDs(failed)
+	fake.Panic = fakerun.IDs(panicked)
 	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
 		t.Fatalf("%+v; want 9 finished, 1 diverged, 2 failed", tally)
 	}
@@ -145,13 +145,13 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 		t.Errorf("results.md: %v\n%s", err, md)
 	}
 
-	fake.fail, fake.panicOn, fake.diverge = nil, nil, nil
+	fake.Fail, fake.Panic, fake.Diverge = nil, nil, nil
 	if tally := ts.run(t, fake, 1); tally.Finished != 2 || tally.AlreadyDone != 10 || tally.Failed != 0 {
 		t.Fatalf("resumed: %+v; want the 2 failed runs retried", tally)
 	}
 	assertEachRowOnce(t, ts.out, ids)
 	for id, want := range map[string]int{failed: 2, panicked: 2, diverged: 1, ids[0]: 1} {
-		if got := fake.callCount(id); got != want {
+		if got := fake.Calls(id); got != want {
 			t.Errorf("%s trained %d times, want %d", id, got, want)
 		}
 	}
@@ -172,12 +172,12 @@ func TestCancelledSweepTalliesEveryRun(t *testing.T) {
 	ts := newToySweep(t)
 	ids := ts.ids()
 	fake := newFake()
-	fake.block = make(chan struct{}) // the first run waits for the cancel
-	fake.started = make(chan string, len(ids))
+	fake.Block = make(chan struct{}) // the first run waits for the cancel
+	fake.Started = make(chan string, len(ids))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Tally)
 	go func() { done <- ts.runCtx(t, ctx, fake, 1) }()
-	first := <-fake.started
+	first := <-fake.Started
 	cancel()
 	tally := <-done
 	if tally.Interrupted != len(ids) || tally.Finished+tally.Failed+tally.Diverged+tally.AlreadyDone != 0 {
@@ -195,13 +195,13 @@ func TestCancelledSweepTalliesEveryRun(t *testing.T) {
 	}
 	total := 0
 	for _, id := range ids {
-		total += fake.callCount(id)
+		total += fake.Calls(id)
 	}
 	if total != 1 {
 		t.Errorf("%d runs started after the cancel", total-1)
 	}
 	assertNoTempFiles(t, ts.out)
-	fake.started = nil
+	fake.Started = nil
 	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
 		t.Fatalf("restart: %+v", tally)
 	}
@@ -220,11 +220,11 @@ func TestDistillOrderAndSource(t *testing.T) {
 	ts := newSweepOf(t, src)
 	ids := ts.ids()
 	fake := newFake()
-	fake.started = make(chan string, 2)
+	fake.Started = make(chan string, 2)
 	if tally := ts.run(t, fake, 2); tally.Finished != 2 {
 		t.Fatalf("%+v", tally)
 	}
-	if first := <-fake.started; first != srcID {
+	if first := <-fake.Started; first != srcID {
 		t.Errorf("%s started before its source %s", first, srcID)
 	}
 	if want := filepath.Join(ts.out, runsDirName, srcID, "checkpoint.npz"); fake.jobs[ids[0]].DistillCheckpoint != want {
@@ -253,8 +253,8 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.diverge = regexp.MustCompile("^" + regexp.QuoteMeta(diverged) + "$")
-	fake.fail = regexp.MustCompile("^(" + regexp.QuoteMeta(failed) + "|" + regexp.QuoteMeta(panicked) + ")$")
+	fake.Diverge = fakerun.IDs(diverged)
+	fake.Fail = fakerun.IDs(failed, panicked)
 	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
 		t.Fatalf("%+v", tally)
 	}
@@ -302,7 +302,7 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 	if len(final) != 10 || slices.Contains(final, failed) || slices.Contains(final, panicked) {
 		t.Errorf("FinishedRuns: %v; want the 9 finished and the diverged one", final)
 	}
-	fake.fail, fake.diverge = nil, nil
+	fake.Fail, fake.Diverge = nil, nil
 	if tally := ts.run(t, fake, 1); tally.Finished != 2 || tally.AlreadyDone != 10 {
 		t.Errorf("resumed: %+v; want the 2 failed runs trained, 10 already done", tally)
 	}
@@ -322,7 +322,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	}
 	assertEachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
-		if n := fake.callCount(id); n != 1 {
+		if n := fake.Calls(id); n != 1 {
 			t.Errorf("%s trained %d times", id, n)
 		}
 		dir := filepath.Join(ts.out, runsDirName, id)
@@ -353,7 +353,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
 	must(t, err)
-	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR"); err != nil {
+	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR", "test ece"); err != nil {
 		t.Errorf("results.md: %v", err)
 	}
 	assertNoTempFiles(t, ts.out)
