@@ -23,15 +23,10 @@ func (d *Dataset) Bytes() int64 {
 	return b
 }
 
-// Bytes returns about how much memory the vocabulary holds: each name
-// once, its string header in the id order and its entry in the name index
-// (a Go map entry costs about its key, value and two words of overhead).
+// Bytes returns the memory the vocabulary holds: each name's bytes once,
+// its end and, for ids not in byte order, its place in that order.
 func (v *Vocab) Bytes() int64 {
-	var b int64
-	for _, s := range v.names {
-		b += int64(len(s)) + 16 + (16 + 4 + 16)
-	}
-	return b
+	return int64(cap(v.text)) + 4*int64(cap(v.ends)+cap(v.order))
 }
 
 // Bytes returns the memory the filter's three indexes hold.

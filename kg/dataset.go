@@ -179,8 +179,14 @@ func (b *plainBuilder) build() (*Dataset, error) {
 			}
 		}
 	}
-	ents, eperm := b.ents.sorted()
-	rels, rperm := b.rels.sorted()
+	ents, eperm, err := b.ents.sorted()
+	if err != nil {
+		return nil, err
+	}
+	rels, rperm, err := b.rels.sorted()
+	if err != nil {
+		return nil, err
+	}
 	d := &Dataset{Entities: ents, Relations: rels}
 	for i, ts := range b.splits {
 		remap(ts, eperm, rperm)
@@ -190,7 +196,9 @@ func (b *plainBuilder) build() (*Dataset, error) {
 		*d.split(i) = ts
 	}
 	if b.types != nil {
-		d.Schema = b.types.schema(eperm, rperm)
+		if d.Schema, err = b.types.schema(eperm, rperm); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

@@ -32,7 +32,7 @@ func (e *NameError) Error() string {
 // Lookup returns the id of name, or a *NameError that calls it a kind
 // ("entity", "relation") and suggests up to three of the names Near it.
 func (v *Vocab) Lookup(kind, name string) (int32, error) {
-	if id, ok := v.index[name]; ok {
+	if id, ok := v.Index(name); ok {
 		return id, nil
 	}
 	return 0, &NameError{Kind: kind, Name: name, Near: v.Near(name, 3)}
@@ -52,7 +52,8 @@ func (v *Vocab) Near(name string, n int) []string {
 	lower := strings.ToLower(name)
 	limit := max(2, len([]rune(name))/3)
 	var cs []cand
-	for _, c := range v.names {
+	for id := range int32(v.Len()) {
+		c := v.Name(id)
 		lc := strings.ToLower(c)
 		switch {
 		case lc == lower:

@@ -28,8 +28,14 @@ func ParseTriples(r io.Reader, name string) (*TripleFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev, eperm := ents.sorted()
-	rv, rperm := rels.sorted()
+	ev, eperm, err := ents.sorted()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	rv, rperm, err := rels.sorted()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	remap(ts, eperm, rperm)
 	return &TripleFile{Name: name, Entities: ev, Relations: rv, Triples: ts}, nil
 }
@@ -122,7 +128,7 @@ func (in *interner) lookup(name string) int32 {
 
 // sorted returns the vocabulary of the interned names in byte order and the
 // permutation that maps an interned id to its id in that vocabulary.
-func (in *interner) sorted() (*Vocab, []int32) {
+func (in *interner) sorted() (*Vocab, []int32, error) {
 	order := make([]int32, len(in.names))
 	for i := range order {
 		order[i] = int32(i)
@@ -136,15 +142,15 @@ func (in *interner) sorted() (*Vocab, []int32) {
 		}
 		return 0
 	})
-	v := &Vocab{names: make([]string, len(order)), index: make(map[string]int32, len(order))}
+	names := make([]string, len(order))
 	perm := make([]int32, len(order))
 	for newID, oldID := range order {
-		name := in.names[oldID]
-		v.names[newID] = name
-		v.index[name] = int32(newID)
+		names[newID] = in.names[oldID]
 		perm[oldID] = int32(newID)
 	}
-	return v, perm
+	// Distinct (interned) and sorted: a vocabulary without an order array.
+	v, err := packNames(names)
+	return v, perm, err
 }
 
 // remap rewrites interned ids to vocabulary ids.

@@ -144,8 +144,11 @@ func (tt *typeTable) checkTriples(ts []Triple, file string, ents, rels *interner
 
 // schema returns the table as a Schema in the ids of the sorted
 // vocabularies: eperm and rperm map interned ids to those.
-func (tt *typeTable) schema(eperm, rperm []int32) *Schema {
-	types, tperm := tt.types.sorted()
+func (tt *typeTable) schema(eperm, rperm []int32) (*Schema, error) {
+	types, tperm, err := tt.types.sorted()
+	if err != nil {
+		return nil, err
+	}
 	s := &Schema{
 		Types:       types,
 		EntityType:  make([]int32, len(eperm)),
@@ -159,7 +162,7 @@ func (tt *typeTable) schema(eperm, rperm []int32) *Schema {
 		s.SubjectType[rperm[old]] = tperm[tt.subject[old]]
 		s.ObjectType[rperm[old]] = tperm[tt.object[old]]
 	}
-	return s
+	return s, nil
 }
 
 func filled(n int, v int32) []int32 {
