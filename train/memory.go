@@ -79,7 +79,9 @@ func SizesOf(ds *kg.Dataset) DataSizes {
 func dataBytes(sz DataSizes, filter int64) int64 {
 	b := sz.Bytes
 	if b == 0 {
-		b = 12*int64(sz.Train+sz.Valid+sz.Test) + 64*int64(sz.Entities+sz.Relations)
+		// A triple is 12 bytes; a name its bytes (a few dozen at most in
+		// the benchmarks) and 4-8 of kg.Vocab's arrays.
+		b = 12*int64(sz.Train+sz.Valid+sz.Test) + 40*int64(sz.Entities+sz.Relations)
 	}
 	if filter < 0 {
 		filter = kg.FilterBytes(sz.Train+sz.Valid+sz.Test, sz.Entities, sz.Relations)
