@@ -102,7 +102,7 @@ model = ["cp2", "complex2"]
 	//
 	// memory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90% of the machine's memory)
 	// index  total    budget  parameters  gradients  optimiser  best      step      data     evaluation (batch)
-	// 0      999 KiB  1 GiB   1.3 KiB     1.3 KiB    2.59 KiB   1.3 KiB   15.9 KiB  117 KiB  860 KiB (1000)
-	// 1      1.2 MiB  1 GiB   2.16 KiB    2.16 KiB   4.31 KiB   2.16 KiB  39.2 KiB  117 KiB  1.04 MiB (1000)
+	// 0      995 KiB  1 GiB   1.3 KiB     1.3 KiB    2.59 KiB   1.3 KiB   15.9 KiB  113 KiB  860 KiB (1000)
+	// 1      1.2 MiB  1 GiB   2.16 KiB    2.16 KiB   4.31 KiB   2.16 KiB  39.2 KiB  113 KiB  1.04 MiB (1000)
 	// true
 }
