@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"gekc/grid"
+	"gekc/kg"
 	"gekc/train"
 )
 
@@ -80,7 +81,14 @@ func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) er
 			fmt.Fprintf(tw, "%d\t%v\n", r.Index, err)
 			continue
 		}
-		m, budget, err := EstimateRun(r.Spec, train.SizesOf(ds))
+		var other *kg.Dataset
+		if name := r.Spec.Eval.TestOn; name != "" {
+			if other, err = loadDataset(filepath.Join(dataRoot, name)); err != nil {
+				fmt.Fprintf(tw, "%d\teval.test_on: %v\n", r.Index, err)
+				continue
+			}
+		}
+		m, budget, err := EstimateRun(r.Spec, sizesOf(ds, other))
 		b := "none"
 		if budget > 0 {
 			b = train.FormatBytes(budget)

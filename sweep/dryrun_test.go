@@ -81,3 +81,36 @@ func TestWriteRunList(t *testing.T) {
 		t.Errorf("%v in\n%s", err, b.String())
 	}
 }
+
+// The dry run's memory estimate of a run tested on another data set
+// (eval.test_on) counts that data set too; one that does not load gets a
+// line saying so.
+func TestDryRunCountsTestOnData(t *testing.T) {
+	src := "[defaults]\ndataset = \"nations\"\nmodel = \"complex2\"\nobjective = \"pll\"\nrank = 4\nbatch_size = 100\n" +
+		"learning_rate = 0.01\nepochs = 1\n[[sweep]]\neval.test_on = [\"\", \"umls\", \"missing\"]\n"
+	g, err := grid.ParseGrid("t.toml", []byte(src), Validate)
+	must(t, err)
+	var b bytes.Buffer
+	must(t, writeMemoryEstimates(&b, g.Runs, t.TempDir(), shippedData(t, "umls")))
+	var col [2]int // the data column's place, from the header
+	data := map[string]string{}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "index") {
+			col = [2]int{strings.Index(l, "data"), strings.Index(l, "evaluation")}
+		} else if f := strings.Fields(l); len(f) > 0 && len(f[0]) == 1 {
+			data[f[0]] = l
+		}
+	}
+	cell := func(i string) string {
+		if l := data[i]; col[1] > 0 && len(l) > col[1] {
+			return strings.TrimSpace(l[col[0]:col[1]])
+		}
+		return ""
+	}
+	if own, umls := cell("0"), cell("1"); own == "" || own == umls {
+		t.Errorf("data column %q without test_on, %q with test_on = umls:\n%s", own, umls, b.String())
+	}
+	if !strings.Contains(data["2"], "eval.test_on: ") || !strings.Contains(data["2"], "missing") {
+		t.Errorf("a test_on data set that does not load: %q", data["2"])
+	}
+}

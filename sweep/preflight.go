@@ -96,12 +96,13 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 		if msg := checkDistillSource(r.Spec, ds, out, inGrid); msg != "" {
 			report(r, msg)
 		}
-		if other := loaded[r.Spec.Eval.TestOn]; other != nil {
+		other := loaded[r.Spec.Eval.TestOn]
+		if other != nil {
 			if msg := checkTestOn(ds, other); msg != "" {
 				report(r, msg)
 			}
 		}
-		if _, _, err := EstimateRun(r.Spec, train.SizesOf(ds)); err != nil {
+		if _, _, err := EstimateRun(r.Spec, sizesOf(ds, other)); err != nil {
 			report(r, err.Error()+" (set the grid's memory key, -memory or GOMEMLIMIT, or make the run smaller)")
 		}
 	}

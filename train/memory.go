@@ -65,6 +65,10 @@ type DataSizes struct {
 	Entities, Relations int
 	Train, Valid, Test  int
 	Bytes               int64 // what the loaded data set holds (kg.Dataset.Bytes); 0: estimated
+	// TestOn holds the sizes of the data set the run is tested on instead
+	// of its own (EvalConfig.TestOn); nil: EstimateMemory takes them from
+	// the Config, when it names one.
+	TestOn *DataSizes
 }
 
 // SizesOf returns the sizes of a loaded data set.
@@ -77,16 +81,21 @@ func SizesOf(ds *kg.Dataset) DataSizes {
 // own copy of the training triples (it shuffles them) and the filter
 // (filter bytes, or < 0 to estimate them before the filter is built).
 func dataBytes(sz DataSizes, filter int64) int64 {
-	b := sz.Bytes
-	if b == 0 {
-		// A triple is 12 bytes; a name its bytes (a few dozen at most in
-		// the benchmarks) and 4-8 of kg.Vocab's arrays.
-		b = 12*int64(sz.Train+sz.Valid+sz.Test) + 40*int64(sz.Entities+sz.Relations)
-	}
+	b := loadedBytes(sz)
 	if filter < 0 {
 		filter = kg.FilterBytes(sz.Train+sz.Valid+sz.Test, sz.Entities, sz.Relations)
 	}
 	return b + 12*int64(sz.Train) + filter
+}
+
+// loadedBytes is what the data set of these sizes holds loaded: Bytes, or
+// before it is loaded 12 bytes a triple and, for a name, its bytes (a few
+// dozen at most in the benchmarks) and 4-8 of kg.Vocab's arrays.
+func loadedBytes(sz DataSizes) int64 {
+	if sz.Bytes > 0 {
+		return sz.Bytes
+	}
+	return 12*int64(sz.Train+sz.Valid+sz.Test) + 40*int64(sz.Entities+sz.Relations)
 }
 
 // evalLimit bounds the evaluator's buffers: the ones that grow with the
@@ -168,6 +177,17 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		Best:       at(func(p probe) int64 { return p.fixed.Best }),
 		Step:       at(func(p probe) int64 { return p.fixed.Step }),
 		Data:       dataBytes(sz, -1),
+	}
+	if sz.TestOn == nil && cfg.Eval.TestOn != nil {
+		o := SizesOf(cfg.Eval.TestOn)
+		sz.TestOn = &o
+	}
+	if o := sz.TestOn; o != nil {
+		// That data set as loaded, its triples in the run's ids and their
+		// filter: all of them, the ones naming what the run lacks being
+		// dropped only when mapped.
+		n := o.Train + o.Valid + o.Test
+		est.Data += loadedBytes(*o) + 12*int64(n) + kg.FilterBytes(n, sz.Entities, sz.Relations)
 	}
 	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery }), 1)
 	fixed := at(func(p probe) int64 { return p.evalOne }) - perQuery

@@ -189,7 +189,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		mapped, dropped := other.InVocabularyOf(ds)
 		testDS, testFilter = mapped, kg.NewFilter(mapped.Train, mapped.Valid, mapped.Test)
 		testSplit = split{triples: mapped.Test}
-		mem.Data += testFilter.Bytes() + 12*int64(len(mapped.Train)+len(mapped.Valid)+len(mapped.Test))
+		mem.Data += other.Bytes() + testFilter.Bytes() + 12*int64(len(mapped.Train)+len(mapped.Valid)+len(mapped.Test))
 		testNote = fmt.Sprintf("tested on %s's test split (%d triples), filtered by its splits", other.Name, len(mapped.Test))
 		if n := kg.DroppedNote(other, ds, dropped); n != "" {
 			testNote += "; " + n

@@ -84,3 +84,44 @@ func TestTestOnAnotherDataSet(t *testing.T) {
 		}
 	}
 }
+
+// Testing on another data set costs memory, and the estimate counts it:
+// that data set as loaded, its triples in the run's ids and their filter,
+// no less than the run then holds and not wildly more; given in the
+// sizes or taken from the Config, the same.
+func TestTestOnMemory(t *testing.T) {
+	ds := repoData(t, "nations")
+	cfg := Config{Model: "complex2", Rank: 6, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-2,
+		BatchSize: 300, Epochs: 1, Seed: 3}
+	own, err := EstimateMemory(cfg, SizesOf(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := repoData(t, "umls") // shares no name with nations: all dropped when mapped
+	cfg.Eval.TestOn = repoData(t, "nations")
+	est, err := EstimateMemory(cfg, SizesOf(ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRun(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.res.Memory.Data; est.Data < got || est.Data > 2*got {
+		t.Errorf("testing on a copy: data estimated %d bytes, the run holds %d", est.Data, got)
+	}
+	if est.Data-own.Data < SizesOf(cfg.Eval.TestOn).Bytes {
+		t.Errorf("the estimate grew by %d bytes for a data set of %d", est.Data-own.Data, SizesOf(cfg.Eval.TestOn).Bytes)
+	}
+	sz := SizesOf(ds)
+	o := SizesOf(other)
+	sz.TestOn = &o
+	viaSizes, err := EstimateMemory(cfg, sz) // the sizes win over the Config's data set
+	if err != nil {
+		t.Fatal(err)
+	}
+	if viaSizes.Data <= est.Data {
+		t.Errorf("umls (%d triples) as the test_on data estimated at %d bytes, nations (%d) at %d",
+			o.Train+o.Valid+o.Test, viaSizes.Data, len(ds.Train)+len(ds.Valid)+len(ds.Test), est.Data)
+	}
+}
