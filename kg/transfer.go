@@ -10,14 +10,14 @@ import "fmt"
 // schema and has no negatives (d's, in d's ids, would not carry over).
 func (d *Dataset) InVocabularyOf(other *Dataset) (*Dataset, [3]int) {
 	out := &Dataset{Name: d.Name, Dir: d.Dir, Entities: other.Entities, Relations: other.Relations, Schema: other.Schema}
+	// Each name is looked up once, not once per triple it is in.
+	ents, rels := idsIn(d.Entities, other.Entities), idsIn(d.Relations, other.Relations)
 	var dropped [3]int
 	for i, split := range [3]*[]Triple{&d.Train, &d.Valid, &d.Test} {
 		var mapped []Triple
 		for _, t := range *split {
-			s, okS := other.Entities.Index(d.Entities.Name(t.S))
-			r, okR := other.Relations.Index(d.Relations.Name(t.R))
-			o, okO := other.Entities.Index(d.Entities.Name(t.O))
-			if !okS || !okR || !okO {
+			s, r, o := ents[t.S], rels[t.R], ents[t.O]
+			if s < 0 || r < 0 || o < 0 {
 				dropped[i]++
 				continue
 			}
@@ -26,6 +26,20 @@ func (d *Dataset) InVocabularyOf(other *Dataset) (*Dataset, [3]int) {
 		*[3]*[]Triple{&out.Train, &out.Valid, &out.Test}[i] = mapped
 	}
 	return out, dropped
+}
+
+// idsIn maps each id of from to the id of the same name in to, -1 when to
+// lacks it.
+func idsIn(from, to *Vocab) []int32 {
+	ids := make([]int32, from.Len())
+	for id := range ids {
+		if j, ok := to.Index(from.Name(int32(id))); ok {
+			ids[id] = j
+		} else {
+			ids[id] = -1
+		}
+	}
+	return ids
 }
 
 // DroppedNote says what InVocabularyOf left out, "" when nothing.

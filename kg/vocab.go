@@ -19,8 +19,9 @@ import (
 //
 // It is three arrays, not a map: every name's bytes once, each name's end,
 // and, only when ids are not already in byte order (OGB's), the ids in that
-// order; Index is a binary search. At wikikg2's 2.5M entities that is about
-// 4 bytes of bookkeeping per name where a map of strings costs ~50.
+// order; Index is a binary search. That is 4 bytes of bookkeeping per name
+// (8 in OGB's layout) where a map of strings costs ~50: 120 MB less at
+// wikikg2's 2.5M entities.
 type Vocab struct {
 	text  []byte   // the names, concatenated in id order; never written after construction
 	ends  []uint32 // name id ends at ends[id] in text, and starts where id-1 ends

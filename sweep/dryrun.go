@@ -88,7 +88,7 @@ func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) er
 				continue
 			}
 		}
-		m, budget, err := EstimateRun(r.Spec, sizesOf(ds, other))
+		m, budget, err := EstimateRun(r.Spec, train.RunSizes(ds, other))
 		b := "none"
 		if budget > 0 {
 			b = train.FormatBytes(budget)

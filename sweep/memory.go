@@ -7,7 +7,6 @@ import (
 	"gekc/grid"
 	"gekc/internal/bytesize"
 	"gekc/internal/procstat"
-	"gekc/kg"
 	"gekc/train"
 )
 
@@ -50,17 +49,6 @@ func EstimateRun(spec grid.RunSpec, sz train.DataSizes) (train.Memory, int64, er
 	}
 	mem, err := train.EstimateMemory(cfg, sz)
 	return mem, cfg.MemoryBudget, err
-}
-
-// sizesOf is the data sizes a run's memory depends on: its data set's and,
-// when it is tested on another (eval.test_on; nil: not loaded), that one's.
-func sizesOf(ds, testOn *kg.Dataset) train.DataSizes {
-	sz := train.SizesOf(ds)
-	if testOn != nil {
-		o := train.SizesOf(testOn)
-		sz.TestOn = &o
-	}
-	return sz
 }
 
 // memoryJSON is a run's memory in metrics.json, in bytes: the parts the

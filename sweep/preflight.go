@@ -102,7 +102,7 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 				report(r, msg)
 			}
 		}
-		if _, _, err := EstimateRun(r.Spec, sizesOf(ds, other)); err != nil {
+		if _, _, err := EstimateRun(r.Spec, train.RunSizes(ds, other)); err != nil {
 			report(r, err.Error()+" (set the grid's memory key, -memory or GOMEMLIMIT, or make the run smaller)")
 		}
 	}

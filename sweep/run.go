@@ -70,7 +70,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			cfg.SaveState = func(s *train.State) error {
 				if err := ckpt.WriteState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
 					// Not fatal: the run goes on, it just cannot resume from here.
-					msg := fmt.Sprintf("resume state after epoch %d not saved: %v", s.Epoch, err)
+					msg := fmt.Sprintf("resume state %s not saved: %v", train.ResumePoint(s.Epoch, s.Batch), err)
 					job.Observer.Log(msg)
 					if len(stateNotes) < 3 {
 						stateNotes = append(stateNotes, msg)

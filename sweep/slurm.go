@@ -13,6 +13,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/kg"
 	"gekc/models"
 )
 
@@ -121,11 +122,7 @@ func slurmMemory(runs []grid.Run, dataRoot string) (string, string) {
 	var most int64
 	var which string
 	for _, r := range runs {
-		ds, err := loadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
-		if err != nil {
-			return "16G", fmt.Sprintf("a guess: the data set %s could not be read here to estimate it (%v)", r.Spec.Dataset, err)
-		}
-		m, err := estimateMemoryBytes(r.Spec, ds.Entities.Len(), ds.Relations.Len())
+		m, err := slurmRunBytes(r.Spec, dataRoot)
 		if err != nil {
 			return "16G", fmt.Sprintf("a guess: %v", err)
 		}
@@ -135,6 +132,29 @@ func slurmMemory(runs []grid.Run, dataRoot string) (string, string) {
 	}
 	gb := max((most+(1<<30)-1)>>30, 1)
 	return fmt.Sprintf("%dG", gb), fmt.Sprintf("estimated from the largest run, %s (-slurm-mem to set it)", which)
+}
+
+// slurmRunBytes is estimateMemoryBytes of a run on its data set, and a
+// data set tested on (eval.test_on) on top of its 512 MiB: loaded, mapped
+// and filtered.
+func slurmRunBytes(spec grid.RunSpec, dataRoot string) (int64, error) {
+	ds, err := loadDataset(filepath.Join(dataRoot, spec.Dataset))
+	if err != nil {
+		return 0, fmt.Errorf("the data set %s could not be read here to estimate it (%v)", spec.Dataset, err)
+	}
+	m, err := estimateMemoryBytes(spec, ds.Entities.Len(), ds.Relations.Len())
+	if err != nil {
+		return 0, err
+	}
+	if name := spec.Eval.TestOn; name != "" {
+		other, err := loadDataset(filepath.Join(dataRoot, name))
+		if err != nil {
+			return 0, fmt.Errorf("the data set %s (eval.test_on) could not be read here to estimate it (%v)", name, err)
+		}
+		n := len(other.Train) + len(other.Valid) + len(other.Test)
+		m += other.Bytes() + 12*int64(n) + kg.FilterBytes(n, ds.Entities.Len(), ds.Relations.Len())
+	}
+	return m, nil
 }
 
 // slurmParams fills the sbatch script template. Paths are absolute: the

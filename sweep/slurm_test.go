@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/kg"
 	"gekc/report"
 )
 
@@ -302,5 +303,29 @@ func TestSlurmScriptRequeuesOnUSR1(t *testing.T) {
 				t.Errorf("script exit %d, want the run's %s", ws, tt.runExit)
 			}
 		})
+	}
+}
+
+// The array's --mem counts a data set tested on (eval.test_on) on top of
+// the run's own estimate, and says so when that data set cannot be read.
+func TestSlurmMemoryCountsTestOn(t *testing.T) {
+	data := shippedData(t, "umls")
+	spec := grid.DefaultRunSpec()
+	spec.Dataset, spec.Model, spec.Objective, spec.Rank, spec.BatchSize = "nations", "cp", "pll", 4, 10
+	own, err := slurmRunBytes(spec, data)
+	must(t, err)
+	spec.Eval.TestOn = "umls"
+	with, err := slurmRunBytes(spec, data)
+	must(t, err)
+	umls, err := loadDataset(filepath.Join(data, "umls"))
+	must(t, err)
+	n := len(umls.Train) + len(umls.Valid) + len(umls.Test)
+	if want := own + umls.Bytes() + 12*int64(n) + kg.FilterBytes(n, 14, 55); with != want {
+		t.Errorf("tested on umls: %d bytes, want %d (%d of its own)", with, want, own)
+	}
+	spec.Eval.TestOn = "missing"
+	g := &grid.Grid{Runs: []grid.Run{{ID: "r", Spec: spec}}}
+	if mem, note := slurmMemory(g.Runs, data); mem != "16G" || !strings.Contains(note, "missing (eval.test_on) could not be read") {
+		t.Errorf("a test_on data set that cannot be read: --mem %s, %q", mem, note)
 	}
 }

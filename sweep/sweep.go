@@ -84,8 +84,9 @@ type Options struct {
 	DataRoot string // holds one directory per data set
 	Jobs     int    // runs trained at once; < 1 means 1
 	Samples  int    // overrides the grid's samples when >= 0 (-samples)
-	// StateEvery is how often a run saves its resume state (after an
-	// epoch, at most this often); 0: every epoch; < 0: never.
+	// StateEvery is how often a run saves its resume state, at most: after
+	// an epoch or inside a long one (train.Config.StateEvery); 0: after
+	// every epoch only; < 0: never.
 	StateEvery time.Duration
 	Run        RunFunc   // trains one run; nil means Train
 	Stdout     io.Writer // the summary table (PrintSummary)
@@ -541,7 +542,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	}
 	rec.WallSeconds = jsonFloat(wall)
 	if o != nil {
-		rec.Epochs = o.Epochs
+		rec.Epochs = append([]train.EpochRecord{}, o.Epochs...) // [], not null, when there are none
 		rec.BestEpoch = o.BestEpoch
 		rec.Valid, rec.Test = toJSONMap(o.Valid), toJSONMap(o.Test)
 		rec.Notes = append(rec.Notes, o.Notes...)

@@ -44,17 +44,18 @@ type Config struct {
 	// leaves, and a run that cannot fit even one query's evaluation
 	// buffers is refused before it builds its model (EstimateMemory).
 	MemoryBudget int64
-	// Resume continues a run from the State it saved after an epoch (see
-	// SaveState) instead of starting afresh; Init is then not applied,
+	// Resume continues a run from a State it saved, after an epoch or
+	// inside one (see SaveState), instead of starting afresh; Init is then not applied,
 	// the state's parameters being the ones to continue from. Run copies
 	// the state and lets go of it; a caller that keeps no reference lets
 	// it be freed (it is as large as the model and its optimiser state).
 	Resume *State
-	// SaveState, when set, is called after every epoch that does not end
-	// the run, with the State to resume from, and once more when ctx is
-	// cancelled during training, with the State at the step boundary where
-	// training stopped (State.Batch > 0 inside an epoch): a run told to stop
-	// (SIGTERM, a SLURM time limit) loses no step. Its tensors alias the
+	// SaveState, when set, is called with the State to resume from after
+	// epochs that do not end the run and inside long ones, as StateEvery
+	// spaces them, and once more when ctx is cancelled during training,
+	// with the State at the step boundary where training stopped
+	// (State.Batch > 0 inside an epoch): a run told to stop (SIGTERM, a
+	// SLURM time limit) loses no step. Its tensors alias the
 	// live ones: the function must copy or write them out before it
 	// returns. An error from it ends the run with that error.
 	SaveState func(*State) error

@@ -69,6 +69,22 @@ type DataSizes struct {
 	// of its own (EvalConfig.TestOn); nil: EstimateMemory takes them from
 	// the Config, when it names one.
 	TestOn *DataSizes
+	// Shared says this data set is the run's own, loaded once (a TestOn
+	// naming the training data set): its bytes are not counted twice.
+	Shared bool
+}
+
+// RunSizes returns the sizes a run's memory depends on: those of its data
+// set ds and, when it is tested on another (EvalConfig.TestOn; nil: none),
+// that one's.
+func RunSizes(ds, testOn *kg.Dataset) DataSizes {
+	sz := SizesOf(ds)
+	if testOn != nil {
+		o := SizesOf(testOn)
+		o.Shared = testOn == ds
+		sz.TestOn = &o
+	}
+	return sz
 }
 
 // SizesOf returns the sizes of a loaded data set.
@@ -117,7 +133,9 @@ func evalLimit(cfg Config, rest int64) metrics.BufferLimit {
 // measured on models of the same rank, batch sizes and relations but a
 // few entities (their graphs only: no buffer is allocated) and
 // extrapolated, every part being linear in the number of entities. The
-// evaluation batch is the one Run will choose. A constrained run is
+// evaluation batch is the one Run will choose, or under a MemoryBudget at
+// most it: the data part is an upper bound until the data are filtered
+// (and, for EvalConfig.TestOn, mapped). A constrained run is
 // estimated without its constraint, whose per-type blocks are small beside
 // the tables. Under a MemoryBudget that cannot hold the run with an
 // evaluation batch of one query, it returns the estimate and an error that
@@ -187,7 +205,10 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		// filter: all of them, the ones naming what the run lacks being
 		// dropped only when mapped.
 		n := o.Train + o.Valid + o.Test
-		est.Data += loadedBytes(*o) + 12*int64(n) + kg.FilterBytes(n, sz.Entities, sz.Relations)
+		est.Data += 12*int64(n) + kg.FilterBytes(n, sz.Entities, sz.Relations)
+		if !o.Shared {
+			est.Data += loadedBytes(*o)
+		}
 	}
 	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery }), 1)
 	fixed := at(func(p probe) int64 { return p.evalOne }) - perQuery

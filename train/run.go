@@ -138,7 +138,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	if cfg.MemoryBudget > 0 {
 		// Refused here, not by the out-of-memory killer hours later.
-		if _, err := EstimateMemory(cfg, SizesOf(ds)); err != nil {
+		if _, err := EstimateMemory(cfg, RunSizes(ds, cfg.Eval.TestOn)); err != nil {
 			return nil, err
 		}
 	}
@@ -174,26 +174,34 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()))
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
-	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
-	if err != nil {
-		return nil, err
-	}
-	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
-	validSplit, testSplit := splitsOf(ds)
+	// The data set tested on is held before the evaluator is sized, so that
+	// the evaluation batch is the one EstimateMemory chose.
 	testDS, testFilter := ds, filter
+	var testOn []kg.Triple
 	var testNote string
 	if other := cfg.Eval.TestOn; other != nil {
 		if other.Negatives != nil {
 			return nil, fmt.Errorf("train: testing on %s: its shipped negatives are in its own ids; test on a data set without them", other.Name)
 		}
 		mapped, dropped := other.InVocabularyOf(ds)
-		testDS, testFilter = mapped, kg.NewFilter(mapped.Train, mapped.Valid, mapped.Test)
-		testSplit = split{triples: mapped.Test}
-		mem.Data += other.Bytes() + testFilter.Bytes() + 12*int64(len(mapped.Train)+len(mapped.Valid)+len(mapped.Test))
+		testDS, testFilter, testOn = mapped, kg.NewFilter(mapped.Train, mapped.Valid, mapped.Test), mapped.Test
+		mem.Data += testFilter.Bytes() + 12*int64(len(mapped.Train)+len(mapped.Valid)+len(mapped.Test))
+		if other != ds {
+			mem.Data += other.Bytes()
+		}
 		testNote = fmt.Sprintf("tested on %s's test split (%d triples), filtered by its splits", other.Name, len(mapped.Test))
 		if n := kg.DroppedNote(other, ds, dropped); n != "" {
 			testNote += "; " + n
 		}
+	}
+	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
+	if err != nil {
+		return nil, err
+	}
+	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
+	validSplit, testSplit := splitsOf(ds)
+	if cfg.Eval.TestOn != nil {
+		testSplit = split{triples: testOn}
 	}
 	validSplit, testSplit, err = withNegatives(validSplit, testSplit, ds, filter, testFilter, cfg.Eval)
 	if err != nil {
@@ -249,7 +257,7 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 	}
 	for i := i0; i < nb; i++ {
 		if err := r.ctx.Err(); err != nil {
-			if serr := r.saveInEpoch(epoch, i, sum, start); serr != nil {
+			if serr := r.saveInEpoch(epoch, i, sum, &start); serr != nil {
 				return rec, false, fmt.Errorf("%w (stopped: %w)", serr, err)
 			}
 			return rec, false, err
@@ -257,7 +265,7 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 		// A long epoch is also saved inside it, so that a kill without
 		// warning (SIGKILL, a node lost) costs at most StateEvery of work.
 		if i > i0 && cfg.StateEvery > 0 && time.Since(r.lastSave) >= cfg.StateEvery {
-			if err := r.saveInEpoch(epoch, i, sum, start); err != nil {
+			if err := r.saveInEpoch(epoch, i, sum, &start); err != nil {
 				return rec, false, err
 			}
 		}
@@ -284,17 +292,20 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 }
 
 // saveInEpoch hands SaveState the state at the boundary before step i of
-// epoch (State.Batch = i), with the epoch's summed loss and seconds so far.
-func (r *run) saveInEpoch(epoch, i int, sum float64, start time.Time) error {
+// epoch (State.Batch = i), with the epoch's summed loss and seconds so far,
+// and moves *start on by the save's own time: the epoch's seconds are
+// training's, not the disk's.
+func (r *run) saveInEpoch(epoch, i int, sum float64, start *time.Time) error {
 	if r.cfg.SaveState == nil {
 		return nil
 	}
 	s := r.state(epoch - 1)
-	s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(start).Seconds()
+	s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(*start).Seconds()
 	r.lastSave = time.Now()
 	if err := r.cfg.SaveState(s); err != nil {
 		return fmt.Errorf("train: saving the state at step %d of epoch %d: %w", i, epoch, err)
 	}
+	*start = start.Add(time.Since(r.lastSave))
 	return nil
 }
 

@@ -257,15 +257,23 @@ func TestStateEverySavesInsideLongEpochs(t *testing.T) {
 	var inside *State
 	often := cfg
 	often.StateEvery = time.Nanosecond
+	const write = 60 * time.Millisecond // a slow disk: 5 writes an epoch
 	often.SaveState = func(s *State) error {
 		got = append(got, at{s.Epoch, s.Batch})
 		if s.Epoch == 1 && s.Batch == 4 {
 			inside = s.Clone()
 		}
+		time.Sleep(write)
 		return nil
 	}
-	if _, err := Run(context.Background(), often, ds, nil); err != nil {
+	res, err := Run(context.Background(), often, ds, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, e := range res.Epochs { // 6 steps of a tiny model: milliseconds
+		if e.Seconds >= 4*write.Seconds() {
+			t.Errorf("epoch %d took %.3f s: the saves inside it (%v) are counted as training", e.Epoch, e.Seconds, 5*write)
+		}
 	}
 	// 6 steps an epoch: states before steps 2..6 of each epoch (Batch 1..5,
 	// Epoch the epochs completed) and after epochs 1 and 2 (not the last).

@@ -97,7 +97,7 @@ func TestTestOnMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := repoData(t, "umls") // shares no name with nations: all dropped when mapped
+	other := repoData(t, "umls") // a bigger data set, for its sizes
 	cfg.Eval.TestOn = repoData(t, "nations")
 	est, err := EstimateMemory(cfg, SizesOf(ds))
 	if err != nil {
@@ -123,5 +123,32 @@ func TestTestOnMemory(t *testing.T) {
 	if viaSizes.Data <= est.Data {
 		t.Errorf("umls (%d triples) as the test_on data estimated at %d bytes, nations (%d) at %d",
 			o.Train+o.Valid+o.Test, viaSizes.Data, len(ds.Train)+len(ds.Valid)+len(ds.Test), est.Data)
+	}
+
+	// Under a budget that cuts the evaluation batch, the run fits the
+	// budget, with a batch no smaller than the estimate's (whose data part
+	// is an upper bound: every triple tested on, a worst-case filter).
+	tight := cfg
+	tight.MemoryBudget = est.Total() - est.Eval/2
+	want, err := EstimateMemory(tight, RunSizes(ds, tight.Eval.TestOn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = newRun(context.Background(), tight, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.res.Memory; got.EvalBatch < want.EvalBatch || want.EvalBatch >= est.EvalBatch || got.Total() > tight.MemoryBudget {
+		t.Errorf("budget %d: the run evaluates %d queries at a time and holds %d; the estimate said %d (untight %d)",
+			tight.MemoryBudget, got.EvalBatch, got.Total(), want.EvalBatch, est.EvalBatch)
+	}
+	// Tested on its own data set (one copy in memory), the data set is
+	// counted once.
+	shared, err := EstimateMemory(cfg, RunSizes(ds, ds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := est.Data - shared.Data; d != SizesOf(ds).Bytes {
+		t.Errorf("a copy of the data set costs %d bytes more than the data set itself, want its %d", d, SizesOf(ds).Bytes)
 	}
 }
