@@ -3,7 +3,9 @@ package analysis
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -45,7 +47,8 @@ func WriteSamples(path string, ds *kg.Dataset, ts []kg.Triple) error {
 	return atomicfile.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-// ReadSamples reads a file written by WriteSamples back into ids of ds; a
+// ReadSamples reads a file written by WriteSamples back into ids of ds,
+// gzipped when path ends in ".gz" (as published with a run's record); a
 // malformed line or an unknown name is an error naming the line.
 func ReadSamples(path string, ds *kg.Dataset) ([]kg.Triple, error) {
 	f, err := os.Open(path)
@@ -53,8 +56,17 @@ func ReadSamples(path string, ds *kg.Dataset) ([]kg.Triple, error) {
 		return nil, err
 	}
 	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
 	var out []kg.Triple
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		p := strings.Split(sc.Text(), "\t")

@@ -118,13 +118,26 @@ func ResolveRun(out, ref string) (string, error) {
 	return filepath.Join(runs, match[0]), nil
 }
 
-// runSamples returns n samples of a run, read from samples.tsv when it
-// holds enough, else drawn and written.
-func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
-	path := filepath.Join(fr.Dir, samplesName)
-	if ts, err := analysis.ReadSamples(path, fr.Data); err == nil && len(ts) >= n {
-		return ts[:n], nil
+// storedSamples returns n samples of the run in dir as stored by an
+// earlier analysis, in samples.tsv or as published (samples.tsv.gz), or nil
+// when neither holds that many. They are the ones sampling would draw
+// again: the seed is the run's.
+func storedSamples(dir string, ds *kg.Dataset, n int) []kg.Triple {
+	for _, name := range []string{samplesName, samplesName + ".gz"} {
+		if ts, err := analysis.ReadSamples(filepath.Join(dir, name), ds); err == nil && len(ts) >= n {
+			return ts[:n]
+		}
 	}
+	return nil
+}
+
+// runSamples returns n samples of a run, stored ones when there are
+// enough (storedSamples), else drawn and written to samples.tsv.
+func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
+	if ts := storedSamples(fr.Dir, fr.Data, n); ts != nil {
+		return ts, nil
+	}
+	path := filepath.Join(fr.Dir, samplesName)
 	dom, err := Constraint(fr.Spec, fr.Data)
 	if err != nil {
 		return nil, err
@@ -304,8 +317,31 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	row := func(id string, spec grid.RunSpec, ts []kg.Triple) error {
+		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(id), 0x7d))
+		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
+		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Stat: st})
+		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", id, st.Mean, st.Std)
+		return err
+	}
+	// A run whose checkpoint is gone is measured on its stored samples
+	// (published ones included), else keeps its row.
+	var rowErr error
 	noCheckpoint := func(id, dir string) bool {
-		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) && hasOldRow(id) {
+		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		if err == nil && rec != nil && rec.Spec.Dataset == ref.Spec.Dataset {
+			if ts := storedSamples(dir, ds, a.Samples); ts != nil {
+				fmt.Fprintf(a.Stderr, "%s: no checkpoint; measured on its stored samples\n", id)
+				if err := row(id, rec.Spec, ts); err != nil && rowErr == nil {
+					rowErr = fmt.Errorf("%s: %w", id, err)
+				}
+				return true
+			}
+		}
+		if hasOldRow(id) {
 			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, analysis.KTDTSVName)
 			return true
 		}
@@ -319,12 +355,11 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x7d))
-		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
-		rows = append(rows, analysis.KTDRow{Dataset: fr.Spec.Dataset, Model: fr.Spec.Model, Objective: fr.Spec.Objective, Run: fr.ID, Stat: st})
-		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", fr.ID, st.Mean, st.Std)
-		return err
+		return row(fr.ID, fr.Spec, ts)
 	})
+	if err == nil {
+		err = rowErr
+	}
 	if err != nil {
 		return err
 	}

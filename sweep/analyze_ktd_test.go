@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,9 +71,38 @@ objective = "pll"
 		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
 	}
 
+	// A run whose checkpoint is gone but whose samples were published
+	// (gzipped beside its record) is measured on them: the same row to the
+	// digit, with no table to keep it from.
+	run2 := filepath.Join(ts.out, runsDirName, ids[2])
+	plain, err := os.ReadFile(filepath.Join(run2, samplesName))
+	must(t, err)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err = zw.Write(plain)
+	must(t, err)
+	must(t, zw.Close())
+	must(t, os.WriteFile(filepath.Join(run2, samplesName+".gz"), gz.Bytes(), 0o644))
+	away := t.TempDir()
+	for _, f := range []string{ckpt.CheckpointName, samplesName} {
+		must(t, os.Rename(filepath.Join(run2, f), filepath.Join(away, f)))
+	}
+	must(t, os.Remove(tsvPath))
+	_, stderr := mustAnalyze(t, ktd(300, false))
+	if got := readRows(); !slices.Equal(got, all) {
+		t.Errorf("measured on published samples:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
+	}
+	if !strings.Contains(stderr, ids[2]+": no checkpoint; measured on its stored samples") {
+		t.Errorf("stderr does not say the stored samples were used:\n%s", stderr)
+	}
+	for _, f := range []string{ckpt.CheckpointName, samplesName} {
+		must(t, os.Rename(filepath.Join(away, f), filepath.Join(run2, f)))
+	}
+	must(t, os.Remove(filepath.Join(run2, samplesName+".gz")))
+
 	// One run alone: the table is the same to the digit, since each run's
 	// draws have their own seed and the baselines theirs.
-	_, stderr := mustAnalyze(t, ktd(300, true))
+	_, stderr = mustAnalyze(t, ktd(300, true))
 	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("the run 2 alone gave:\n%s\nwant the table of the analysis of all runs:\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
