@@ -153,9 +153,12 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 // Analysis is a post-hoc analysis of the finished runs of a results
 // directory (see the list above).
 type Analysis struct {
-	Kind      string // "samples", "ktd", "calibration", "plots", "paper" or "tables"
-	Title     string // for tables: the grid's name, results.md's title
-	Features  string // for ktd: the ID or directory of the finished ComplEx run giving ψ
+	Kind     string // "samples", "ktd", "calibration", "plots", "paper" or "tables"
+	Title    string // for tables: the grid's name, results.md's title
+	Features string // for ktd: the ID or directory of the finished ComplEx run giving ψ
+	// KTDTable names the KTD's tables, <KTDTable>.tsv and .md ("" is
+	// "ktd"): a table of another ψ lives beside the first.
+	KTDTable  string
 	Reference string // for paper: the reference table (see report.ReadReference)
 	Samples   int    // samples per run; <= 0 means analysis.DefaultSamples
 	Out       string // the results directory
@@ -292,7 +295,14 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	// The table is updated, not replaced: runs analysed before keep their
 	// rows when those were computed with the same ψ and sizes, also where
 	// their checkpoints are gone (as on a fresh clone or a new machine).
-	tsvPath := filepath.Join(a.Out, analysis.KTDTSVName)
+	tsvName, mdName := analysis.KTDTSVName, analysis.KTDMarkdownName
+	if a.KTDTable != "" {
+		if a.KTDTable != filepath.Base(a.KTDTable) || strings.HasSuffix(a.KTDTable, ".tsv") || strings.HasSuffix(a.KTDTable, ".md") {
+			return fmt.Errorf("-ktd-table %q: want a file name without directory or extension, e.g. ktd-d1000", a.KTDTable)
+		}
+		tsvName, mdName = a.KTDTable+".tsv", a.KTDTable+".md"
+	}
+	tsvPath := filepath.Join(a.Out, tsvName)
 	old, oldSet, err := analysis.ReadKTDTSV(tsvPath)
 	if err != nil {
 		return err
@@ -342,7 +352,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 			}
 		}
 		if hasOldRow(id) {
-			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, analysis.KTDTSVName)
+			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, tsvName)
 			return true
 		}
 		return false
@@ -375,17 +385,17 @@ func (a *Analysis) ktd(ctx context.Context) error {
 			return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
 		}
 		if m.Kept > 0 {
-			fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", m.Kept, analysis.KTDTSVName)
-			warnIfBaselinesMoved(a.Stderr, rows, old)
+			fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", m.Kept, tsvName)
+			warnIfBaselinesMoved(a.Stderr, tsvName, rows, old)
 		}
 		if m.Gone > 0 {
-			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, analysis.KTDTSVName, a.Out)
+			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, tsvName, a.Out)
 		}
 		tsv, md, err := analysis.KTDTables(m.Rows, set)
 		if err != nil {
 			return err
 		}
-		return a.writeTables(analysis.KTDTSVName, tsv, analysis.KTDMarkdownName, md)
+		return a.writeTables(tsvName, tsv, mdName, md)
 	})
 }
 
@@ -398,15 +408,15 @@ func refuseKTDDrop(tsvPath string, other []string, oldSet, set analysis.KTDSetti
 		was = "a ψ and sizes the table does not record (it predates them)"
 	}
 	return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q, %d and %d: "+
-		"analyse them too, or move %s away to start a new table", tsvPath, len(other), strings.Join(other, ", "), was,
-		set.Features, set.DrawSize, set.Samples, analysis.KTDTSVName)
+		"analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-%s) or move %s away to start a new table",
+		tsvPath, len(other), strings.Join(other, ", "), was, set.Features, set.DrawSize, set.Samples, set.Features, filepath.Base(tsvPath))
 }
 
 // warnIfBaselinesMoved says so when the baselines drawn now differ from an
 // earlier table's (to the 6 digits ktd.tsv keeps): ψ, named by its run ID,
 // was then retrained or changed, and the rows kept from that table were
 // computed with another ψ, as far from this one as the baselines show.
-func warnIfBaselinesMoved(w io.Writer, fresh, old []analysis.KTDRow) {
+func warnIfBaselinesMoved(w io.Writer, table string, fresh, old []analysis.KTDRow) {
 	for _, f := range fresh {
 		for _, o := range old {
 			if f.Run != "" || o.Run != "" || f.Dataset != o.Dataset || f.Model != o.Model {
@@ -414,7 +424,7 @@ func warnIfBaselinesMoved(w io.Writer, fresh, old []analysis.KTDRow) {
 			}
 			now, then := fmt.Sprintf("%.6g", f.Stat.Mean), fmt.Sprintf("%.6g", o.Stat.Mean)
 			if now != then {
-				fmt.Fprintf(w, "ψ differs from the one of the kept rows: the %s baseline is %s now, %s in %s\n", f.Model, now, then, analysis.KTDTSVName)
+				fmt.Fprintf(w, "ψ differs from the one of the kept rows: the %s baseline is %s now, %s in %s\n", f.Model, now, then, table)
 			}
 		}
 	}

@@ -149,7 +149,32 @@ objective = "pll"
 			t.Errorf("%d samples: changed the table:\n%s", samples, strings.Join(got, "\n"))
 		}
 	}
-	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250`, 250)
+	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250: analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-`+ids[0]+`)`, 250)
+
+	// The table of the other setting goes beside, under its own name
+	// (-ktd-table), and the first stays as it was.
+	before := readRows()
+	beside := ktd(250, true) // run 1's checkpoint is gone by now
+	beside.KTDTable = "ktd-250"
+	mustAnalyze(t, beside)
+	if got := readRows(); !slices.Equal(got, before) {
+		t.Errorf("a table beside changed %s:\n%s", analysis.KTDTSVName, strings.Join(got, "\n"))
+	}
+	b250, err := os.ReadFile(filepath.Join(ts.out, "ktd-250.tsv"))
+	must(t, err)
+	if rows := strings.Split(strings.TrimSpace(string(b250)), "\n"); len(rows) != 4 || !strings.Contains(rows[3], ids[2]) || !strings.HasSuffix(rows[3], "\t"+ids[0]+"\t201\t250") {
+		t.Errorf("ktd-250.tsv:\n%s", b250)
+	}
+	if _, err := os.Stat(filepath.Join(ts.out, "ktd-250.md")); err != nil {
+		t.Error(err)
+	}
+	for _, name := range []string{"../ktd", "ktd.tsv", "x.md"} {
+		bad := ktd(300, false)
+		bad.KTDTable = name
+		if _, _, err := runAnalysis(bad); err == nil || !strings.Contains(err.Error(), "-ktd-table") {
+			t.Errorf("-ktd-table %q: %v", name, err)
+		}
+	}
 
 	// So does a table from before the setting was recorded.
 	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\nnations\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\n"
