@@ -342,7 +342,10 @@ func (a *Analysis) ktd(ctx context.Context) error {
 			return false
 		}
 		rec, err := readRecord(filepath.Join(dir, metricsName))
-		if err == nil && rec != nil && rec.Spec.Dataset == ref.Spec.Dataset {
+		if err == nil && rec != nil && rec.Spec.Dataset != ref.Spec.Dataset {
+			return true // another data set's run: not in this table
+		}
+		if err == nil && rec != nil {
 			if ts := storedSamples(dir, ds, a.Samples); ts != nil {
 				fmt.Fprintf(a.Stderr, "%s: no checkpoint; measured on its stored samples\n", id)
 				if err := row(id, rec.Spec, ts); err != nil && rowErr == nil {
