@@ -45,8 +45,8 @@ type Config struct {
 	// buffers is refused before it builds its model (EstimateMemory).
 	MemoryBudget int64
 	// Resume continues a run from a State it saved, after an epoch or
-	// inside one (see SaveState), instead of starting afresh; Init is then not applied,
-	// the state's parameters being the ones to continue from. Run copies
+	// inside one (see SaveState), instead of starting afresh; Init is then
+	// not applied, the state's parameters being the ones to continue from. Run copies
 	// the state and lets go of it; a caller that keeps no reference lets
 	// it be freed (it is as large as the model and its optimiser state).
 	Resume *State

@@ -174,8 +174,9 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()))
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
-	// The data set tested on is held before the evaluator is sized, so that
-	// the evaluation batch is the one EstimateMemory chose.
+	// The data set tested on is held before the evaluator is sized, as
+	// EstimateMemory counts it: the evaluation batch is cut to what the run
+	// then leaves of its budget.
 	testDS, testFilter := ds, filter
 	var testOn []kg.Triple
 	var testNote string
