@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gekc/analysis"
+	"gekc/internal/sweeptest"
 )
 
 // The command's side of -analyze (the analyses are sweep's, tested there:
@@ -17,7 +18,7 @@ import (
 // the other kinds check theirs first (exit 2), and a failed analysis exits
 // 1 saying why.
 func TestAnalyzeDispatch(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	if code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-only", "0-1")...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -45,7 +46,7 @@ func TestAnalyzeDispatch(t *testing.T) {
 // (what paper.md holds, and when, is sweep.TestSweepWritesPaperMD); a
 // reference that cannot be read stops the command before any training.
 func TestSweepReferenceFlag(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ref := filepath.Join(fx.dir, "ref.tsv")
 	must(t, os.WriteFile(ref, []byte("dataset\tmodel\tobjective\tmrr\ntoy\tcp2\tpll\t0.5\n"), 0o644))
 	if code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-only", "0", "-reference", ref)...); code != exitOK {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/internal/sweeptest"
 	"gekc/sweep"
 )
 
@@ -156,7 +157,7 @@ func TestVerbosityFlags(t *testing.T) {
 		{"-q", 0, exitOK, true},
 	} {
 		t.Run("flag "+tt.flag, func(t *testing.T) {
-			fx := newSweepFixture(t, toyGrid)
+			fx := newSweepFixture(t, sweeptest.ToyGrid)
 			args := fx.args()
 			if tt.flag != "" {
 				args = append(args, tt.flag)
@@ -178,7 +179,7 @@ func TestVerbosityFlags(t *testing.T) {
 		})
 	}
 	var errOut bytes.Buffer
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	if code := runCLI(context.Background(), fx.args("-v", "-q"), cliEnv{stdout: &bytes.Buffer{}, stderr: &errOut, getenv: func(string) string { return "" }, run: newFake().run}); code != exitUsage {
 		t.Errorf("-v -q: exit %d, want %d", code, exitUsage)
 	}

@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"gekc/grid"
-	"gekc/internal/atomicfile"
-	"gekc/internal/fakerun"
 	"gekc/internal/filelock"
+	"gekc/internal/sweeptest"
 	"gekc/report"
 	"gekc/sweep"
 	"gekc/train"
@@ -48,10 +47,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fakeTrainer is the command's tests' run function: fakerun's Trainer,
+// fakeTrainer is the command's tests' run function: sweeptest's Trainer,
 // with the last job of each run kept for the tests to inspect.
 type fakeTrainer struct {
-	fakerun.Trainer
+	sweeptest.Trainer
 	mu   sync.Mutex
 	jobs map[string]sweep.Job
 }
@@ -91,26 +90,6 @@ func (f *fakeTrainer) run(ctx context.Context, job sweep.Job) (*sweep.Outcome, e
 	}
 	return &sweep.Outcome{Status: r.Status, Epochs: r.Epochs, BestEpoch: r.BestEpoch, Valid: r.Valid, Test: r.Test, Notes: r.Notes}, nil
 }
-
-// toyGrid expands to 12 runs: 8 from the first block, 4 (seeds) from the second.
-const toyGrid = `name = "toy"
-[defaults]
-dataset = "toy"
-rank = 4
-batch_size = 10
-learning_rate = 0.01
-epochs = 3
-
-[[sweep]]
-model = ["cp2", "complex2"]
-objective = ["pll", "mle"]
-seed = [0, 1]
-
-[[sweep]]
-model = "cp"
-objective = "pll"
-seeds = 4
-`
 
 // sweepFixture is a grid file, a data root holding its dataset, and an
 // output directory, all in a temporary directory.
@@ -156,36 +135,6 @@ func readRows(t *testing.T, out string) []report.Row {
 	table, err := report.ReadTSV(filepath.Join(out, "results.tsv"))
 	must(t, err)
 	return table.Rows
-}
-
-// assertEachRowOnce checks that results.tsv has exactly one row per ID and
-// no other rows.
-func assertEachRowOnce(t *testing.T, out string, ids []string) {
-	t.Helper()
-	count := map[string]int{}
-	for _, r := range readRows(t, out) {
-		count[r["id"]]++
-	}
-	for _, id := range ids {
-		if count[id] != 1 {
-			t.Errorf("results.tsv has %d rows for %s, want 1", count[id], id)
-		}
-		delete(count, id)
-	}
-	for id, n := range count {
-		t.Errorf("results.tsv has %d unexpected rows for %s", n, id)
-	}
-}
-
-// assertNoTempFiles checks that no WriteFileAtomic temporary is left.
-func assertNoTempFiles(t *testing.T, root string) {
-	t.Helper()
-	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err == nil && atomicfile.IsTemp(d.Name()) {
-			t.Errorf("temporary file left behind: %s", path)
-		}
-		return nil
-	})
 }
 
 func must(t *testing.T, err error) {
@@ -267,18 +216,6 @@ func trainCLI(t *testing.T, args []string, extra ...string) (stdout, stderr stri
 	}
 	return out.String(), errOut.String()
 }
-
-// base is a [defaults] block that satisfies DefaultValidator, so that test
-// grids only state what they test.
-const base = `[defaults]
-dataset = "toy"
-model = "cp"
-objective = "pll"
-rank = 4
-batch_size = 10
-learning_rate = 0.01
-epochs = 2
-`
 
 // readRecord reads a run's metrics.json; nil if there is none.
 func readRecord(path string) (*sweep.Record, error) {

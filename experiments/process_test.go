@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/internal/sweeptest"
 	"gekc/sweep"
 	"gekc/train"
 )
@@ -48,7 +49,7 @@ func TestProcessesShareOneResultsDirectory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	grid := strings.Replace(toyGrid, "seeds = 4", "seeds = 16", 1) // 24 runs
+	grid := strings.Replace(sweeptest.ToyGrid, "seeds = 4", "seeds = 16", 1) // 24 runs
 	fx := newSweepFixture(t, grid)
 	ids := fx.runIDs(t)
 	calls := filepath.Join(fx.dir, "calls.log")
@@ -69,7 +70,7 @@ func TestProcessesShareOneResultsDirectory(t *testing.T) {
 			t.Errorf("process %d: %v\n%s", i, err, logs[i])
 		}
 	}
-	assertEachRowOnce(t, fx.out, ids)
+	sweeptest.EachRowOnce(t, fx.out, ids)
 	got := callsIn(t, calls)
 	for _, id := range ids {
 		if got[id] != 1 {
@@ -89,14 +90,14 @@ func TestProcessesShareOneResultsDirectory(t *testing.T) {
 	if !strings.Contains(string(md), "24 runs") {
 		t.Errorf("results.md does not count every run:\n%s", md)
 	}
-	assertNoTempFiles(t, fx.dir)
+	sweeptest.NoTempFiles(t, fx.dir)
 }
 
 func TestKillBetweenMetricsAndResultsRow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	calls := filepath.Join(fx.dir, "calls.log")
 	cmd := helperCommand(t, []string{fakeSleepEnv + "=150ms", fakeCallsEnv + "=" + calls}, fx.args()...)
@@ -126,20 +127,20 @@ func TestKillBetweenMetricsAndResultsRow(t *testing.T) {
 	if out, err := restart.CombinedOutput(); err != nil {
 		t.Fatalf("restart: %v\n%s", err, out)
 	}
-	assertEachRowOnce(t, fx.out, ids)
+	sweeptest.EachRowOnce(t, fx.out, ids)
 	for id, n := range callsIn(t, calls) {
 		if n != 1 {
 			t.Errorf("%s trained %d times; a finished run must not be repeated", id, n)
 		}
 	}
-	assertNoTempFiles(t, fx.dir)
+	sweeptest.NoTempFiles(t, fx.dir)
 }
 
 func TestKillMidRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	calls := filepath.Join(fx.dir, "calls.log")
 	cmd := helperCommand(t, []string{fakeSleepEnv + "=40ms", fakeCallsEnv + "=" + calls}, fx.args()...)
@@ -161,7 +162,7 @@ func TestKillMidRun(t *testing.T) {
 	if out, err := restart.CombinedOutput(); err != nil {
 		t.Fatalf("restart: %v\n%s", err, out)
 	}
-	assertEachRowOnce(t, fx.out, ids)
+	sweeptest.EachRowOnce(t, fx.out, ids)
 	after := callsIn(t, calls)
 	for _, id := range ids {
 		want := 1
@@ -176,7 +177,7 @@ func TestKillMidRun(t *testing.T) {
 	if string(ckpt) != "final "+ids[2] {
 		t.Errorf("restarted run's checkpoint %q", ckpt)
 	}
-	assertNoTempFiles(t, fx.dir)
+	sweeptest.NoTempFiles(t, fx.dir)
 }
 
 // SIGUSR1 is what a SLURM task is sent ahead of its time limit.
@@ -186,7 +187,7 @@ func TestSignalsStopGracefully(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fx := newSweepFixture(t, toyGrid)
+			fx := newSweepFixture(t, sweeptest.ToyGrid)
 			ids := fx.runIDs(t)
 			cmd := helperCommand(t, []string{fakeSleepEnv + "=10s"}, fx.args()...)
 			var log bytes.Buffer
@@ -216,7 +217,7 @@ func TestSignalsStopGracefully(t *testing.T) {
 			if !strings.Contains(log.String(), "interrupted") {
 				t.Errorf("no word of the interruption:\n%s", log.String())
 			}
-			assertNoTempFiles(t, fx.dir)
+			sweeptest.NoTempFiles(t, fx.dir)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/internal/sweeptest"
 	"gekc/sweep"
 )
 
@@ -15,7 +16,7 @@ import (
 // the script, nothing is trained, stdout names the script, and a resource
 // the script cannot ask for is a usage error that writes nothing.
 func TestEmitSlurm(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	script := filepath.Join(fx.out, "sbatch.sh")
 	code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args("-emit", "slurm", "-slurm-time", "10", "-slurm-signal-before", "10m")...)
 	if code != exitUsage || !strings.Contains(stderr, "-slurm-signal-before") || fileExists(script) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/internal/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 
@@ -19,7 +20,7 @@ import (
 // is a usage error before anything is trained, and an accepted one is said
 // on stderr before the run trains.
 func TestAdoptStateFlag(t *testing.T) {
-	fx := newSweepFixture(t, base+`
+	fx := newSweepFixture(t, sweeptest.ToyBase+`
 [[sweep]]
 patience = 2
 epochs = 4

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gekc/internal/fakerun"
+	"gekc/internal/sweeptest"
 	"gekc/sweep"
 )
 
@@ -21,13 +21,13 @@ import (
 // the table of the best configurations and nothing else; resumed with the
 // failures gone, exit 0 and the runs done before counted as already done.
 func TestSweepDivergedAndFailedRuns(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.Diverge = fakerun.IDs(diverged)
-	fake.Fail = fakerun.IDs(failed)
-	fake.Panic = fakerun.IDs(panicked)
+	fake.Diverge = sweeptest.IDs(diverged)
+	fake.Fail = sweeptest.IDs(failed)
+	fake.Panic = sweeptest.IDs(panicked)
 	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args()...)
 	if code != exitRunsFailed {
 		t.Fatalf("exit %d, want %d (a run failed): %s", code, exitRunsFailed, stderr)
@@ -53,7 +53,7 @@ func TestSweepDivergedAndFailedRuns(t *testing.T) {
 	}
 }
 func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	fake := newFake()
 	// Nothing finished yet: -resume=false starts.
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-resume=false", "-only", "0")...); code != exitOK {
@@ -76,7 +76,7 @@ func TestResumeFalseRefusesFinishedRuns(t *testing.T) {
 // exitInterrupted, and its closing line counts every run of the sweep
 // interrupted, not only the one that was stopped.
 func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
 	fake.Block = make(chan struct{}) // the first run waits for the interrupt
@@ -97,21 +97,21 @@ func TestInterruptExitsAndCountsEveryRun(t *testing.T) {
 	if want := fmt.Sprintf("0 finished, 0 diverged, 0 failed now; 0 were already done; 0 being trained elsewhere; %d interrupted.", len(ids)); !strings.Contains(tally, want) {
 		t.Errorf("tally of a sweep of %d runs cancelled in its first: want %q in\n%s", len(ids), want, tally)
 	}
-	assertNoTempFiles(t, fx.dir)
+	sweeptest.NoTempFiles(t, fx.dir)
 }
 
 // -only, -samples, -data, -out and -state-every reach the runner (which
 // trains the selection with the override: sweep's
 // TestSelectionAndSamplesOverride).
 func TestOnlyAndSamplesOverride(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
 	code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "3,10-11", "-samples", "7", "-state-every", "1h")...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	assertEachRowOnce(t, fx.out, []string{ids[3], ids[10], ids[11]})
+	sweeptest.EachRowOnce(t, fx.out, []string{ids[3], ids[10], ids[11]})
 	job := fake.jobs[ids[3]]
 	if abs, _ := filepath.Abs(fx.data); job.Spec.Samples != 7 || job.StateEvery != time.Hour || job.DataRoot != abs ||
 		job.RunDir != filepath.Join(fx.out, "runs", ids[3]) {
@@ -120,7 +120,7 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 }
 
 func TestCommandLineErrors(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	tests := []struct {
 		name string
 		args []string
@@ -151,7 +151,7 @@ func TestCommandLineErrors(t *testing.T) {
 }
 
 func TestDryRun(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	ids := fx.runIDs(t)
 	fake := newFake()
 	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args("-dry-run")...)
@@ -206,7 +206,7 @@ func TestDataAndOutDefaults(t *testing.T) {
 	// <repo>/results/<grid name>, from any subdirectory.
 	must(t, os.MkdirAll(filepath.Join(repo, "data", "toy"), 0o755))
 	grid := filepath.Join(repo, "toy.toml")
-	must(t, os.WriteFile(grid, []byte(toyGrid), 0o644))
+	must(t, os.WriteFile(grid, []byte(sweeptest.ToyGrid), 0o644))
 	var out strings.Builder
 	code := runCLI(context.Background(), []string{"-grid", grid, "-dry-run"}, cliEnv{stdout: &out, stderr: &out,
 		getenv: func(string) string { return "" }, dir: sub, run: newFake().run})
@@ -225,7 +225,7 @@ func TestDataAndOutDefaults(t *testing.T) {
 }
 
 func TestUnnamedGridRunFromItsCopy(t *testing.T) {
-	fx := newSweepFixture(t, strings.Replace(toyGrid, "name = \"toy\"\n", "", 1))
+	fx := newSweepFixture(t, strings.Replace(sweeptest.ToyGrid, "name = \"toy\"\n", "", 1))
 	fake := newFake()
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -252,7 +252,7 @@ func TestUnnamedGridRunFromItsCopy(t *testing.T) {
 // -memory budgets the runs whose grid says nothing: the dry run's estimate
 // shows it, and a value that is no amount of memory is a usage error.
 func TestMemoryFlag(t *testing.T) {
-	fx := newSweepFixture(t, toyGrid)
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	for _, split := range []string{"train.txt", "valid.txt", "test.txt"} {
 		data, err := os.ReadFile(filepath.Join("..", "data", "nations", split))
 		must(t, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/internal/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -183,5 +184,5 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if _, _, err := runAnalysis(analysis("calibration", 1)); err == nil || !strings.Contains(err.Error(), calTSVName+":3:") {
 		t.Errorf("a broken %s: %v", calTSVName, err)
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 }

@@ -11,6 +11,7 @@ import (
 
 	"gekc/analysis"
 	"gekc/grid"
+	"gekc/internal/sweeptest"
 	"gekc/train/ckpt"
 )
 
@@ -197,5 +198,5 @@ objective = "pll"
 	if _, _, err := runAnalysis(ktd(300, false)); err == nil || !strings.Contains(err.Error(), analysis.KTDTSVName+":3:") {
 		t.Errorf("a broken %s: %v", analysis.KTDTSVName, err)
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/internal/sweeptest"
 	"gekc/report"
 )
 
@@ -35,7 +36,7 @@ func TestAnalyzePaper(t *testing.T) {
 	if string(got) != string(want) {
 		t.Errorf("paper.md differs from the committed one:\n%s", got)
 	}
-	assertNoTempFiles(t, out)
+	sweeptest.NoTempFiles(t, out)
 
 	missing := filepath.Join(out, "nope.tsv")
 	a.Reference = missing

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"gekc/grid"
-	"gekc/internal/fakerun"
+	"gekc/internal/sweeptest"
 	"gekc/report"
 )
 
@@ -95,8 +95,8 @@ func TestAnalyzePlots(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed := ids[1], ids[2]
 	fake := newFake()
-	fake.Diverge = fakerun.IDs(diverged)
-	fake.Fail = fakerun.IDs(failed)
+	fake.Diverge = sweeptest.IDs(diverged)
+	fake.Fail = sweeptest.IDs(failed)
 	s := New(ts.g, ts.g.Runs[:4], Options{Out: ts.out, DataRoot: ts.data, Run: fake.run, Quiet: true})
 	must(t, s.Prepare())
 	if tally := s.Run(context.Background()); tally.Finished != 2 || tally.Diverged != 1 || tally.Failed != 1 {
@@ -117,7 +117,7 @@ func TestAnalyzePlots(t *testing.T) {
 			readPNG(t, path)
 		}
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 	if _, _, err := runAnalysis(Analysis{Kind: "nonsense", Out: ts.out, DataRoot: ts.data, Runs: ts.g.Runs}); err == nil ||
 		!strings.Contains(err.Error(), "plots, paper or tables") {
 		t.Errorf("-analyze nonsense: %v", err)

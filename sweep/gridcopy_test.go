@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/internal/sweeptest"
 )
 
 // A sweep of a grid other than the one whose copy is in Out makes it the
@@ -24,7 +25,7 @@ func TestGridCopyKeepsPreviousGrid(t *testing.T) {
 		}
 	}
 	sweepFirst(ts.g, Tally{Finished: 1})
-	changed := toyGrid + "\n# an edit\n"
+	changed := sweeptest.ToyGrid + "\n# an edit\n"
 	g, err := grid.ParseGrid("toy.toml", []byte(changed), nil)
 	must(t, err)
 	sweepFirst(g, Tally{AlreadyDone: 1})
@@ -37,7 +38,7 @@ func TestGridCopyKeepsPreviousGrid(t *testing.T) {
 	if len(old) != 1 {
 		t.Fatalf("previous grid not kept: %v", old)
 	}
-	if data, _ := os.ReadFile(old[0]); string(data) != toyGrid {
+	if data, _ := os.ReadFile(old[0]); string(data) != sweeptest.ToyGrid {
 		t.Error("kept grid differs from the previous one")
 	}
 }

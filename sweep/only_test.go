@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/internal/sweeptest"
 )
 
 // A sweep trains only its selection of the grid's runs, each in its
@@ -23,7 +24,7 @@ func TestSelectionAndSamplesOverride(t *testing.T) {
 	if tally := s.Run(context.Background()); tally != (Tally{Finished: 3}) {
 		t.Fatalf("%+v; want the 3 selected runs finished", tally)
 	}
-	assertEachRowOnce(t, ts.out, selected)
+	sweeptest.EachRowOnce(t, ts.out, selected)
 	for _, id := range ids {
 		want := 0
 		if slices.Contains(selected, id) {

@@ -13,6 +13,7 @@ import (
 
 	_ "gekc/graph/openblas" // train as the command does, and as fast
 	"gekc/grid"
+	"gekc/internal/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 
@@ -138,8 +139,8 @@ objective = "pll"
 			t.Errorf("%s: finished run kept its resume state", id)
 		}
 	}
-	assertEachRowOnce(t, ts.out, ids)
-	assertNoTempFiles(t, ts.out)
+	sweeptest.EachRowOnce(t, ts.out, ids)
+	sweeptest.NoTempFiles(t, ts.out)
 }
 
 // stopAtStep is an Observer that cancels the sweep's context after step
@@ -210,7 +211,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if !strings.Contains(strings.Join(got.Notes, "\n"), "resumed in epoch 3 after step 4") {
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
 	}
-	assertEachRowOnce(t, ts.out, []string{id})
+	sweeptest.EachRowOnce(t, ts.out, []string{id})
 }
 
 // assertSameTraining checks that run id of the results directory out

@@ -12,7 +12,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
-	"gekc/internal/fakerun"
+	"gekc/internal/sweeptest"
 	"gekc/report"
 	"gekc/train"
 )
@@ -55,7 +55,7 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 	if tally := ts.run(t, fake, 1); tally.Finished != 1 || tally.AlreadyDone != len(ids)-1 || tally.Failed != 0 {
 		t.Fatalf("resumed: %+v; want the one run without a record trained, the rest already done", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
 		want := 1
 		if id == ids[4] {
@@ -69,7 +69,7 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 	if string(ckpt) != "final "+ids[4] {
 		t.Errorf("restarted run's checkpoint: %q", ckpt)
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 }
 
 // Several runs at once in one process: each trained once, one row each,
@@ -82,7 +82,7 @@ func TestParallelJobsInOneProcess(t *testing.T) {
 	if tally := ts.run(t, fake, 4); tally.Finished != len(ids) {
 		t.Fatalf("%+v", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
 		if n := fake.Calls(id); n != 1 {
 			t.Errorf("%s trained %d times", id, n)
@@ -104,13 +104,13 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.Diverge = fakerun.IDs(diverged)
-	fake.Fail = fakerun.IDs(failed)
-	fake.Panic = fakerun.IDs(panicked)
+	fake.Diverge = sweeptest.IDs(diverged)
+	fake.Fail = sweeptest.IDs(failed)
+	fake.Panic = sweeptest.IDs(panicked)
 	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
 		t.Fatalf("%+v; want 9 finished, 1 diverged, 2 failed", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
 		want := train.Finished
 		switch id {
@@ -149,7 +149,7 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 	if tally := ts.run(t, fake, 1); tally.Finished != 2 || tally.AlreadyDone != 10 || tally.Failed != 0 {
 		t.Fatalf("resumed: %+v; want the 2 failed runs retried", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 	for id, want := range map[string]int{failed: 2, panicked: 2, diverged: 1, ids[0]: 1} {
 		if got := fake.Calls(id); got != want {
 			t.Errorf("%s trained %d times, want %d", id, got, want)
@@ -200,23 +200,23 @@ func TestCancelledSweepTalliesEveryRun(t *testing.T) {
 	if total != 1 {
 		t.Errorf("%d runs started after the cancel", total-1)
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 	fake.Started = nil
 	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
 		t.Fatalf("restart: %+v", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 }
 
 // A run distilled from another run of the sweep trains after it, whatever
 // their order in the grid, and receives its checkpoint; a source that has
 // not finished makes the run fail, saying so.
 func TestDistillOrderAndSource(t *testing.T) {
-	g, err := grid.ParseGrid("g.toml", []byte(toyBase+"[[sweep]]\nmodel = \"cp\"\n"), nil)
+	g, err := grid.ParseGrid("g.toml", []byte(sweeptest.ToyBase+"[[sweep]]\nmodel = \"cp\"\n"), nil)
 	must(t, err)
 	srcID := g.Runs[0].ID
 	// The distilled run comes first in the file; it must still run second.
-	src := toyBase + "[[sweep]]\nmodel = \"cp2\"\ndistill_from = \"" + srcID + "\"\n[[sweep]]\nmodel = \"cp\"\n"
+	src := sweeptest.ToyBase + "[[sweep]]\nmodel = \"cp2\"\ndistill_from = \"" + srcID + "\"\n[[sweep]]\nmodel = \"cp\"\n"
 	ts := newSweepOf(t, src)
 	ids := ts.ids()
 	fake := newFake()
@@ -253,8 +253,8 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 	ids := ts.ids()
 	diverged, failed, panicked := ids[3], ids[5], ids[7]
 	fake := newFake()
-	fake.Diverge = fakerun.IDs(diverged)
-	fake.Fail = fakerun.IDs(failed, panicked)
+	fake.Diverge = sweeptest.IDs(diverged)
+	fake.Fail = sweeptest.IDs(failed, panicked)
 	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
 		t.Fatalf("%+v", tally)
 	}
@@ -320,7 +320,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	if tally := ts.run(t, fake, 1); tally.Finished != len(ids) {
 		t.Fatalf("%+v", tally)
 	}
-	assertEachRowOnce(t, ts.out, ids)
+	sweeptest.EachRowOnce(t, ts.out, ids)
 	for _, id := range ids {
 		if n := fake.Calls(id); n != 1 {
 			t.Errorf("%s trained %d times", id, n)
@@ -348,7 +348,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	}
 	copied, err := os.ReadFile(filepath.Join(ts.out, GridCopyName))
 	must(t, err)
-	if string(copied) != toyGrid {
+	if string(copied) != sweeptest.ToyGrid {
 		t.Error("grid.toml is not a copy of the grid")
 	}
 	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
@@ -356,7 +356,7 @@ func TestSweepEndToEnd(t *testing.T) {
 	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR", "test ece"); err != nil {
 		t.Errorf("results.md: %v", err)
 	}
-	assertNoTempFiles(t, ts.out)
+	sweeptest.NoTempFiles(t, ts.out)
 
 	tsvBefore, _ := os.ReadFile(filepath.Join(ts.out, resultsTSVName))
 	if tally := ts.run(t, fake, 1); tally.AlreadyDone != len(ids) || tally.Finished != 0 {
@@ -374,7 +374,7 @@ func TestDistillFromNpzFile(t *testing.T) {
 	// The fixture of package ckpt, which reads such archives.
 	npz, err := filepath.Abs(filepath.Join("..", "train", "ckpt", "testdata", "numpy-complex.npz"))
 	must(t, err)
-	ts := newSweepOf(t, toyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \""+npz+"\"\n")
+	ts := newSweepOf(t, sweeptest.ToyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \""+npz+"\"\n")
 	fake := newFake()
 	if tally := ts.run(t, fake, 1); tally.Finished != 1 {
 		t.Fatalf("%+v", tally)
@@ -382,7 +382,7 @@ func TestDistillFromNpzFile(t *testing.T) {
 	if job := fake.jobs[ts.ids()[0]]; job.DistillCheckpoint != npz {
 		t.Errorf("DistillCheckpoint = %q, want %q", job.DistillCheckpoint, npz)
 	}
-	ts2 := newSweepOf(t, toyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \"missing.npz\"\n")
+	ts2 := newSweepOf(t, sweeptest.ToyBase+"[[sweep]]\nmodel = \"complex2\"\ndistill_from = \"missing.npz\"\n")
 	if tally := ts2.run(t, newFake(), 1); tally.Failed != 1 {
 		t.Fatalf("%+v; want the run failed", tally)
 	}

@@ -62,7 +62,7 @@ func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	}
 }
 
-// toySlurm is the job array of toyGrid's runs selected by only, with the
+// toySlurm is the job array of sweeptest.ToyGrid's runs selected by only, with the
 // command's default resources, emitted into a new directory; it returns
 // the script's path and what Emit printed on stdout.
 func toySlurm(t *testing.T, only string, edit func(*Slurm)) (ts toySweep, script, stdout string) {

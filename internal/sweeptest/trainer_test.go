@@ -1,4 +1,4 @@
-package fakerun
+package sweeptest
 
 import (
 	"context"

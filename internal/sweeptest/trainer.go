@@ -1,14 +1,15 @@
-// Package fakerun is a training run that trains nothing but behaves like
-// one, for the tests of the runner (sweep) and of the command
-// (experiments): it reports progress, writes a partial and then a final
-// checkpoint, takes its time per epoch while honouring cancellation, and
-// fails, diverges or panics on the runs it is told to. Its metrics are
-// derived from the run's spec, so tables built from them are predictable.
+// Package sweeptest is what the tests of the runner (sweep) and of the
+// command (experiments) share, as net/http/httptest is for HTTP: a training
+// run that trains nothing but behaves like one (Trainer), a toy grid, and
+// checks of a results directory. Nothing of it is in the shipped command.
 //
-// It is test support, as net/http/httptest is: nothing of it is in the
-// shipped command. It knows the run's spec and the observer, not the
-// runner's job type, so that the runner's own tests can import it.
-package fakerun
+// The fake reports progress, writes a partial and then a final checkpoint,
+// takes its time per epoch while honouring cancellation, and fails,
+// diverges or panics on the runs it is told to. Its metrics are derived
+// from the run's spec, so tables built from them are predictable. It knows
+// the run's spec and the observer, not the runner's job type, so that the
+// runner's own tests can import this package.
+package sweeptest
 
 import (
 	"context"

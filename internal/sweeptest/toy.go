@@ -1,0 +1,78 @@
+package sweeptest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gekc/internal/atomicfile"
+	"gekc/report"
+)
+
+// ToyGrid expands to 12 runs on the data set "toy": 8 from its first
+// block, 4 (seeds) from its second. The fake trainer reads no data, so an
+// empty directory "toy" under the data root is all it needs.
+const ToyGrid = `name = "toy"
+[defaults]
+dataset = "toy"
+rank = 4
+batch_size = 10
+learning_rate = 0.01
+epochs = 3
+
+[[sweep]]
+model = ["cp2", "complex2"]
+objective = ["pll", "mle"]
+seed = [0, 1]
+
+[[sweep]]
+model = "cp"
+objective = "pll"
+seeds = 4
+`
+
+// ToyBase is a [defaults] block on the data set "toy" that satisfies
+// grid.DefaultValidator, so that test grids only state what they test.
+const ToyBase = `[defaults]
+dataset = "toy"
+model = "cp"
+objective = "pll"
+rank = 4
+batch_size = 10
+learning_rate = 0.01
+epochs = 2
+`
+
+// EachRowOnce checks that the results.tsv in out has exactly one row per
+// ID and no other rows.
+func EachRowOnce(t testing.TB, out string, ids []string) {
+	t.Helper()
+	table, err := report.ReadTSV(filepath.Join(out, "results.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, r := range table.Rows {
+		count[r["id"]]++
+	}
+	for _, id := range ids {
+		if count[id] != 1 {
+			t.Errorf("results.tsv has %d rows for %s, want 1", count[id], id)
+		}
+		delete(count, id)
+	}
+	for id, n := range count {
+		t.Errorf("results.tsv has %d unexpected rows for %s", n, id)
+	}
+}
+
+// NoTempFiles checks that no atomicfile temporary is left under root.
+func NoTempFiles(t testing.TB, root string) {
+	t.Helper()
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && atomicfile.IsTemp(d.Name()) {
+			t.Errorf("temporary file left behind: %s", path)
+		}
+		return nil
+	})
+}
