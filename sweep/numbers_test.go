@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"gekc/internal/brute"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -32,7 +31,7 @@ import (
 // of them: records, table, checkpoint, distillation.)
 func TestReportedNumbersEqualHandComputation(t *testing.T) {
 	data := t.TempDir()
-	writeTypedTiny(t, filepath.Join(data, "tiny"))
+	must(t, brute.WriteTypedTiny(filepath.Join(data, "tiny")))
 	const patience = 2
 	src := fmt.Sprintf(`name = "numbers"
 [defaults]
@@ -80,15 +79,15 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			ds := fr.Data
 			var consistent func(kg.Triple) bool
 			if rec.Spec.Constraints == "domain" {
-				consistent = func(tr kg.Triple) bool { return typedTinyConsistent(ds, tr) }
+				consistent = func(tr kg.Triple) bool { return brute.TypedTinyConsistent(ds, tr) }
 			}
 			scores := handScores(t, fr.Model, consistent)
 			withLL := slices.Contains(rec.Spec.Eval.Metrics, "ll")
 			policy, err := metrics.ParseTiePolicy(rec.Spec.Eval.TiePolicy)
 			must(t, err)
 			hits := rec.Spec.Eval.Hits
-			wantTest := handRankMetrics(ds, scores, ds.Test, hits, policy, withLL)
-			wantValid := handRankMetrics(ds, scores, ds.Valid, hits, policy, withLL)
+			wantTest := brute.RankMetrics(ds, scores, ds.Test, hits, policy, withLL)
+			wantValid := brute.RankMetrics(ds, scores, ds.Valid, hits, policy, withLL)
 
 			test := fromJSONMap(rec.Test)
 			stepMS := test["step_ms"]
@@ -172,7 +171,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 					kept[n] = slices.Clone(m.Param(n).Data().([]float64))
 					copy(m.Param(n).Data().([]float64), params[n])
 				}
-				want := handRankMetrics(ds, handScores(t, m, consistent), ds.Test, hits, policy, true)["ll"]
+				want := brute.RankMetrics(ds, handScores(t, m, consistent), ds.Test, hits, policy, true)["ll"]
 				for _, n := range m.ParamNames() {
 					copy(m.Param(n).Data().([]float64), kept[n])
 				}
@@ -264,144 +263,12 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 	}
 }
 
-// writeTypedTiny writes a typed graph of 8 entities, a0..a3 of type A and
-// b0..b3 of type B, and 3 relations: aa (A→A), ab (A→B), ba (B→A). Three
-// quarters of the 48 schema-consistent triples are known, so most queries
-// have other known answers in every split.
-func writeTypedTiny(t *testing.T, dir string) {
-	t.Helper()
-	must(t, os.MkdirAll(dir, 0o755))
-	var all []string
-	for _, rel := range []string{"aa", "ab", "ba"} {
-		for i := range 4 {
-			for j := range 4 {
-				all = append(all, fmt.Sprintf("%c%d\t%s\t%c%d\n", rel[0], i, rel, rel[1], j))
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-	types := ""
-	for i := range 4 {
-		types += fmt.Sprintf("a%d\tA\nb%d\tB\n", i, i)
-	}
-	files := map[string]string{
-		"train.txt": strings.Join(all[:22], ""), "valid.txt": strings.Join(all[22:29], ""), "test.txt": strings.Join(all[29:36], ""),
-		"entity_types.tsv":    types,
-		"relation_schema.tsv": "relation\tsubject_type\tobject_type\naa\tA\tA\nab\tA\tB\nba\tB\tA\n",
-	}
-	for name, text := range files {
-		must(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
-	}
-}
-
-// typedTinyConsistent says whether a triple of writeTypedTiny's graph fits
-// its schema, from the names alone.
-func typedTinyConsistent(ds *kg.Dataset, tr kg.Triple) bool {
-	rel := ds.Relations.Name(tr.R)
-	return ds.Entities.Name(tr.S)[0] == rel[0] && ds.Entities.Name(tr.O)[0] == rel[1]
-}
-
 // handScores returns log φ of every triple, indexed [(s·|R| + r)·|E| + o],
 // each scored alone; those consistent (if not nil) rules out get −Inf.
 func handScores(t *testing.T, m *models.Model, consistent func(kg.Triple) bool) []float64 {
 	t.Helper()
-	ne, nr := m.Sizes.Entities, m.Sizes.Relations
-	all := make([]kg.Triple, 0, ne*nr*ne)
-	for s := range ne {
-		for r := range nr {
-			for o := range ne {
-				all = append(all, kg.Triple{S: int32(s), R: int32(r), O: int32(o)})
-			}
-		}
-	}
-	ev, err := metrics.NewEvaluator(m, 5)
+	out, err := brute.Scores(m, 5, consistent)
 	must(t, err)
-	out := make([]float64, len(all))
-	must(t, ev.LogScores(all, func(i int, ls float64) { out[i] = ls }))
-	for i, tr := range all {
-		if consistent != nil && !consistent(tr) {
-			out[i] = math.Inf(-1)
-		}
-	}
-	return out
-}
-
-// handRankMetrics ranks each triple's subject and object against every
-// entity by the scores of handScores, leaving out other known triples of
-// any split, and averages; withLL adds the mean log p.
-func handRankMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []int, policy metrics.TiePolicy, withLL bool) map[string]float64 {
-	ne, nr := ds.Entities.Len(), ds.Relations.Len()
-	score := func(tr kg.Triple) float64 { return scores[(int(tr.S)*nr+int(tr.R))*ne+int(tr.O)] }
-	known := map[kg.Triple]bool{}
-	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
-		for _, tr := range split {
-			known[tr] = true
-		}
-	}
-	rank := func(target kg.Triple, candidates []kg.Triple) float64 {
-		above, tied := 0.0, 0.0
-		for _, c := range candidates {
-			if c == target || known[c] {
-				continue
-			}
-			switch {
-			case score(c) > score(target):
-				above++
-			case score(c) == score(target):
-				tied++
-			}
-		}
-		switch policy {
-		case metrics.Optimistic:
-			return 1 + above
-		case metrics.Realistic:
-			return 1 + above + tied/2
-		}
-		return 1 + above + tied
-	}
-	var subj, obj []float64
-	for _, tr := range triples {
-		var heads, tails []kg.Triple
-		for e := int32(0); e < int32(ne); e++ {
-			heads = append(heads, kg.Triple{S: e, R: tr.R, O: tr.O})
-			tails = append(tails, kg.Triple{S: tr.S, R: tr.R, O: e})
-		}
-		subj, obj = append(subj, rank(tr, heads)), append(obj, rank(tr, tails))
-	}
-	mean := func(ranks []float64) float64 {
-		var s float64
-		for _, r := range ranks {
-			s += 1 / r
-		}
-		return s / float64(len(ranks))
-	}
-	both := append(slices.Clone(subj), obj...)
-	out := map[string]float64{"mrr": mean(both), "mrr_subject": mean(subj), "mrr_object": mean(obj)}
-	for _, k := range hits {
-		n := 0
-		for _, r := range both {
-			if r <= float64(k) {
-				n++
-			}
-		}
-		out[fmt.Sprintf("hits@%d", k)] = float64(n) / float64(len(both))
-	}
-	if withLL {
-		m := math.Inf(-1)
-		for _, v := range scores {
-			m = math.Max(m, v)
-		}
-		var z float64
-		for _, v := range scores {
-			z += math.Exp(v - m)
-		}
-		var sum float64
-		for _, tr := range triples {
-			sum += score(tr) - m - math.Log(z)
-		}
-		out["ll"] = sum / float64(len(triples))
-	}
 	return out
 }
 

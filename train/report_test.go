@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
+	"gekc/internal/brute"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -22,43 +19,16 @@ import (
 
 // Every number Run reports, recomputed by hand from the parameters it
 // returns: ranks from the log-score of each candidate triple on its own,
-// filtered by a set of all known triples built here from the three splits;
-// the log-likelihood from log Z summed over every triple by enumeration.
+// filtered by a set of all known triples built from the three splits;
+// the log-likelihood from log Z summed over every triple by enumeration
+// (internal/brute, shared with sweep's check of what a sweep records).
 
-// typedTiny writes and loads a typed graph of 8 entities, a0..a3 of type A
-// and b0..b3 of type B, and 3 relations: aa (A→A), ab (A→B), ba (B→A).
-// Three quarters of the 48 schema-consistent triples are known, so most
-// test queries have other known answers in every split: ranks differ when
-// a split is missing from the filter.
+// typedTiny loads brute's tiny typed graph (brute.WriteTypedTiny).
 func typedTiny(t testing.TB) *kg.Dataset {
 	t.Helper()
 	dir := t.TempDir()
-	var all []string
-	for _, rel := range []string{"aa", "ab", "ba"} {
-		for i := range 4 {
-			for j := range 4 {
-				all = append(all, fmt.Sprintf("%c%d\t%s\t%c%d\n", rel[0], i, rel, rel[1], j))
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(7, 7))
-	rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
-	splits := map[string][]string{"train.txt": all[:22], "valid.txt": all[22:29], "test.txt": all[29:36]}
-	types := ""
-	for i := range 4 {
-		types += fmt.Sprintf("a%d\tA\nb%d\tB\n", i, i)
-	}
-	files := map[string]string{
-		"entity_types.tsv":    types,
-		"relation_schema.tsv": "relation\tsubject_type\tobject_type\naa\tA\tA\nab\tA\tB\nba\tB\tA\n",
-	}
-	for name, lines := range splits {
-		files[name] = strings.Join(lines, "")
-	}
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if err := brute.WriteTypedTiny(dir); err != nil {
+		t.Fatal(err)
 	}
 	ds, err := kg.Load(dir)
 	if err != nil {
@@ -67,100 +37,15 @@ func typedTiny(t testing.TB) *kg.Dataset {
 	return ds
 }
 
-// typedTinyConsistent says whether a triple of typedTiny fits its schema,
-// from the names alone (not from ds.Schema, the code under test's input).
-func typedTinyConsistent(ds *kg.Dataset, tr kg.Triple) bool {
-	rel := ds.Relations.Name(tr.R)
-	return ds.Entities.Name(tr.S)[0] == rel[0] && ds.Entities.Name(tr.O)[0] == rel[1]
-}
-
 // bruteScores returns log φ(s, r, o) of every triple of m, indexed
 // [(s·|R| + r)·|E| + o], each scored alone by the plain log-score query;
 // triples that consistent (when not nil) rules out get −Inf, as the
 // constrained model gives them.
 func bruteScores(t testing.TB, m *models.Model, consistent func(kg.Triple) bool) []float64 {
 	t.Helper()
-	ne, nr := m.Sizes.Entities, m.Sizes.Relations
-	var all []kg.Triple
-	for s := range ne {
-		for r := range nr {
-			for o := range ne {
-				all = append(all, kg.Triple{S: int32(s), R: int32(r), O: int32(o)})
-			}
-		}
-	}
-	ev, err := metrics.NewEvaluator(m, 7) // a batch size that does not divide |E|²|R|
+	out, err := brute.Scores(m, 7, consistent) // a batch size that does not divide |E|²|R|
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := make([]float64, len(all))
-	if err := ev.LogScores(all, func(i int, ls float64) { out[i] = ls }); err != nil {
-		t.Fatal(err)
-	}
-	for i, tr := range all {
-		if consistent != nil && !consistent(tr) {
-			out[i] = math.Inf(-1)
-		}
-	}
-	return out
-}
-
-// handMetrics computes the metrics Run reports for triples from the scores
-// of bruteScores: filtered ranks against every entity under the
-// pessimistic tie policy (1 + the candidates scored at least as high),
-// MRR and Hits@k over both sides and MRR per side, and the mean log p when
-// withLL.
-func handMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []int, withLL bool) map[string]float64 {
-	ne, nr := ds.Entities.Len(), ds.Relations.Len()
-	score := func(s, r, o int32) float64 { return scores[(int(s)*nr+int(r))*ne+int(o)] }
-	known := knownTriples(ds)
-	var subj, obj []float64
-	for _, tr := range triples {
-		target := score(tr.S, tr.R, tr.O)
-		rs, ro := 1.0, 1.0
-		for e := int32(0); e < int32(ne); e++ {
-			if c := (kg.Triple{S: e, R: tr.R, O: tr.O}); e != tr.S && !known[c] && score(c.S, c.R, c.O) >= target {
-				rs++
-			}
-			if c := (kg.Triple{S: tr.S, R: tr.R, O: e}); e != tr.O && !known[c] && score(c.S, c.R, c.O) >= target {
-				ro++
-			}
-		}
-		subj, obj = append(subj, rs), append(obj, ro)
-	}
-	recip := func(ranks []float64) float64 {
-		var s float64
-		for _, r := range ranks {
-			s += 1 / r
-		}
-		return s / float64(len(ranks))
-	}
-	both := append(slices.Clone(subj), obj...)
-	out := map[string]float64{"mrr": recip(both), "mrr_subject": recip(subj), "mrr_object": recip(obj)}
-	for _, k := range hits {
-		n := 0
-		for _, r := range both {
-			if r <= float64(k) {
-				n++
-			}
-		}
-		out[fmt.Sprintf("hits@%d", k)] = float64(n) / float64(len(both))
-	}
-	if withLL {
-		m := math.Inf(-1)
-		for _, v := range scores {
-			m = math.Max(m, v)
-		}
-		var z float64
-		for _, v := range scores {
-			z += math.Exp(v - m)
-		}
-		logZ := m + math.Log(z)
-		var sum float64
-		for _, tr := range triples {
-			sum += score(tr.S, tr.R, tr.O) - logZ
-		}
-		out["ll"] = sum / float64(len(triples))
 	}
 	return out
 }
@@ -174,7 +59,7 @@ func handSem(ds *kg.Dataset, scores []float64, triples []kg.Triple, ks []int, ou
 	// same way as for computing the MRR": every known answer (any split)
 	// other than the true one is left out; fewer than k left, the share is
 	// of those.
-	known := knownTriples(ds)
+	known := brute.Known(ds)
 	for _, k := range ks {
 		var sum float64
 		for _, tr := range triples {
@@ -272,7 +157,7 @@ func TestRunMetricsEqualHandComputation(t *testing.T) {
 			}
 			var consistent func(kg.Triple) bool
 			if c.constrained {
-				consistent = func(tr kg.Triple) bool { return typedTinyConsistent(ds, tr) }
+				consistent = func(tr kg.Triple) bool { return brute.TypedTinyConsistent(ds, tr) }
 			}
 			scores := bruteScores(t, res.Model, consistent)
 			withLL := res.Model.Semantics != models.Energy
@@ -280,7 +165,7 @@ func TestRunMetricsEqualHandComputation(t *testing.T) {
 			if c.dtype == tensor.Float32 {
 				tol = 1e-5
 			}
-			wantTest := handMetrics(ds, scores, ds.Test, hits, withLL)
+			wantTest := brute.RankMetrics(ds, scores, ds.Test, hits, metrics.Pessimistic, withLL)
 			handSem(ds, scores, ds.Test, semK, wantTest)
 			// The test log-likelihood at the best validation one is that of
 			// the returned parameters when both selections name one epoch;
@@ -299,7 +184,7 @@ func TestRunMetricsEqualHandComputation(t *testing.T) {
 			// The validation metrics reported are those of the returned
 			// (best) parameters; validation ranks only to select on MRR,
 			// and never computes Sem@k.
-			wantValid := handMetrics(ds, scores, ds.Valid, hits, withLL)
+			wantValid := brute.RankMetrics(ds, scores, ds.Valid, hits, metrics.Pessimistic, withLL)
 			if c.sel == "ll" {
 				wantValid = map[string]float64{"ll": wantValid["ll"]}
 			}
@@ -325,7 +210,7 @@ func TestTrainLossIsMeanPerTripleLoss(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := -handMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, true)["ll"]
+		want := -brute.RankMetrics(ds, bruteScores(t, res.Model, nil), ds.Train, nil, metrics.Pessimistic, true)["ll"]
 		var seconds float64
 		for _, e := range res.Epochs {
 			if !(math.Abs(e.TrainLoss-want) <= c.tol*math.Max(1, math.Abs(want))) {
@@ -351,7 +236,7 @@ func TestCalibrationDrawsFromTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := knownTriples(ds)
+	known := brute.Known(ds)
 	wantNeg := 0
 	for _, tr := range ds.Test {
 		for _, u := range ds.Train {
@@ -376,15 +261,4 @@ func TestCalibrationDrawsFromTraining(t *testing.T) {
 		t.Errorf("calibration: %d positives, %d negatives, train range [%v, %v]; want %d, %d, [%v, %v]",
 			c.Positives, c.Negatives, c.TrainMin, c.TrainMax, len(ds.Test), wantNeg, lo, hi)
 	}
-}
-
-// knownTriples is the set of the triples of all three splits: the filter.
-func knownTriples(ds *kg.Dataset) map[kg.Triple]bool {
-	known := map[kg.Triple]bool{}
-	for _, split := range [][]kg.Triple{ds.Train, ds.Valid, ds.Test} {
-		for _, tr := range split {
-			known[tr] = true
-		}
-	}
-	return known
 }
