@@ -42,6 +42,7 @@ FUZZTIME ?= 30s
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTriples -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
 	$(GO) test -run '^$$' -fuzz FuzzParseSchema -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
+	$(GO) test -run '^$$' -fuzz FuzzWriteOGB -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
 	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/

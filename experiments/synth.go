@@ -41,12 +41,20 @@ Triples are distinct by default (-draw distinct: a set, as a knowledge graph
 is); -draw iid repeats training triples as often as the model draws them.
 The splits never share a triple.
 
+-format ogb writes OGB's on-disk layout of ogbl-biokg instead (raw/,
+split/random/{train,valid,test}.pt as torch.save writes them, mapping/),
+with -negatives candidates per valid and test triple and side (head_neg,
+tail_neg): type-consistent, filtered against every split, seeded. Grids
+load it as they load ogbl-biokg, ranking against those candidates; OGB's
+own loader and evaluator read it too.
+
 flags:
 `
 
 type synthOptions struct {
 	run, results, data, planted string
-	out, draw                   string
+	out, draw, format           string
+	negatives                   int
 	entities, relations, rank   int
 	scale, popularity           float64
 	types, schema               string  // -planted: a typed shape's files
@@ -82,6 +90,8 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.StringVar(&o.draw, "draw", "distinct", "distinct or iid")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the draws (and of -planted's parameters)")
 	fs.StringVar(&o.gzip, "gzip", "auto", "gzip the splits: yes, no, or auto (beyond a million triples)")
+	fs.StringVar(&o.format, "format", "text", "layout to write: text (train/valid/test.txt) or ogb (OGB's, with shipped negatives)")
+	fs.IntVar(&o.negatives, "negatives", 0, "-format ogb: candidates per valid and test triple and side (0: 500, as ogbl-biokg)")
 	return runSubcommand(fs, synthUsage, args, env, o.execute)
 }
 
@@ -99,6 +109,13 @@ func (o *synthOptions) execute() error {
 		return fmt.Errorf("-train %d -valid %d -test %d: want non-negative sizes, not all zero", o.sizes.Train, o.sizes.Valid, o.sizes.Test)
 	case o.gzip != "auto" && o.gzip != "yes" && o.gzip != "no":
 		return fmt.Errorf("-gzip %q: want yes, no or auto", o.gzip)
+	case o.format != "text" && o.format != "ogb":
+		return fmt.Errorf("-format %q: want text or ogb", o.format)
+	case o.negatives < 0 || (o.negatives > 0 && o.format != "ogb"):
+		return fmt.Errorf("-negatives %d: a positive count, with -format ogb", o.negatives)
+	}
+	if o.format == "ogb" && o.negatives == 0 {
+		o.negatives = 500
 	}
 	wd, err := workDir(o.wd)
 	if err != nil {
@@ -184,19 +201,37 @@ func (o *synthOptions) execute() error {
 	if err != nil {
 		return err
 	}
+	if o.format == "ogb" {
+		if err := enoughCandidates(o.negatives, m.Sizes.Entities, schema); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	d, err := synth.DrawSplits(sampler, o.sizes, how, synth.Support(m.Sizes, schema), o.seed)
 	if err != nil {
 		return err
 	}
 	sampling := time.Since(start)
-	gz := o.gzip == "yes" || (o.gzip == "auto" && o.sizes.Total() > 1_000_000)
-	if err := synth.WriteSplits(out, d, names, gz); err != nil {
-		return err
-	}
-	if srcDir != "" && schema != nil {
-		if err := copySchema(srcDir, out); err != nil {
+	idsKept := true // the loaded data set's ids are the model's
+	if o.format == "ogb" {
+		for r, u := range d.RelationsUsed(m.Sizes.Relations) {
+			if !u {
+				return fmt.Errorf("relation %q occurs in no split, and OGB's layout records a relation's types only by its edges: draw more triples, or write -format text", names.Relation(int32(r)))
+			}
+		}
+		layout := synth.OGB{Entities: m.Sizes.Entities, Relations: m.Sizes.Relations, Names: names, Schema: schema, Negatives: o.negatives, Seed: o.seed}
+		if idsKept, err = synth.WriteOGB(out, d, layout); err != nil {
 			return err
+		}
+	} else {
+		gz := o.gzip == "yes" || (o.gzip == "auto" && o.sizes.Total() > 1_000_000)
+		if err := synth.WriteSplits(out, d, names, gz); err != nil {
+			return err
+		}
+		if srcDir != "" && schema != nil {
+			if err := copySchema(srcDir, out); err != nil {
+				return err
+			}
 		}
 	}
 	llTrain, llValid, llTest, err := synth.LogLikelihoods(m, dom, d)
@@ -216,6 +251,12 @@ func (o *synthOptions) execute() error {
 		write := func() error { return synth.WriteVocabulary(out, o.entities, o.relations, names, d) }
 		if shape != nil {
 			write = func() error { return shape.WriteSchema(out, d) }
+		}
+		if o.format == "ogb" {
+			write = func() error { return nil } // the types are in OGB's files
+			if !idsKept {
+				fmt.Fprintf(o.stderr, "warning: the entity types' names do not sort as their entities' names do, so OGB's layout renumbers the entities: planted.npz does not match the loaded data set's ids\n")
+			}
 		}
 		if err := write(); err != nil {
 			return err
@@ -262,7 +303,15 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- sizes: %d train, %d valid, %d test triples; drawn %s (%s), seed %d\n", len(d.Train), len(d.Valid), len(d.Test), how, drawWords(how), o.seed)
 	fmt.Fprintf(&b, "- sampler: %T, %d triples drawn in %.1f s (%.0f per second, the ones rejected as repeats included)\n", sampler, d.Draws, sampling.Seconds(), rate)
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
+	if o.format == "ogb" {
+		fmt.Fprintf(&b, "- layout: OGB's, as ogbl-biokg's download (`raw/num-node-dict.csv.gz`, `split/random/{train,valid,test}.pt` as torch.save writes them, `mapping/`), %s; %d candidates per valid and test triple and side (`head_neg`, `tail_neg`), distinct, of the type of the entity they replace, none forming a triple of any split, seed %d\n",
+			map[bool]string{true: "entities numbered within their type", false: "one node type, `" + kg.UntypedNodeType + "`"}[schema != nil], o.negatives, o.seed)
+	}
 	switch {
+	case o.format == "ogb" && planted && !idsKept:
+		fmt.Fprintln(&b, "- **the entity types' names do not sort as their entities' names do**: the loaded data set numbers entities anew, so `planted.npz` does not match its ids")
+	case o.format == "ogb" && planted:
+		fmt.Fprintln(&b, "- the loaded data set has every planted entity with the planted model's ids (types in blocks, in sorted order): `planted.npz` loads into its models")
 	case planted && shape != nil:
 		fmt.Fprintln(&b, "- entities are named `type/number` (zero-padded) and relations as in the schema, and `entity_types.tsv.gz` lists every entity with its type (`relation_schema.tsv`: every relation with its types), so the loaded data set has all the planted entities with the planted model's ids: `planted.npz` loads into its models, under `constraints = \"domain\"`")
 	case planted:
@@ -306,6 +355,26 @@ func copySchema(src, out string) error {
 			}
 			if err := atomicfile.WriteFile(filepath.Join(out, name+ext), data, 0o644); err != nil {
 				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enoughCandidates refuses, before any sampling, a count of negatives per
+// side that some type (or the whole graph, untyped) cannot supply: the
+// entity replaced is never its own negative.
+func enoughCandidates(negatives, entities int, schema *kg.Schema) error {
+	if schema == nil {
+		if entities-1 < negatives {
+			return fmt.Errorf("-negatives %d: %d entities leave at most %d candidates per side", negatives, entities, entities-1)
+		}
+		return nil
+	}
+	for r := range schema.SubjectType {
+		for _, t := range []int32{schema.SubjectType[r], schema.ObjectType[r]} {
+			if n := len(schema.EntitiesOfType(t)); n-1 < negatives {
+				return fmt.Errorf("-negatives %d: type %q has %d entities, which leave at most %d candidates per side", negatives, schema.Types.Name(t), n, n-1)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,10 +68,19 @@ func TestSynthPlanted(t *testing.T) {
 			t.Fatalf("typed: %v breaks the schema", tr)
 		}
 	}
+	// The same in OGB's layout: the loader reads it with its negatives.
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-types", types, "-schema", schema,
+		"-rank", "3", "-out", filepath.Join(root, "ogb"), "-train", "200", "-valid", "10", "-test", "10", "-format", "ogb", "-negatives", "4")
+	if ods, err := kg.Load(filepath.Join(root, "ogb")); code != exitOK || err != nil || len(ods.Negatives.TestTail[9]) != 4 || !slices.Equal(ods.Train, tds.Train) {
+		t.Fatalf("-format ogb: exit %d (%s), %v", code, stderr, err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"-planted", "cp2", "-entities", "5", "-relations", "1", "-rank", "2", "-train", "3", "-negatives", "2"}, "with -format ogb"},
+		{[]string{"-planted", "cp2", "-entities", "5", "-relations", "1", "-rank", "2", "-train", "3", "-format", "csv"}, "want text or ogb"},
+		{[]string{"-planted", "cp2", "-types", types, "-schema", schema, "-rank", "2", "-train", "3", "-format", "ogb", "-negatives", "10"}, `type "drug" has 10 entities`},
 		{[]string{"-planted", "complex", "-entities", "5", "-relations", "1", "-rank", "2", "-train", "3"}, "energy-based"},
 		{[]string{"-planted", "cp2", "-entities", "2", "-relations", "1", "-rank", "2", "-train", "3", "-valid", "2"}, "can draw only 4"},
 		{[]string{"-planted", "cp2", "-entities", "5", "-relations", "1", "-rank", "2"}, "not all zero"},

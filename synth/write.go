@@ -88,11 +88,20 @@ func WriteSplits(dir string, d *Sampled, names Names, gz bool) error {
 			return err
 		}
 	}
-	// The loader marks the data set synthetic (kg.Dataset.Synthetic), so
-	// that no run on it is set beside a published table of the data set it
-	// imitates.
-	return atomicfile.WriteFile(filepath.Join(dir, kg.SyntheticMarker), []byte("sampled from a model by gekc's synth: see SOURCE.md\n"), 0o644)
+	// Load reads OGB's layout first: one left from an earlier synth -format
+	// ogb into this directory would hide these splits.
+	for _, name := range []string{"train.pt", "valid.pt", "test.pt"} {
+		if err := os.Remove(filepath.Join(dir, "split", "random", name)); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, kg.SyntheticMarker), []byte(syntheticNote), 0o644)
 }
+
+// syntheticNote is the content of kg.SyntheticMarker. The loader marks the
+// data set synthetic (kg.Dataset.Synthetic), so that no run on it is set
+// beside a published table of the data set it imitates.
+const syntheticNote = "sampled from a model by gekc's synth: see SOURCE.md\n"
 
 // WriteVocabulary writes a planted data set's entity_types.tsv.gz (every
 // entity, of the one type "entity") and relation_schema.tsv (every

@@ -1,0 +1,264 @@
+package kg
+
+import (
+	"archive/zip"
+	"compress/gzip"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gekc/internal/atomicfile"
+)
+
+// UntypedNodeType is the one node type WriteOGB gives the entities of a
+// data set without a Schema: OGB's heterogeneous layout needs one.
+const UntypedNodeType = "entity"
+
+// WriteOGB writes d into dir in OGB's on-disk layout of ogbl-biokg, the
+// one Load reads (see Load and the layout's description in ogb.go):
+// raw/num-node-dict.csv.gz, split/random/{train,valid,test}.pt as
+// torch.save writes them (zip archives of a pickled dict of int64 numpy
+// arrays and lists of type names), mapping/relidx2relname.csv.gz and
+// mapping/<type>_entidx2name.csv.gz. Each file is written atomically.
+//
+// d.Negatives must hold k candidates per valid and test triple and side,
+// each of the type of the entity it replaces (OGB's head_neg and
+// tail_neg). A data set without a Schema is written with the one node
+// type UntypedNodeType. Entities are numbered within their type in id
+// order and relations keep their ids, so a data set whose types hold
+// consecutive blocks of ids in sorted type order (every data set read
+// from this layout, and synth's planted graphs) loads back with the same
+// ids. Entity names lose the "type:" prefix that Load gives them, so
+// they load back unchanged.
+//
+// Every relation must have a triple in some split: the layout has no
+// other record of a relation's types.
+func WriteOGB(dir string, d *Dataset) error {
+	w, err := newOGBWriter(d)
+	if err != nil {
+		return fmt.Errorf("kg.WriteOGB %s: %w", dir, err)
+	}
+	for _, sub := range []string{"raw", "mapping", filepath.FromSlash(ogbSplitDir)} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	header, counts := make([]string, len(w.types)), make([]string, len(w.types))
+	for t, name := range w.types {
+		header[t], counts[t] = name, strconv.Itoa(w.counts[t])
+	}
+	err = writeGzipCSV(filepath.Join(dir, "raw", "num-node-dict.csv.gz"), func(row func(...string) error) error {
+		if err := row(header...); err != nil {
+			return err
+		}
+		return row(counts...)
+	})
+	if err != nil {
+		return err
+	}
+	for i, name := range [3]string{"train", "valid", "test"} {
+		if err := w.writeSplit(filepath.Join(dir, filepath.FromSlash(ogbSplitDir), name+".pt"), name, i); err != nil {
+			return err
+		}
+	}
+	err = writeGzipCSV(filepath.Join(dir, "mapping", "relidx2relname.csv.gz"), func(row func(...string) error) error {
+		if err := row("rel idx", "rel name"); err != nil {
+			return err
+		}
+		for r := range int32(d.Relations.Len()) {
+			if err := row(strconv.Itoa(int(r)), d.Relations.Name(r)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for t, typ := range w.types {
+		err := writeGzipCSV(filepath.Join(dir, "mapping", typ+"_entidx2name.csv.gz"), func(row func(...string) error) error {
+			if err := row("ent idx", "ent name"); err != nil {
+				return err
+			}
+			for e := range int32(d.Entities.Len()) {
+				if w.typeOf(e) == int32(t) {
+					if err := row(strconv.Itoa(int(w.local[e])), strings.TrimPrefix(d.Entities.Name(e), typ+":")); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ogbWriter holds what the files need: node types, each entity's index
+// within its type, and the checked negatives.
+type ogbWriter struct {
+	d      *Dataset
+	types  []string // sorted, as Load numbers them
+	counts []int
+	local  []int32 // per entity, its index within its type
+	k      int     // negatives per triple and side
+}
+
+func (w *ogbWriter) typeOf(e int32) int32 {
+	if w.d.Schema == nil {
+		return 0
+	}
+	return w.d.Schema.EntityType[e]
+}
+
+func newOGBWriter(d *Dataset) (*ogbWriter, error) {
+	w := &ogbWriter{d: d, types: []string{UntypedNodeType}, local: make([]int32, d.Entities.Len())}
+	if d.Schema != nil {
+		w.types = d.Schema.Types.Names()
+		for t := 1; t < len(w.types); t++ {
+			if w.types[t-1] >= w.types[t] {
+				return nil, fmt.Errorf("the schema's types are not in sorted order (%q before %q)", w.types[t-1], w.types[t])
+			}
+		}
+	}
+	w.counts = make([]int, len(w.types))
+	for e := range w.local {
+		t := w.typeOf(int32(e))
+		w.local[e] = int32(w.counts[t])
+		w.counts[t]++
+	}
+	used := make([]bool, d.Relations.Len())
+	for i, ts := range [][]Triple{d.Train, d.Valid, d.Test} {
+		for j, t := range ts {
+			if d.Schema != nil && !d.Schema.Consistent(t) {
+				return nil, fmt.Errorf("%s triple %d (0-based) %s breaks the schema", splitWords[i], j, d.tripleNames(t))
+			}
+			used[t.R] = true
+		}
+	}
+	for r, u := range used {
+		if !u {
+			return nil, fmt.Errorf("relation %q has no triple in any split, so OGB's layout cannot record its types", d.Relations.Name(int32(r)))
+		}
+	}
+	n := d.Negatives
+	if n == nil {
+		return nil, fmt.Errorf("no negatives: OGB's valid and test files carry head_neg and tail_neg for every triple")
+	}
+	w.k = -1
+	for _, c := range []struct {
+		what    string
+		triples []Triple
+		rows    [][]int32
+		subject bool
+	}{
+		{"valid head", d.Valid, n.ValidHead, true}, {"valid tail", d.Valid, n.ValidTail, false},
+		{"test head", d.Test, n.TestHead, true}, {"test tail", d.Test, n.TestTail, false},
+	} {
+		if len(c.rows) != len(c.triples) {
+			return nil, fmt.Errorf("%d rows of %s negatives for %d triples", len(c.rows), c.what, len(c.triples))
+		}
+		for i, row := range c.rows {
+			if w.k < 0 {
+				w.k = len(row)
+			}
+			if len(row) != w.k {
+				return nil, fmt.Errorf("%s negatives of triple %d (0-based): %d, not %d as before (OGB's arrays are n x k)", c.what, i, len(row), w.k)
+			}
+			e := c.triples[i].O
+			if c.subject {
+				e = c.triples[i].S
+			}
+			for _, x := range row {
+				if x < 0 || int(x) >= len(w.local) {
+					return nil, fmt.Errorf("%s negatives of triple %d (0-based): entity %d out of range", c.what, i, x)
+				}
+				if w.typeOf(x) != w.typeOf(e) {
+					return nil, fmt.Errorf("%s negatives of triple %d (0-based): %q is not of the type of %q", c.what, i, d.Entities.Name(x), d.Entities.Name(e))
+				}
+			}
+		}
+	}
+	if w.k <= 0 {
+		return nil, fmt.Errorf("no negatives per triple (k = %d)", max(w.k, 0))
+	}
+	return w, nil
+}
+
+var splitWords = [3]string{"train", "valid", "test"}
+
+func (d *Dataset) tripleNames(t Triple) string {
+	return fmt.Sprintf("(%s, %s, %s)", d.Entities.Name(t.S), d.Relations.Name(t.R), d.Entities.Name(t.O))
+}
+
+// writeSplit writes split i as torch.save writes a dict: a zip archive of
+// <stem>/data.pkl and <stem>/version, stored uncompressed.
+func (w *ogbWriter) writeSplit(path, stem string, i int) error {
+	ts := *w.d.split(i)
+	n := len(ts)
+	column := func(f func(Triple) int64) pickleValue {
+		return pickleValue{shape: []int{n}, at: func(j int) int64 { return f(ts[j]) }}
+	}
+	typeNames := func(f func(Triple) int32) pickleValue {
+		return pickleValue{n: n, str: func(j int) string { return w.types[w.typeOf(f(ts[j]))] }}
+	}
+	keys := []string{"head", "relation", "tail", "head_type", "tail_type"}
+	values := []pickleValue{
+		column(func(t Triple) int64 { return int64(w.local[t.S]) }),
+		column(func(t Triple) int64 { return int64(t.R) }),
+		column(func(t Triple) int64 { return int64(w.local[t.O]) }),
+		typeNames(func(t Triple) int32 { return t.S }),
+		typeNames(func(t Triple) int32 { return t.O }),
+	}
+	if i > 0 {
+		heads, tails := w.d.Negatives.ValidHead, w.d.Negatives.ValidTail
+		if i == 2 {
+			heads, tails = w.d.Negatives.TestHead, w.d.Negatives.TestTail
+		}
+		negatives := func(rows [][]int32) pickleValue {
+			return pickleValue{shape: []int{n, w.k}, at: func(j int) int64 { return int64(w.local[rows[j/w.k][j%w.k]]) }}
+		}
+		keys = append(keys, "head_neg", "tail_neg")
+		values = append(values, negatives(heads), negatives(tails))
+	}
+	return atomicfile.Write(path, 0o644, func(f io.Writer) error {
+		z := zip.NewWriter(f)
+		data, err := z.CreateHeader(&zip.FileHeader{Name: stem + "/data.pkl", Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		if err := newPickleWriter(data).writeDict(keys, values); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		version, err := z.CreateHeader(&zip.FileHeader{Name: stem + "/version", Method: zip.Store})
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(version, "3\n"); err != nil {
+			return err
+		}
+		return z.Close()
+	})
+}
+
+// writeGzipCSV writes the rows that rows emits as a gzipped CSV file,
+// atomically.
+func writeGzipCSV(path string, rows func(row func(...string) error) error) error {
+	return atomicfile.Write(path, 0o644, func(f io.Writer) error {
+		z := gzip.NewWriter(f)
+		c := csv.NewWriter(z)
+		if err := rows(func(rec ...string) error { return c.Write(rec) }); err != nil {
+			return err
+		}
+		if c.Flush(); c.Error() != nil {
+			return c.Error()
+		}
+		return z.Close()
+	})
+}
