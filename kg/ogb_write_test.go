@@ -385,3 +385,19 @@ func FuzzWriteOGB(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkWriteOGB writes a graph of 20,000 valid and test triples with
+// 500 negatives per side (160 MB of int64 in pickles), as synth -format
+// ogb does at FB15k-237's size; b.SetBytes counts the arrays' bytes.
+func BenchmarkWriteOGB(b *testing.B) {
+	t := &testing.T{}
+	d := blockGraph(t, 14000, 200000, true, false)
+	d.Negatives = someNegatives(d, 500)
+	dir := b.TempDir()
+	b.SetBytes(int64(8 * (3*len(d.Train) + (3+2*500)*(len(d.Valid)+len(d.Test)))))
+	for b.Loop() {
+		if err := WriteOGB(dir, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -218,27 +218,33 @@ func (p *pickleWriter) tuple(n int, items func() error) error {
 
 // latin1Bytes writes a bytes object of n bytes as protocol 2 must, by
 // reducing _codecs.encode(str, 'latin1') over the bytes decoded as
-// Latin-1, and returns its memo index.
-func (p *pickleWriter) latin1Bytes(n int, each func(func(byte))) (uint32, error) {
+// Latin-1, and returns its memo index. chunks hands the bytes over in
+// pieces, twice: once to size the str's UTF-8, once to write it.
+func (p *pickleWriter) latin1Bytes(n int, chunks func(func([]byte))) (uint32, error) {
 	p.global("_codecs", "encode")
 	err := p.tuple(2, func() error {
 		size := uint64(0)
-		each(func(b byte) {
-			size++
-			if b >= 0x80 {
-				size++
+		chunks(func(c []byte) {
+			size += uint64(len(c))
+			for _, b := range c {
+				size += uint64(b >> 7)
 			}
 		})
 		if size > maxBinUnicode {
 			return fmt.Errorf("kg: an array of %d bytes is too large for a protocol-2 pickle (4 GiB as UTF-8)", n)
 		}
 		p.unicodeHeader(size)
-		each(func(b byte) {
-			if b < 0x80 {
-				p.w.WriteByte(b)
-			} else {
-				p.w.Write([]byte{0xc0 | b>>6, 0x80 | b&0x3f})
+		var out []byte
+		chunks(func(c []byte) {
+			out = out[:0]
+			for _, b := range c {
+				if b < 0x80 {
+					out = append(out, b)
+				} else {
+					out = append(out, 0xc0|b>>6, 0x80|b&0x3f)
+				}
 			}
+			p.w.Write(out)
 		})
 		p.put()
 		p.once("str:latin1", func() { p.unicodeHeader(6); p.w.WriteString("latin1") })
@@ -270,7 +276,7 @@ func (p *pickleWriter) int64Array(shape []int, at func(int) int64) error {
 			p.get(i)
 			return nil
 		}
-		i, err := p.latin1Bytes(1, func(f func(byte)) { f('b') })
+		i, err := p.latin1Bytes(1, func(f func([]byte)) { f([]byte{'b'}) })
 		p.shared["bytes:b"] = i
 		return err
 	})
@@ -295,13 +301,14 @@ func (p *pickleWriter) int64Array(shape []int, at func(int) int64) error {
 			return err
 		}
 		p.w.WriteByte(opNewFalse)
-		_, err := p.latin1Bytes(8*n, func(f func(byte)) {
-			var b [8]byte
-			for i := range n {
-				binary.LittleEndian.PutUint64(b[:], uint64(at(i)))
-				for _, c := range b {
-					f(c)
+		_, err := p.latin1Bytes(8*n, func(f func([]byte)) {
+			var buf [8 << 10]byte
+			for i := 0; i < n; {
+				c := buf[:0]
+				for ; i < n && len(c) < len(buf); i++ {
+					c = binary.LittleEndian.AppendUint64(c, uint64(at(i)))
 				}
+				f(c)
 			}
 		})
 		return err
