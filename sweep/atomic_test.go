@@ -115,9 +115,21 @@ seeds = 3
 	out := t.TempDir()
 	tables := []string{resultsTSVName, ResultsMDName, PaperMDName}
 	inodes := map[string][]uint64{}
+	// Each file seen stays open to the end: a file replaced more than once
+	// between two looks could otherwise come back under a freed inode
+	// number of its own and look rewritten in place.
+	var held []*os.File
+	defer func() {
+		for _, f := range held {
+			f.Close()
+		}
+	}()
 	fake := func(_ context.Context, job Job) (*Outcome, error) {
 		for _, name := range tables { // as the previous run left them
-			if st, err := os.Stat(filepath.Join(out, name)); err == nil {
+			if f, err := os.Open(filepath.Join(out, name)); err == nil {
+				held = append(held, f)
+				st, err := f.Stat()
+				must(t, err)
 				inodes[name] = append(inodes[name], st.Sys().(*syscall.Stat_t).Ino)
 			}
 		}
