@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"gekc/internal/outputtest"
 )
 
 const refHeader = "dataset\tmodel\tobjective\tmrr\tmrr_pm\thits@1\thits@3\thits@10\tll\tll_pm\n"
@@ -482,7 +484,7 @@ func TestCompareMarkdownCellsUnderTheirHeaders(t *testing.T) {
 		"valid_mrr": "0.3", "test_mrr": "0.3"}}}
 	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
 	must(t, err)
-	header, rows := markdownCells(string(md))
+	header, rows := outputtest.MarkdownCells(string(md))
 	if len(rows) != 1 {
 		t.Fatalf("%d rows:\n%s", len(rows), md)
 	}
@@ -496,29 +498,4 @@ func TestCompareMarkdownCellsUnderTheirHeaders(t *testing.T) {
 			t.Errorf("column %q = %q, want %q\n%s", h, cell[h], want, md)
 		}
 	}
-}
-
-// markdownCells returns the header and rows of the first markdown table
-// in s, cells trimmed.
-func markdownCells(s string) (header []string, rows [][]string) {
-	for _, line := range strings.Split(s, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if header != nil {
-				break
-			}
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		switch {
-		case header == nil:
-			header = cells
-		case strings.Trim(cells[0], "-: ") == "":
-		default:
-			rows = append(rows, cells)
-		}
-	}
-	return header, rows
 }

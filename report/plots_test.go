@@ -1,52 +1,23 @@
 package report
 
 import (
-	"bytes"
 	"image"
-	"image/png"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"gekc/internal/outputtest"
 	"gekc/metrics"
 	"gekc/train"
 )
 
-// decodePNG decodes data and checks that it is a plausible figure: sane
-// dimensions and some pixels in the run's colour (the curves were drawn,
-// not only the axes). It returns the image's size.
+// decodePNG checks that data is a plausible figure of a run
+// (outputtest.Figure) and returns its size.
 func decodePNG(t *testing.T, what string, data []byte) image.Point {
 	t.Helper()
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	size := img.Bounds().Size()
-	if size.X < 300 || size.Y < 200 || size.X > 5000 || size.Y > 5000 {
-		t.Errorf("%s: %dx%d pixels", what, size.X, size.Y)
-	}
-	if n := countNear(img, RunColor.R, RunColor.G, RunColor.B); n < 5 {
-		t.Errorf("%s: %d pixels in the curves' colour; nothing drawn?", what, n)
-	}
-	return size
-}
-
-// countNear counts pixels within a small distance of an opaque colour.
-func countNear(img image.Image, r, g, b uint8) int {
-	n := 0
-	bd := img.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y++ {
-		for x := bd.Min.X; x < bd.Max.X; x++ {
-			pr, pg, pb, _ := img.At(x, y).RGBA()
-			d := math.Abs(float64(pr>>8)-float64(r)) + math.Abs(float64(pg>>8)-float64(g)) + math.Abs(float64(pb>>8)-float64(b))
-			if d < 30 {
-				n++
-			}
-		}
-	}
-	return n
+	return outputtest.Figure(t, what, data, RunColor)
 }
 
 func TestCurves(t *testing.T) {

@@ -3,9 +3,6 @@ package sweep
 import (
 	"bytes"
 	"context"
-	"image"
-	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +10,7 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/internal/outputtest"
 	"gekc/internal/sweeptest"
 	"gekc/report"
 )
@@ -51,39 +49,13 @@ func trainedSweep(t *testing.T, src, data string) toySweep {
 	return ts
 }
 
-// readPNG decodes the file at path and checks that it is a plausible
-// figure: sane dimensions and some pixels in the run's colour (the curves
-// were drawn, not only the axes).
+// readPNG checks that the file at path is a plausible figure of a run
+// (outputtest.Figure).
 func readPNG(t *testing.T, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	must(t, err)
-	img, err := png.Decode(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if size := img.Bounds().Size(); size.X < 300 || size.Y < 200 || size.X > 5000 || size.Y > 5000 {
-		t.Errorf("%s: %dx%d pixels", path, size.X, size.Y)
-	}
-	if n := countNear(img, report.RunColor.R, report.RunColor.G, report.RunColor.B); n < 5 {
-		t.Errorf("%s: %d pixels in the curves' colour; nothing drawn?", path, n)
-	}
-}
-
-// countNear counts pixels within a small distance of an opaque colour.
-func countNear(img image.Image, r, g, b uint8) int {
-	n := 0
-	bd := img.Bounds()
-	for y := bd.Min.Y; y < bd.Max.Y; y++ {
-		for x := bd.Min.X; x < bd.Max.X; x++ {
-			pr, pg, pb, _ := img.At(x, y).RGBA()
-			d := math.Abs(float64(pr>>8)-float64(r)) + math.Abs(float64(pg>>8)-float64(g)) + math.Abs(float64(pb>>8)-float64(b))
-			if d < 30 {
-				n++
-			}
-		}
-	}
-	return n
+	outputtest.Figure(t, path, data, report.RunColor)
 }
 
 // -analyze plots draws curves.png of finished and diverged runs from

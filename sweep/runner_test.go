@@ -12,6 +12,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/internal/outputtest"
 	"gekc/internal/sweeptest"
 	"gekc/report"
 	"gekc/train"
@@ -272,30 +273,15 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 		}
 	}
 	_, all, _ := strings.Cut(string(md), "## All configurations")
-	var header []string
-	rows := 0
-	for _, line := range strings.Split(all, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			continue
-		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		switch {
-		case header == nil:
-			header = cells
-		case strings.Trim(cells[0], "-: ") == "":
-		default:
-			rows++
-			cfg := strings.Trim(cells[slices.Index(header, "config")], "`")
-			if n := cells[slices.Index(header, "n")]; n != strconv.Itoa(wantN[cfg]) {
-				t.Errorf("%s: n = %s, want %d (its finished seeds)", cfg, n, wantN[cfg])
-			}
+	header, rows := outputtest.MarkdownCells(all)
+	for _, cells := range rows {
+		cfg := strings.Trim(cells[slices.Index(header, "config")], "`")
+		if n := cells[slices.Index(header, "n")]; n != strconv.Itoa(wantN[cfg]) {
+			t.Errorf("%s: n = %s, want %d (its finished seeds)", cfg, n, wantN[cfg])
 		}
 	}
-	if rows != len(wantN) {
-		t.Errorf("%d configurations in results.md, want %d", rows, len(wantN))
+	if len(rows) != len(wantN) {
+		t.Errorf("%d configurations in results.md, want %d", len(rows), len(wantN))
 	}
 	final, err := FinishedRuns(ts.out)
 	must(t, err)
