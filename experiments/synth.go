@@ -41,12 +41,13 @@ Triples are distinct by default (-draw distinct: a set, as a knowledge graph
 is); -draw iid repeats training triples as often as the model draws them.
 The splits never share a triple.
 
--format ogb writes OGB's on-disk layout of ogbl-biokg instead (raw/,
-split/random/{train,valid,test}.pt as torch.save writes them, mapping/),
-with -negatives candidates per valid and test triple and side (head_neg,
-tail_neg): type-consistent, filtered against every split, seeded. Grids
-load it as they load ogbl-biokg, ranking against those candidates; OGB's
-own loader and evaluator read it too.
+-format ogb writes OGB's on-disk layout of ogbl-biokg instead (raw/ with
+the training graph, split/random/{train,valid,test}.pt as torch.save writes
+them, mapping/), with -negatives candidates per valid and test triple and
+side (head_neg, tail_neg): type-consistent, filtered against every split,
+seeded. Grids load it as they load ogbl-biokg, ranking against those
+candidates; so does OGB's LinkPropPredDataset("ogbl-biokg", root) with the
+directory named root/ogbl_biokg.
 
 flags:
 `
@@ -304,7 +305,7 @@ func (o *synthOptions) execute() error {
 	fmt.Fprintf(&b, "- sampler: %T, %d triples drawn in %.1f s (%.0f per second, the ones rejected as repeats included)\n", sampler, d.Draws, sampling.Seconds(), rate)
 	fmt.Fprintf(&b, "- exact average log-likelihood under the model: train %.4f, valid %.4f, test %.4f (nats per triple)\n", llTrain, llValid, llTest)
 	if o.format == "ogb" {
-		fmt.Fprintf(&b, "- layout: OGB's, as ogbl-biokg's download (`raw/num-node-dict.csv.gz`, `split/random/{train,valid,test}.pt` as torch.save writes them, `mapping/`), %s; %d candidates per valid and test triple and side (`head_neg`, `tail_neg`), distinct, of the type of the entity they replace, none forming a triple of any split, seed %d\n",
+		fmt.Fprintf(&b, "- layout: OGB's, as ogbl-biokg's download (`raw/` with the training graph, `split/random/{train,valid,test}.pt` as torch.save writes them, `mapping/`; OGB's `LinkPropPredDataset(\"ogbl-biokg\", root)` reads it as `root/ogbl_biokg`), %s; %d candidates per valid and test triple and side (`head_neg`, `tail_neg`), distinct, of the type of the entity they replace, none forming a triple of any split, seed %d\n",
 			map[bool]string{true: "entities numbered within their type", false: "one node type, `" + kg.UntypedNodeType + "`"}[schema != nil], o.negatives, o.seed)
 	}
 	switch {

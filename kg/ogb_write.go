@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,7 +24,12 @@ const UntypedNodeType = "entity"
 // raw/num-node-dict.csv.gz, split/random/{train,valid,test}.pt as
 // torch.save writes them (zip archives of a pickled dict of int64 numpy
 // arrays and lists of type names), mapping/relidx2relname.csv.gz and
-// mapping/<type>_entidx2name.csv.gz. Each file is written atomically.
+// mapping/<type>_entidx2name.csv.gz. For OGB's own LinkPropPredDataset
+// it also writes the training graph as that reads it (ogb/io's
+// read_csv_heterograph_raw): raw/triplet-type-list.csv.gz and, per
+// relation, raw/relations/<subject type>___<relation>___<object type>/
+// with edge.csv.gz, num-edge-list.csv.gz and edge_reltype.csv.gz, and
+// RELEASE_v1.txt. Each file is written atomically.
 //
 // d.Negatives must hold k candidates per valid and test triple and side,
 // each of the type of the entity it replaces (OGB's head_neg and
@@ -35,8 +41,9 @@ const UntypedNodeType = "entity"
 // ids. Entity names lose the "type:" prefix that Load gives them, so
 // they load back unchanged.
 //
-// Every relation must have a triple in some split: the layout has no
-// other record of a relation's types.
+// Every relation must have a training triple: the layout has no other
+// record of a relation's types, and OGB's reader fails on a relation
+// without edges.
 func WriteOGB(dir string, d *Dataset) error {
 	w, err := newOGBWriter(d)
 	if err != nil {
@@ -58,6 +65,12 @@ func WriteOGB(dir string, d *Dataset) error {
 		return row(counts...)
 	})
 	if err != nil {
+		return err
+	}
+	if err := w.writeTrainingGraph(filepath.Join(dir, "raw")); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "RELEASE_v1.txt"), []byte("Written by gekc's kg.WriteOGB in the layout of OGB's ogbl-biokg, version 1.\n"), 0o644); err != nil {
 		return err
 	}
 	for i, name := range [3]string{"train", "valid", "test"} {
@@ -108,6 +121,97 @@ type ogbWriter struct {
 	counts []int
 	local  []int32 // per entity, its index within its type
 	k      int     // negatives per triple and side
+	// trainOf[r] up to trainOf[r+1] index relation r's training triples in
+	// the order that writeTrainingGraph fills.
+	trainOf []int32
+}
+
+// relationDir is relation r's directory under raw/relations, as OGB
+// names it: the types and the name joined by "___". A name with a slash
+// makes nested directories, as OGB's os.path.join does; one that would
+// leave raw/relations is refused.
+func (w *ogbWriter) relationDir(r int32) (string, error) {
+	st, ot := w.relationTypes(r)
+	dir := st + "___" + w.d.Relations.Name(r) + "___" + ot
+	for _, part := range strings.Split(dir, "/") {
+		if part == "" || part == "." || part == ".." {
+			return "", fmt.Errorf("relation %q: its directory under raw/relations, %q, is not a plain relative path", w.d.Relations.Name(r), dir)
+		}
+	}
+	return dir, nil
+}
+
+// relationTypes returns the names of relation r's subject and object types.
+func (w *ogbWriter) relationTypes(r int32) (subject, object string) {
+	if s := w.d.Schema; s != nil {
+		return s.Types.Name(s.SubjectType[r]), s.Types.Name(s.ObjectType[r])
+	}
+	return UntypedNodeType, UntypedNodeType
+}
+
+// writeTrainingGraph writes the training triples as OGB's raw heterograph:
+// each relation's edges (subject and object indices within their types),
+// their count and their relation id, and the list of relations with
+// their types.
+func (w *ogbWriter) writeTrainingGraph(raw string) error {
+	d := w.d
+	byRelation := make([]int32, len(d.Train)) // training triples grouped by relation, in order
+	next := slices.Clone(w.trainOf)
+	for i, t := range d.Train {
+		byRelation[next[t.R]] = int32(i)
+		next[t.R]++
+	}
+	err := writeGzipCSV(filepath.Join(raw, "triplet-type-list.csv.gz"), func(row func(...string) error) error {
+		for r := range int32(d.Relations.Len()) {
+			st, ot := w.relationTypes(r)
+			if err := row(st, d.Relations.Name(r), ot); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for r := range int32(d.Relations.Len()) {
+		rel, _ := w.relationDir(r)
+		dir := filepath.Join(raw, "relations", filepath.FromSlash(rel))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		edges := byRelation[w.trainOf[r]:w.trainOf[r+1]]
+		err := writeGzipCSV(filepath.Join(dir, "edge.csv.gz"), func(row func(...string) error) error {
+			for _, i := range edges {
+				t := d.Train[i]
+				if err := row(strconv.Itoa(int(w.local[t.S])), strconv.Itoa(int(w.local[t.O]))); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		id := strconv.Itoa(int(r))
+		err = writeGzipCSV(filepath.Join(dir, "edge_reltype.csv.gz"), func(row func(...string) error) error {
+			for range edges {
+				if err := row(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = writeGzipCSV(filepath.Join(dir, "num-edge-list.csv.gz"), func(row func(...string) error) error {
+			return row(strconv.Itoa(len(edges)))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *ogbWriter) typeOf(e int32) int32 {
@@ -133,19 +237,25 @@ func newOGBWriter(d *Dataset) (*ogbWriter, error) {
 		w.local[e] = int32(w.counts[t])
 		w.counts[t]++
 	}
-	used := make([]bool, d.Relations.Len())
+	w.trainOf = make([]int32, d.Relations.Len()+1)
 	for i, ts := range [][]Triple{d.Train, d.Valid, d.Test} {
 		for j, t := range ts {
 			if d.Schema != nil && !d.Schema.Consistent(t) {
 				return nil, fmt.Errorf("%s triple %d (0-based) %s breaks the schema", splitWords[i], j, d.tripleNames(t))
 			}
-			used[t.R] = true
+			if i == 0 {
+				w.trainOf[t.R+1]++
+			}
 		}
 	}
-	for r, u := range used {
-		if !u {
-			return nil, fmt.Errorf("relation %q has no triple in any split, so OGB's layout cannot record its types", d.Relations.Name(int32(r)))
+	for r := range d.Relations.Len() {
+		if w.trainOf[r+1] == 0 {
+			return nil, fmt.Errorf("relation %q has no training triple: OGB's layout records a relation's types by its training edges alone", d.Relations.Name(int32(r)))
 		}
+		if _, err := w.relationDir(int32(r)); err != nil {
+			return nil, err
+		}
+		w.trainOf[r+1] += w.trainOf[r]
 	}
 	n := d.Negatives
 	if n == nil {

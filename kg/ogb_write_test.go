@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -306,7 +307,8 @@ func TestWriteOGBErrors(t *testing.T) {
 		{"unused relation", func(d *Dataset) {
 			d.Relations, _ = NewVocab([]string{"ab", "bb", "zz"})
 			d.Schema.SubjectType, d.Schema.ObjectType = append(d.Schema.SubjectType, 0), append(d.Schema.ObjectType, 0)
-		}, `relation "zz" has no triple`},
+		}, `relation "zz" has no training triple`},
+		{"escaping name", func(d *Dataset) { d.Relations, _ = NewVocab([]string{"ab", "x/../../../bb"}) }, `is not a plain relative path`},
 		{"schema broken", func(d *Dataset) { d.Train[5].O = d.Train[5].S }, "train triple 5 (0-based)"},
 	} {
 		d := blockGraph(t, 60, 200, true, false)
@@ -399,5 +401,90 @@ func BenchmarkWriteOGB(b *testing.B) {
 		if err := WriteOGB(dir, d); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// The training graph is also written as OGB's LinkPropPredDataset reads it
+// (ogb/io/read_graph_raw.py, read_csv_heterograph_raw): per relation, its
+// edges as (head, tail) indices within their types, their count and their
+// relation id, and the list of (head type, relation, tail type); read
+// back, they are the training triples. A relation named like FB15k-237's
+// makes nested directories, as OGB's os.path.join does.
+func TestWriteOGBTrainingGraph(t *testing.T) {
+	for _, typed := range []bool{true, false} {
+		d := blockGraph(t, 60, 300, typed, false)
+		d.Relations, _ = NewVocab([]string{"/film/genre", "bb"})
+		dir := t.TempDir()
+		if err := WriteOGB(dir, d); err != nil {
+			t.Fatal(err)
+		}
+		raw := filepath.Join(dir, "raw")
+		var triplets [][]string
+		must(t, readCSV(filepath.Join(raw, "triplet-type-list.csv.gz"), func(_ int, rec []string) error {
+			triplets = append(triplets, slices.Clone(rec))
+			return nil
+		}))
+		typeOf := func(e int32) string {
+			if typed {
+				return d.Schema.Types.Name(d.Schema.EntityType[e])
+			}
+			return UntypedNodeType
+		}
+		offset := map[string]int32{"a": 0, "b": 30, UntypedNodeType: 0}
+		var got []Triple
+		for r, tr := range triplets {
+			if tr[1] != d.Relations.Name(int32(r)) {
+				t.Fatalf("triplet %d: %q", r, tr)
+			}
+			rel := filepath.Join(raw, "relations", filepath.FromSlash(strings.Join(tr, "___")))
+			var edges []Triple
+			must(t, readCSV(filepath.Join(rel, "edge.csv.gz"), func(_ int, rec []string) error {
+				h, _ := strconv.Atoi(rec[0])
+				o, _ := strconv.Atoi(rec[1])
+				edges = append(edges, Triple{S: offset[tr[0]] + int32(h), R: int32(r), O: offset[tr[2]] + int32(o)})
+				return nil
+			}))
+			for _, e := range edges {
+				if typeOf(e.S) != tr[0] || typeOf(e.O) != tr[2] {
+					t.Errorf("typed %v: edge %v not of the types %q", typed, e, tr)
+				}
+			}
+			n := 0
+			must(t, readCSV(filepath.Join(rel, "edge_reltype.csv.gz"), func(_ int, rec []string) error {
+				if rec[0] != strconv.Itoa(r) {
+					t.Errorf("typed %v: relation %d has reltype %q", typed, r, rec[0])
+				}
+				n++
+				return nil
+			}))
+			must(t, readCSV(filepath.Join(rel, "num-edge-list.csv.gz"), func(_ int, rec []string) error {
+				if rec[0] != strconv.Itoa(len(edges)) || n != len(edges) {
+					t.Errorf("typed %v: relation %d: %s edges counted, %d reltypes, %d edges", typed, r, rec[0], n, len(edges))
+				}
+				return nil
+			}))
+			got = append(got, edges...)
+		}
+		var want []Triple
+		for r := range int32(2) {
+			for _, tr := range d.Train {
+				if tr.R == r {
+					want = append(want, tr)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("typed %v: the raw graph holds %d edges, not the %d training triples by relation", typed, len(got), len(want))
+		}
+		if _, err := os.Stat(filepath.Join(dir, "RELEASE_v1.txt")); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
