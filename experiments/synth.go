@@ -47,7 +47,9 @@ them, mapping/), with -negatives candidates per valid and test triple and
 side (head_neg, tail_neg): type-consistent, filtered against every split,
 seeded. Grids load it as they load ogbl-biokg, ranking against those
 candidates; so does OGB's LinkPropPredDataset("ogbl-biokg", root) with the
-directory named root/ogbl_biokg.
+directory named root/ogbl_biokg (torch 2.6 and later must be told
+torch.load(..., weights_only=False) for OGB's numpy arrays, as for OGB's own
+files). Entities load back named "type:name".
 
 flags:
 `
@@ -206,6 +208,12 @@ func (o *synthOptions) execute() error {
 		if err := enoughCandidates(o.negatives, m.Sizes.Entities, schema); err != nil {
 			return err
 		}
+		if n := int64(max(o.sizes.Valid, o.sizes.Test)) * int64(o.negatives); n > kg.MaxOGBArray {
+			return fmt.Errorf("-negatives %d: %d negatives a side for a split exceed the %d elements a torch.save'd array holds for sure", o.negatives, n, kg.MaxOGBArray)
+		}
+		if original != nil {
+			fmt.Fprintf(o.stderr, "warning: OGB's layout names entities \"type:name\", so the surrogate's names differ from %s's: eval.test_on against it finds no triple in common; write -format text for that\n", original.Name)
+		}
 	}
 	start := time.Now()
 	d, err := synth.DrawSplits(sampler, o.sizes, how, synth.Support(m.Sizes, schema), o.seed)
@@ -215,9 +223,9 @@ func (o *synthOptions) execute() error {
 	sampling := time.Since(start)
 	idsKept := true // the loaded data set's ids are the model's
 	if o.format == "ogb" {
-		for r, u := range d.RelationsUsed(m.Sizes.Relations) {
+		for r, u := range (&synth.Sampled{Train: d.Train}).RelationsUsed(m.Sizes.Relations) {
 			if !u {
-				return fmt.Errorf("relation %q occurs in no split, and OGB's layout records a relation's types only by its edges: draw more triples, or write -format text", names.Relation(int32(r)))
+				return fmt.Errorf("relation %q has no training triple, and OGB's layout records a relation's types only by its training edges: draw more triples, or write -format text", names.Relation(int32(r)))
 			}
 		}
 		layout := synth.OGB{Entities: m.Sizes.Entities, Relations: m.Sizes.Relations, Names: names, Schema: schema, Negatives: o.negatives, Seed: o.seed}

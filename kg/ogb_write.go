@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,18 +39,29 @@ const UntypedNodeType = "entity"
 // order and relations keep their ids, so a data set whose types hold
 // consecutive blocks of ids in sorted type order (every data set read
 // from this layout, and synth's planted graphs) loads back with the same
-// ids. Entity names lose the "type:" prefix that Load gives them, so
-// they load back unchanged.
+// ids. Load names OGB's entities "type:name": a name that begins with
+// its type and a colon (as Load's own names do) is written without that
+// prefix and comes back unchanged; any other comes back prefixed.
 //
 // Every relation must have a training triple: the layout has no other
 // record of a relation's types, and OGB's reader fails on a relation
-// without edges.
+// without edges. Names that OGB's reader (pandas) would not read back as
+// strings (a column of numbers or of True/False, "NA", "null", ...) are
+// refused, as are relations whose directories would coincide, and
+// arrays too large for a protocol-2 pickle (MaxOGBArray); all before
+// any file is written. OGB's reader keeps a processed/ copy of the graph:
+// WriteOGB empties that directory so that it is made anew.
 func WriteOGB(dir string, d *Dataset) error {
 	w, err := newOGBWriter(d)
 	if err != nil {
 		return fmt.Errorf("kg.WriteOGB %s: %w", dir, err)
 	}
-	for _, sub := range []string{"raw", "mapping", filepath.FromSlash(ogbSplitDir)} {
+	// OGB saves its parsed graph into processed/ without making the
+	// directory, and reuses one found there.
+	if err := os.RemoveAll(filepath.Join(dir, "processed")); err != nil {
+		return err
+	}
+	for _, sub := range []string{"raw", "mapping", "processed", filepath.FromSlash(ogbSplitDir)} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return err
 		}
@@ -248,14 +260,35 @@ func newOGBWriter(d *Dataset) (*ogbWriter, error) {
 			}
 		}
 	}
+	dirs := map[string]string{} // lower-cased, for case-insensitive file systems
 	for r := range d.Relations.Len() {
+		name := d.Relations.Name(int32(r))
 		if w.trainOf[r+1] == 0 {
-			return nil, fmt.Errorf("relation %q has no training triple: OGB's layout records a relation's types by its training edges alone", d.Relations.Name(int32(r)))
-		}
-		if _, err := w.relationDir(int32(r)); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("relation %q has no training triple: OGB's layout records a relation's types by its training edges alone", name)
 		}
 		w.trainOf[r+1] += w.trainOf[r]
+		dir, err := w.relationDir(int32(r))
+		if err != nil {
+			return nil, err
+		}
+		if other, ok := dirs[strings.ToLower(dir)]; ok {
+			return nil, fmt.Errorf("relations %q and %q would share the directory raw/relations/%s", other, name, dir)
+		}
+		dirs[strings.ToLower(dir)] = name
+	}
+	if err := pandasReadsAsStrings("relation", d.Relations.Names()); err != nil {
+		return nil, err
+	}
+	if err := pandasReadsAsStrings("node type", w.types); err != nil {
+		return nil, err
+	}
+	for i, n := range []int{len(d.Valid), len(d.Test)} {
+		if int64(n)*int64(w.k) > MaxOGBArray {
+			return nil, fmt.Errorf("%s: %d triples x %d negatives exceed the %d elements a protocol-2 pickle holds for sure (MaxOGBArray)", splitWords[i+1], n, w.k, MaxOGBArray)
+		}
+	}
+	if int64(len(d.Train)) > MaxOGBArray {
+		return nil, fmt.Errorf("train: %d triples exceed the %d elements a protocol-2 pickle holds for sure (MaxOGBArray)", len(d.Train), MaxOGBArray)
 	}
 	n := d.Negatives
 	if n == nil {
@@ -295,13 +328,48 @@ func newOGBWriter(d *Dataset) (*ogbWriter, error) {
 			}
 		}
 	}
-	if w.k <= 0 {
-		return nil, fmt.Errorf("no negatives per triple (k = %d)", max(w.k, 0))
+	switch {
+	case w.k < 0:
+		w.k = 0 // no valid or test triples: arrays of shape (0, 0)
+	case w.k == 0:
+		return nil, fmt.Errorf("no negatives per triple (k = 0)")
 	}
 	return w, nil
 }
 
 var splitWords = [3]string{"train", "valid", "test"}
+
+// MaxOGBArray is the most elements an array of WriteOGB's may have. A
+// protocol-2 pickle holds an array's bytes as one str of at most 4 GiB of
+// UTF-8, Latin-1 bytes from 0x80 taking two: ids below 2^31 have four
+// zero bytes, so an element takes at most 12.
+const MaxOGBArray = math.MaxUint32 / 12
+
+// pandasNA are the strings pandas.read_csv reads as missing by default.
+var pandasNA = []string{"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+	"1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"}
+
+// pandasReadsAsStrings refuses names that OGB's reader, pandas.read_csv
+// with its defaults, would not give back as the same strings: a missing
+// value, or a column every name of which is a number or a boolean.
+func pandasReadsAsStrings(what string, names []string) error {
+	numbers, booleans := 0, 0
+	for _, name := range names {
+		if slices.Contains(pandasNA, name) {
+			return fmt.Errorf("%s name %q reads as a missing value in OGB's reader (pandas): rename it", what, name)
+		}
+		if _, err := strconv.ParseFloat(strings.TrimSpace(name), 64); err == nil {
+			numbers++
+		}
+		if b := strings.ToLower(name); b == "true" || b == "false" {
+			booleans++
+		}
+	}
+	if len(names) > 0 && (numbers == len(names) || booleans == len(names)) {
+		return fmt.Errorf("every %s name is a number or a boolean (%q, ...), which OGB's reader (pandas) would not read as names: rename them", what, names[0])
+	}
+	return nil
+}
 
 func (d *Dataset) tripleNames(t Triple) string {
 	return fmt.Sprintf("(%s, %s, %s)", d.Entities.Name(t.S), d.Relations.Name(t.R), d.Entities.Name(t.O))

@@ -13,9 +13,10 @@ import (
 // torch.save (pickle protocol 2) writes it with numpy 1.x. It emits the
 // same opcodes, memo and batches as CPython's pickler, so that a split
 // written here is the stream torch.save would write for the same dict
-// (the tests compare it byte for byte with files torch wrote). Objects
-// that Python would share by identity (globals, dtype, 'latin1', equal
-// type names) are shared by value here, which is what those files show.
+// (the tests compare it byte for byte with files torch wrote, and with
+// CPython's pickler on larger dicts). Objects that Python shares by
+// identity (globals, the one dtype, numpy's strings, equal type names in
+// the lists) are shared here by a key of their role and value.
 type pickleWriter struct {
 	w       *bufio.Writer
 	memo    uint32            // next memo index
@@ -28,6 +29,7 @@ const (
 	opProto       = 0x80
 	opEmptyDict   = '}'
 	opEmptyList   = ']'
+	opEmptyTuple  = ')'
 	opMark        = '('
 	opStop        = '.'
 	opBinPut      = 'q'
@@ -84,7 +86,7 @@ func (p *pickleWriter) writeDict(keys []string, values []pickleValue) error {
 		p.w.WriteByte(opEmptyList)
 		p.put()
 		return p.batch(v.n, opAppend, opAppends, func(j int) error {
-			p.sharedStr(v.str(j))
+			p.sharedStr("type:", v.str(j))
 			return nil
 		})
 	})
@@ -165,9 +167,11 @@ func (p *pickleWriter) str(s string) {
 	p.put()
 }
 
-// sharedStr writes a str that may repeat (a type name), once.
-func (p *pickleWriter) sharedStr(s string) {
-	p.once("str:"+s, func() { p.unicodeHeader(uint64(len(s))); p.w.WriteString(s) })
+// sharedStr writes a str that may repeat, once per key: a type name in
+// the lists (key "type:"), or one of numpy's (key "numpy:"), which are
+// other objects than the lists' even when equal.
+func (p *pickleWriter) sharedStr(key, s string) {
+	p.once(key+s, func() { p.unicodeHeader(uint64(len(s))); p.w.WriteString(s) })
 }
 
 func (p *pickleWriter) global(module, name string) {
@@ -221,6 +225,19 @@ func (p *pickleWriter) tuple(n int, items func() error) error {
 // Latin-1, and returns its memo index. chunks hands the bytes over in
 // pieces, twice: once to size the str's UTF-8, once to write it.
 func (p *pickleWriter) latin1Bytes(n int, chunks func(func([]byte))) (uint32, error) {
+	if n == 0 {
+		// CPython reduces b'', a single object, to bytes() instead.
+		if i, ok := p.shared["bytes:"]; ok {
+			p.get(i)
+			return i, nil
+		}
+		p.global("__builtin__", "bytes")
+		p.w.WriteByte(opEmptyTuple)
+		p.w.WriteByte(opReduce)
+		i := p.put()
+		p.shared["bytes:"] = i
+		return i, nil
+	}
 	p.global("_codecs", "encode")
 	err := p.tuple(2, func() error {
 		size := uint64(0)
@@ -247,7 +264,7 @@ func (p *pickleWriter) latin1Bytes(n int, chunks func(func([]byte))) (uint32, er
 			p.w.Write(out)
 		})
 		p.put()
-		p.once("str:latin1", func() { p.unicodeHeader(6); p.w.WriteString("latin1") })
+		p.sharedStr("numpy:", "latin1")
 		return nil
 	})
 	if err != nil {
@@ -329,7 +346,7 @@ func (p *pickleWriter) int64Dtype() error {
 	}
 	p.global("numpy", "dtype")
 	p.tuple(3, func() error {
-		p.sharedStr("i8")
+		p.sharedStr("numpy:", "i8")
 		p.w.Write([]byte{opNewFalse, opNewTrue})
 		return nil
 	})
@@ -337,7 +354,7 @@ func (p *pickleWriter) int64Dtype() error {
 	p.shared["dtype:i8"] = p.put()
 	p.tuple(8, func() error {
 		p.int(3)
-		p.sharedStr("<")
+		p.sharedStr("numpy:", "<")
 		p.w.Write([]byte{opNone, opNone, opNone})
 		p.int(-1)
 		p.int(-1)
