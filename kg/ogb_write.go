@@ -282,11 +282,6 @@ func newOGBWriter(d *Dataset) (*ogbWriter, error) {
 	if err := pandasReadsAsStrings("node type", w.types); err != nil {
 		return nil, err
 	}
-	for i, n := range []int{len(d.Valid), len(d.Test)} {
-		if int64(n)*int64(w.k) > MaxOGBArray {
-			return nil, fmt.Errorf("%s: %d triples x %d negatives exceed the %d elements a protocol-2 pickle holds for sure (MaxOGBArray)", splitWords[i+1], n, w.k, MaxOGBArray)
-		}
-	}
 	if int64(len(d.Train)) > MaxOGBArray {
 		return nil, fmt.Errorf("train: %d triples exceed the %d elements a protocol-2 pickle holds for sure (MaxOGBArray)", len(d.Train), MaxOGBArray)
 	}
@@ -333,6 +328,11 @@ func newOGBWriter(d *Dataset) (*ogbWriter, error) {
 		w.k = 0 // no valid or test triples: arrays of shape (0, 0)
 	case w.k == 0:
 		return nil, fmt.Errorf("no negatives per triple (k = 0)")
+	}
+	for i, n := range []int{len(d.Valid), len(d.Test)} {
+		if int64(n)*int64(w.k) > MaxOGBArray {
+			return nil, fmt.Errorf("%s: %d triples x %d negatives exceed the %d elements a protocol-2 pickle holds for sure (MaxOGBArray)", splitWords[i+1], n, w.k, MaxOGBArray)
+		}
 	}
 	return w, nil
 }
