@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 
+	"gekc/internal/logmath"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -120,15 +121,7 @@ func RankMetrics(ds *kg.Dataset, scores []float64, triples []kg.Triple, hits []i
 		out[fmt.Sprintf("hits@%d", k)] = float64(n) / float64(len(both))
 	}
 	if withLL {
-		m := math.Inf(-1)
-		for _, v := range scores {
-			m = math.Max(m, v)
-		}
-		var z float64
-		for _, v := range scores {
-			z += math.Exp(v - m)
-		}
-		logZ := m + math.Log(z)
+		logZ := logmath.LogSumExp(scores)
 		var sum float64
 		for _, tr := range triples {
 			sum += score(tr) - logZ
