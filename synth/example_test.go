@@ -24,8 +24,9 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
+	support := synth.Support(sz, nil) // |E|²|R| triples
 	sizes := synth.Splits{Train: 400, Valid: 50, Test: 50}
-	d, err := synth.DrawSplits(sampler, sizes, synth.Distinct, synth.Support(sz, nil), 1)
+	d, err := synth.DrawSplits(sampler, sizes, synth.Distinct, support, 1)
 	if err != nil {
 		panic(err)
 	}
@@ -33,7 +34,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	uniform := -math.Log(synth.Support(sz, nil))
+	uniform := -math.Log(support)
 	fmt.Printf("splits: %d / %d / %d triples\n", len(d.Train), len(d.Valid), len(d.Test))
 	fmt.Println("test LL under the truth beats the uniform model's:", test > uniform)
 
