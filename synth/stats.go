@@ -195,7 +195,10 @@ func (c *Comparison) DegreePlot(title string) ([]byte, error) {
 		p.Add(l)
 		p.Legend.Add(s.name, l)
 	}
-	p.Legend.Top, p.Legend.Left = false, false
+	// A complementary CDF starts near 1 at small degrees and falls, so the
+	// bottom left corner is the one no curve crosses.
+	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(10), vg.Points(10)
 	w, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
 	if err != nil {
 		return nil, err
