@@ -134,18 +134,22 @@ func (s *TreeSampler) mixture(r int) (*subjectMixture, error) {
 	eig.VectorsTo(&vecs)
 	vals := eig.Values(nil)
 	mx := &subjectMixture{uniform: s.eps * float64(s.m.Sizes.Entities) * float64(s.m.Sizes.Entities)}
-	tmp := make([]float64, k)
-	var acc float64
+	var all []float64 // the components' vectors, row after row
 	for j, l := range vals {
 		if !(l > 0) {
 			continue // M_r is positive semi-definite: these are rounding
 		}
-		v := make([]float64, k)
-		for i := range v {
-			v[i] = math.Sqrt(l) * vecs.At(i, j)
+		for i := range k {
+			all = append(all, math.Sqrt(l)*vecs.At(i, j))
 		}
-		acc += quadForm(v, s.subj.root(), k, tmp)
-		mx.vecs = append(mx.vecs, v)
+	}
+	nc := len(all) / k
+	weights := make([]float64, nc)
+	quadForms(all, nc, k, s.subj.root(), make([]float64, nc*k), weights)
+	var acc float64
+	for j, w := range weights {
+		acc += w
+		mx.vecs = append(mx.vecs, all[j*k:(j+1)*k:(j+1)*k])
 		mx.cum = append(mx.cum, acc)
 	}
 	s.components[r] = mx
@@ -214,7 +218,7 @@ func (s *TreeSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 	// G_O, and the tree.
 	ko := s.obj.k
 	epsMass := s.eps * float64(ne)
-	tmp := make([]float64, ko)
+	masses, prod := make([]float64, s.batch), make([]float64, s.batch*ko)
 	setO := func(i int, row int32) { out[i].O = row }
 	for from := 0; from < n; from += s.batch {
 		m := min(s.batch, n-from)
@@ -226,9 +230,10 @@ func (s *TreeSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
 			return nil, err
 		}
 		q := graph.Float64s(s.query.Value())
+		quadForms(q, m, ko, s.obj.root(), prod, masses)
 		for i := 0; i < m; i++ {
 			qi := q[i*ko : (i+1)*ko]
-			mass := quadForm(qi, s.obj.root(), ko, tmp)
+			mass := masses[i]
 			u := rng.Float64() * (mass + epsMass)
 			if u >= mass {
 				out[from+i].O = int32(min(int((u-mass)/s.eps), ne-1))

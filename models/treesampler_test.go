@@ -55,14 +55,17 @@ func TestTreeSamplerPassesGoodnessOfFit(t *testing.T) {
 }
 
 // BenchmarkTreeSampler: draws per second of the Gram-tree sampler against
-// the inverse-transform sampler, ComplEx² with N(0, 1) parameters, rank 25,
-// 535 relations: at 10⁵ entities the tree already wins by far, and its
-// cost grows as log|E| where the other's grows as |E|.
+// the inverse-transform sampler, ComplEx² with N(0, 1) parameters, 535
+// relations, rank 25: at 10⁵ entities the tree already wins by far, and its
+// cost grows as log|E| where the other's grows as |E|. Rank 200 at
+// FB15k-237's 14,541 entities is the size of issue 31's surrogates.
 //
 //	go test -run '^$' -bench TreeSampler -benchtime 3x ./models/
 func BenchmarkTreeSampler(b *testing.B) {
-	for _, ne := range []int{20_000, 100_000} {
-		m, err := New("complex2", Sizes{Entities: ne, Relations: 535, Rank: 25}, Options{Seed: 1})
+	for _, sz := range []Sizes{{Entities: 20_000, Relations: 535, Rank: 25}, {Entities: 100_000, Relations: 535, Rank: 25},
+		{Entities: 14541, Relations: 237, Rank: 200}} {
+		ne := sz.Entities
+		m, err := New("complex2", sz, Options{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,7 +84,7 @@ func BenchmarkTreeSampler(b *testing.B) {
 			{"tree", func() (tripleSampler, error) { return NewTreeSampler(m) }},
 			{"inverse-transform", func() (tripleSampler, error) { return NewSampler(m, 512) }},
 		} {
-			b.Run(fmt.Sprintf("%s/entities=%d", c.name, ne), func(b *testing.B) {
+			b.Run(fmt.Sprintf("%s/entities=%d/d=%d", c.name, ne, sz.Rank), func(b *testing.B) {
 				s, err := c.make()
 				if err != nil {
 					b.Fatal(err)

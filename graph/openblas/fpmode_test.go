@@ -10,15 +10,19 @@ import (
 	_ "gekc/graph/openblas"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/netlib/blas/netlib"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
 	G "gorgonia.org/gorgonia"
 )
 
-// Importing the package makes OpenBLAS Gorgonia's BLAS, which graph's own
-// products use too.
+// Importing the package makes OpenBLAS Gorgonia's BLAS for matrix
+// products, which graph's own products use too.
 func TestImportSelectsOpenBLAS(t *testing.T) {
-	if _, ok := G.WhichBLAS().(netlib.Implementation); !ok {
-		t.Fatalf("Gorgonia's BLAS is %T, want netlib.Implementation (OpenBLAS)", G.WhichBLAS())
+	if _, ok := G.WhichBLAS().(gonum.Implementation); ok {
+		t.Fatalf("Gorgonia's BLAS is gonum's, want OpenBLAS's level 3")
+	}
+	if _, ok := blas64.Implementation().(gonum.Implementation); ok {
+		t.Fatalf("gonum's blas64 is gonum's own, want OpenBLAS's level 3")
 	}
 }
 
