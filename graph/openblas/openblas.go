@@ -4,7 +4,7 @@
 //
 //	import _ "gekc/graph/openblas"
 //
-// Importing it has two process-wide effects, which is why no library
+// Importing it has three process-wide effects, which is why no library
 // package of gekc imports it:
 //
 //   - The matrix-matrix products (BLAS level 3) of Gorgonia's stock ops,
@@ -19,6 +19,9 @@
 //     scheduler slice per call: an eigendecomposition of a 100×100 matrix,
 //     hundreds of matrix-vector calls, took 0.4 s instead of 1 ms, and
 //     sampling UMLS's surrogate took 72 s instead of 0.4 s.
+//   - OpenBLAS computes on GOMAXPROCS threads unless OPENBLAS_NUM_THREADS
+//     (or GOTO_NUM_THREADS, OMP_NUM_THREADS) is set: by itself it would
+//     take every core whatever GOMAXPROCS says.
 //   - On amd64, subnormal floats are flushed to zero and read as zero (MXCSR
 //     FTZ and DAZ) on every thread. Parameters that training pulls towards
 //     zero reach 1e-36 and below; their products are subnormal, and every
