@@ -97,12 +97,9 @@ func (t *gramTree) blockGram(lo, hi int) []float64 {
 func (t *gramTree) root() []float64 { return t.nodes[0].gram }
 
 // quadForms writes into dst[i] the quadratic form q_iᵀGq_i of each row of
-// Q (m×k, row-major; G k×k), using p (at least m·k values) for Q·G. One
-// matrix product for all m rows, not m matrix-vector ones: a k×k gemv per
-// draw was the sampler's cost at k = 400, and, k² being above OpenBLAS's
-// threading threshold from k ≈ 96, each was a threaded call that stalls
-// for a scheduler slice when the cores are busy (UMLS's surrogate took
-// 72 s instead of 0.3 s beside a training).
+// Q (m×k, row-major; G k×k), using p (at least m·k values) for Q·G: one
+// matrix product for a batch of draws rather than a matrix-vector product
+// per draw, which reads G once per batch and is one BLAS call, not m.
 func quadForms(q []float64, m, k int, g, p, dst []float64) {
 	if m == 0 {
 		return
