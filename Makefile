@@ -43,11 +43,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseTriples -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
 	$(GO) test -run '^$$' -fuzz FuzzParseSchema -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
 	$(GO) test -run '^$$' -fuzz FuzzWriteOGB -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./kg/
-	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
+	$(GO) test -run '^$$' -fuzz FuzzParseGrid -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./grid/
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
 	$(GO) test -run '^$$' -fuzz FuzzReadKTDTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./analysis/
+	$(GO) test -run '^$$' -fuzz FuzzReadShape -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./synth/
 
 # The emitted SLURM job array on a real single-node SLURM (root, Debian's
 # slurm-wlm and munge; scripts/slurm-local installs them when absent). Jobs

@@ -46,8 +46,34 @@ func ReadShape(typesPath, schemaPath string, scale float64) (*Shape, error) {
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return nil, fmt.Errorf("synth: type count scale %g: want a finite positive factor", scale)
 	}
+	types, err := os.Open(typesPath)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	defer types.Close()
+	schema, err := os.Open(schemaPath)
+	if err != nil {
+		return nil, fmt.Errorf("synth: %w", err)
+	}
+	defer schema.Close()
+	s, err := parseShape(types, typesPath, schema, schemaPath, scale)
+	if err != nil {
+		return nil, err
+	}
+	s.nameEntities()
+	return s, nil
+}
+
+// maxEntities is the most entities a planted graph may have: kg numbers
+// them with int32.
+const maxEntities = math.MaxInt32
+
+// parseShape reads and checks the two files' contents; the entities are
+// named afterwards (nameEntities), once their number is known to fit.
+func parseShape(types io.Reader, typesPath string, schema io.Reader, schemaPath string, scale float64) (*Shape, error) {
 	s := &Shape{}
-	err := readTSV(typesPath, 2, func(line int, f []string) error {
+	total := 0
+	err := scanTSV(types, typesPath, 2, func(line int, f []string) error {
 		n, err := strconv.Atoi(f[1])
 		if err != nil || n <= 0 {
 			return fmt.Errorf("%s:%d: count %q: want a positive integer", typesPath, line, f[1])
@@ -58,7 +84,12 @@ func ReadShape(typesPath, schemaPath string, scale float64) (*Shape, error) {
 		if slices.ContainsFunc(s.Types, func(t TypeCount) bool { return t.Name == f[0] }) {
 			return fmt.Errorf("%s:%d: type %q is listed twice", typesPath, line, f[0])
 		}
-		s.Types = append(s.Types, TypeCount{Name: f[0], Count: max(1, int(math.Round(float64(n)*scale)))})
+		scaled := math.Max(1, math.Round(float64(n)*scale))
+		if scaled > float64(maxEntities-total) {
+			return fmt.Errorf("%s:%d: %.0f entities of type %q bring the total past %d, the most a data set can number", typesPath, line, scaled, f[0], maxEntities)
+		}
+		total += int(scaled)
+		s.Types = append(s.Types, TypeCount{Name: f[0], Count: int(scaled)})
 		return nil
 	})
 	if err != nil {
@@ -70,7 +101,10 @@ func ReadShape(typesPath, schemaPath string, scale float64) (*Shape, error) {
 	known := func(t string) bool {
 		return slices.ContainsFunc(s.Types, func(x TypeCount) bool { return x.Name == t })
 	}
-	err = readTSV(schemaPath, 3, func(line int, f []string) error {
+	err = scanTSV(schema, schemaPath, 3, func(line int, f []string) error {
+		if strings.TrimSpace(f[0]) == "" {
+			return fmt.Errorf("%s:%d: a relation without a name", schemaPath, line)
+		}
 		for _, t := range f[1:3] {
 			if !known(t) {
 				return fmt.Errorf("%s:%d: relation %s names type %q, which %s does not list", schemaPath, line, f[0], t, typesPath)
@@ -90,6 +124,13 @@ func ReadShape(typesPath, schemaPath string, scale float64) (*Shape, error) {
 	}
 	slices.SortFunc(s.Types, func(a, b TypeCount) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(s.Relations, func(a, b RelationTypes) int { return strings.Compare(a.Name, b.Name) })
+	return s, nil
+}
+
+// nameEntities names entity i of type t "t/<i, zero-padded>", in byte
+// order.
+func (s *Shape) nameEntities() {
+	s.entity = s.entity[:0]
 	for _, t := range s.Types {
 		w := len(strconv.Itoa(t.Count - 1))
 		for i := range t.Count {
@@ -97,21 +138,11 @@ func ReadShape(typesPath, schemaPath string, scale float64) (*Shape, error) {
 		}
 	}
 	slices.Sort(s.entity)
-	return s, nil
 }
 
-// readTSV calls row with the first n fields of each line of path, skipping
-// a header whose first field is not data (it names the column: "type",
-// "entity_type", "relation") and blank lines.
-func readTSV(path string, n int, row func(line int, fields []string) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("synth: %w", err)
-	}
-	defer f.Close()
-	return scanTSV(f, path, n, row)
-}
-
+// scanTSV calls row with the first n fields of each line of r (read from
+// path), skipping a header whose first field is not data (it names the
+// column: "type", "entity_type", "relation") and blank lines.
 func scanTSV(r io.Reader, path string, n int, row func(line int, fields []string) error) error {
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
@@ -130,7 +161,10 @@ func scanTSV(r io.Reader, path string, n int, row func(line int, fields []string
 			return err
 		}
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // Entities and NumRelations are the planted graph's sizes.

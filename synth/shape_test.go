@@ -100,6 +100,9 @@ func TestReadShapeErrors(t *testing.T) {
 		{"slash in a type", "a/b\t1\n", "r\ta/b\ta/b\n", `type name "a/b"`},
 		{"short line", "a\t1\n", "r\ta\n", "schema.tsv:1: 2 tab-separated fields, want at least 3"},
 		{"no relations", "a\t1\n", "relation\tsubject_type\tobject_type\n", "schema.tsv: no relations"},
+		{"unnamed relation", "a\t1\n", "\ta\ta\n", "schema.tsv:1: a relation without a name"},
+		{"too many entities", "a\t2000000000\nb\t2000000000\n", "r\ta\tb\n", `types.tsv:2: 2000000000 entities of type "b" bring the total past 2147483647`},
+		{"a line past the scanner's limit", "a\t1\n" + strings.Repeat("x", 70000) + "\t1\n", "r\ta\ta\n", "types.tsv: bufio.Scanner: token too long"},
 	} {
 		types := writeFile(t, dir, "types.tsv", c.types)
 		schema := writeFile(t, dir, "schema.tsv", c.schema)
@@ -111,4 +114,38 @@ func TestReadShapeErrors(t *testing.T) {
 	if _, err := ReadShape(writeFile(t, dir, "good.tsv", "a\t3\nb\t2\n"), writeFile(t, dir, "s.tsv", "r\ta\tb\n"), 0); err == nil {
 		t.Error("a zero scale is accepted")
 	}
+}
+
+// Whatever the two files hold, reading them returns a shape or an error,
+// never a panic; a shape read has every relation's types among its types
+// and, named, as many distinct entities as its counts say.
+func FuzzReadShape(f *testing.F) {
+	f.Add("type\tcount\nprotein\t3\ndrug\t2\n", "relation\tsubject_type\tobject_type\nbinds\tdrug\tprotein\n")
+	f.Add("a\t1\n", "r\ta\ta\textra\n")
+	f.Add("a\t0\n", "r\ta\tb\n")
+	f.Fuzz(func(t *testing.T, types, schema string) {
+		s, err := parseShape(strings.NewReader(types), "types.tsv", strings.NewReader(schema), "schema.tsv", 1)
+		if err != nil {
+			return
+		}
+		total := 0
+		for _, tc := range s.Types {
+			total += tc.Count
+		}
+		if total > 100_000 {
+			return // valid, and too many names to make on every input
+		}
+		s.nameEntities()
+		if s.Entities() != total || len(s.Relations) == 0 {
+			t.Fatalf("%d entities named for counts summing to %d; %d relations", s.Entities(), total, len(s.Relations))
+		}
+		for i := 1; i < len(s.entity); i++ {
+			if s.entity[i-1] >= s.entity[i] {
+				t.Fatalf("entity names not strictly increasing: %q, %q", s.entity[i-1], s.entity[i])
+			}
+		}
+		if _, err := s.Schema(); err != nil {
+			t.Fatalf("a shape read has no schema: %v", err)
+		}
+	})
 }
