@@ -25,8 +25,14 @@ func TestLevelThreeAgreesWithGonum(t *testing.T) {
 		}
 		return d, s
 	}
-	check := func(name string, got []float32, gotD, want []float64) {
+	// same runs gonum's float64 routine and ours in float64 and float32,
+	// each on its own copy of the output's starting contents, and compares.
+	same := func(name string, d0 []float64, s0 []float32, refD, oursD func([]float64), oursS func([]float32)) {
 		t.Helper()
+		want, gotD, got := append([]float64(nil), d0...), append([]float64(nil), d0...), append([]float32(nil), s0...)
+		refD(want)
+		oursD(gotD)
+		oursS(got)
 		for i := range want {
 			scale := max(1, math.Abs(want[i]))
 			if math.Abs(gotD[i]-want[i]) > 1e-12*scale || math.Abs(float64(got[i])-want[i]) > 1e-4*scale {
@@ -42,56 +48,40 @@ func TestLevelThreeAgreesWithGonum(t *testing.T) {
 				ad, as := randoms(big * big)
 				bd, bs := randoms(big * big)
 				cd, cs := randoms(big * big)
-				want := append([]float64(nil), cd...)
 				name := func(f string) string { return f + "/" + string(rune(tr)) + string(rune(ul)) + string(rune(side)) }
 
-				ref.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, want, big)
-				gotD, got := append([]float64(nil), cd...), append([]float32(nil), cs...)
-				ours.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, gotD, big)
-				ours.Sgemm(tr, flip[tr], m, n, k, 0.7, as, big, bs, big, 0.3, got, big)
-				check(name("gemm"), got, gotD, want)
+				same(name("gemm"), cd, cs,
+					func(c []float64) { ref.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float64) { ours.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float32) { ours.Sgemm(tr, flip[tr], m, n, k, 0.7, as, big, bs, big, 0.3, c, big) })
+				same(name("symm"), cd, cs,
+					func(c []float64) { ref.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float64) { ours.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float32) { ours.Ssymm(side, ul, m, n, 0.7, as, big, bs, big, 0.3, c, big) })
+				same(name("syrk"), cd, cs,
+					func(c []float64) { ref.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, c, big) },
+					func(c []float64) { ours.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, c, big) },
+					func(c []float32) { ours.Ssyrk(ul, tr, n, k, 0.7, as, big, 0.3, c, big) })
+				same(name("syr2k"), cd, cs,
+					func(c []float64) { ref.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float64) { ours.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
+					func(c []float32) { ours.Ssyr2k(ul, tr, n, k, 0.7, as, big, bs, big, 0.3, c, big) })
 
-				want = append(want[:0], cd...)
-				ref.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, want, big)
-				gotD, got = append(gotD[:0], cd...), append(got[:0], cs...)
-				ours.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, gotD, big)
-				ours.Ssymm(side, ul, m, n, 0.7, as, big, bs, big, 0.3, got, big)
-				check(name("symm"), got, gotD, want)
-
-				want = append(want[:0], cd...)
-				ref.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, want, big)
-				gotD, got = append(gotD[:0], cd...), append(got[:0], cs...)
-				ours.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, gotD, big)
-				ours.Ssyrk(ul, tr, n, k, 0.7, as, big, 0.3, got, big)
-				check(name("syrk"), got, gotD, want)
-
-				want = append(want[:0], cd...)
-				ref.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, want, big)
-				gotD, got = append(gotD[:0], cd...), append(got[:0], cs...)
-				ours.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, gotD, big)
-				ours.Ssyr2k(ul, tr, n, k, 0.7, as, big, bs, big, 0.3, got, big)
-				check(name("syr2k"), got, gotD, want)
-
+				// A well-conditioned triangle for the solves: a dominant diagonal.
+				tri, triS := append([]float64(nil), ad...), append([]float32(nil), as...)
+				for i := 0; i < big; i++ {
+					tri[i*big+i] += 10
+					triS[i*big+i] += 10
+				}
 				for _, diag := range []blas.Diag{blas.NonUnit, blas.Unit} {
-					want = append(want[:0], bd...)
-					ref.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, want, big)
-					gotD, got = append(gotD[:0], bd...), append(got[:0], bs...)
-					ours.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, gotD, big)
-					ours.Strmm(side, ul, tr, diag, m, n, 0.7, as, big, got, big)
-					check(name("trmm"), got, gotD, want)
-
-					// A well-conditioned triangle for the solve: a dominant diagonal.
-					tri, triS := append([]float64(nil), ad...), append([]float32(nil), as...)
-					for i := 0; i < big; i++ {
-						tri[i*big+i] += 10
-						triS[i*big+i] += 10
-					}
-					want = append(want[:0], bd...)
-					ref.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, want, big)
-					gotD, got = append(gotD[:0], bd...), append(got[:0], bs...)
-					ours.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, gotD, big)
-					ours.Strsm(side, ul, tr, diag, m, n, 0.7, triS, big, got, big)
-					check(name("trsm"), got, gotD, want)
+					same(name("trmm"), bd, bs,
+						func(b []float64) { ref.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, b, big) },
+						func(b []float64) { ours.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, b, big) },
+						func(b []float32) { ours.Strmm(side, ul, tr, diag, m, n, 0.7, as, big, b, big) })
+					same(name("trsm"), bd, bs,
+						func(b []float64) { ref.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, b, big) },
+						func(b []float64) { ours.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, b, big) },
+						func(b []float32) { ours.Strsm(side, ul, tr, diag, m, n, 0.7, triS, big, b, big) })
 				}
 			}
 		}
