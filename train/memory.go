@@ -57,7 +57,11 @@ func FormatBytes(b int64) string {
 		div *= unit
 		exp++
 	}
-	return fmt.Sprintf("%.3g %ciB", float64(b)/float64(div), "KMGTP"[exp])
+	v := float64(b) / float64(div)
+	if v >= 1000 { // %.3g would write 1.01e+03
+		return fmt.Sprintf("%.0f %ciB", v, "KMGTP"[exp])
+	}
+	return fmt.Sprintf("%.3g %ciB", v, "KMGTP"[exp])
 }
 
 // DataSizes are the sizes of a data set that a run's memory depends on.
