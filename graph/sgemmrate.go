@@ -4,10 +4,11 @@ import "time"
 
 // SgemmRate measures the float32 matrix-product rate of graph's BLAS path
 // on this machine, in GFLOP/s: the best of three 1000×1000×1000 products
-// after one warm-up, with the BLAS threads the process has
-// (OPENBLAS_NUM_THREADS). It takes about 0.1 s on one thread of a
-// 100 GFLOP/s core. Sweeps record it with every run, so that times taken
-// on different hosts, or against the paper's GPU, can be put in scale.
+// after one warm-up, with the BLAS threads the process has (package
+// openblas: GOMAXPROCS unless OPENBLAS_NUM_THREADS says otherwise). It
+// takes about 0.1 s on one thread of a 100 GFLOP/s core. Sweeps record it
+// with every run, so that times taken on different hosts, or against the
+// paper's GPU, can be put in scale.
 func SgemmRate() float64 {
 	const n = 1000
 	x := make([]float32, n*n)

@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gekc/graph" // also routes gonum's matrix products through OpenBLAS
+	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
 

@@ -145,7 +145,8 @@ func (s *Shape) nameEntities() {
 // column: "type", "entity_type", "relation") and blank lines.
 func scanTSV(r io.Reader, path string, n int, row func(line int, fields []string) error) error {
 	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
+	line := 1 // after the loop: the line Scan failed on
+	for ; sc.Scan(); line++ {
 		text := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(text) == "" {
 			continue
@@ -162,7 +163,7 @@ func scanTSV(r io.Reader, path string, n int, row func(line int, fields []string
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s:%d: %w", path, line, err)
 	}
 	return nil
 }

@@ -102,7 +102,7 @@ func TestReadShapeErrors(t *testing.T) {
 		{"no relations", "a\t1\n", "relation\tsubject_type\tobject_type\n", "schema.tsv: no relations"},
 		{"unnamed relation", "a\t1\n", "\ta\ta\n", "schema.tsv:1: a relation without a name"},
 		{"too many entities", "a\t2000000000\nb\t2000000000\n", "r\ta\tb\n", `types.tsv:2: 2000000000 entities of type "b" bring the total past 2147483647`},
-		{"a line past the scanner's limit", "a\t1\n" + strings.Repeat("x", 70000) + "\t1\n", "r\ta\ta\n", "types.tsv: bufio.Scanner: token too long"},
+		{"a line past the scanner's limit", "a\t1\n" + strings.Repeat("x", 70000) + "\t1\n", "r\ta\ta\n", "types.tsv:2: bufio.Scanner: token too long"},
 	} {
 		types := writeFile(t, dir, "types.tsv", c.types)
 		schema := writeFile(t, dir, "schema.tsv", c.schema)

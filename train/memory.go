@@ -58,7 +58,7 @@ func FormatBytes(b int64) string {
 		exp++
 	}
 	v := float64(b) / float64(div)
-	if v >= 1000 { // %.3g would write 1.01e+03
+	if v >= 999.5 { // %.3g would write 1e+03
 		return fmt.Sprintf("%.0f %ciB", v, "KMGTP"[exp])
 	}
 	return fmt.Sprintf("%.3g %ciB", v, "KMGTP"[exp])

@@ -105,7 +105,7 @@ func TestFormatBytes(t *testing.T) {
 	for _, c := range []struct {
 		b    int64
 		want string
-	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"}, {512 << 20, "512 MiB"}, {3 << 30, "3 GiB"}, {1011 << 20, "1011 MiB"}, {1<<30 - 1, "1024 MiB"}, {1 << 40, "1 TiB"}} {
+	}{{0, "0 B"}, {1023, "1023 B"}, {1024, "1 KiB"}, {1536, "1.5 KiB"}, {512 << 20, "512 MiB"}, {3 << 30, "3 GiB"}, {1011 << 20, "1011 MiB"}, {1023693, "1000 KiB"}, {1022976, "999 KiB"}, {1<<30 - 1, "1024 MiB"}, {1 << 40, "1 TiB"}} {
 		if got := FormatBytes(c.b); got != c.want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", c.b, got, c.want)
 		}

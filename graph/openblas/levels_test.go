@@ -41,47 +41,57 @@ func TestLevelThreeAgreesWithGonum(t *testing.T) {
 		}
 	}
 	flip := map[blas.Transpose]blas.Transpose{blas.NoTrans: blas.Trans, blas.Trans: blas.NoTrans}
-	const big = 8 // every matrix is big×big storage: any shape and lda fit
+	// Every matrix has 8 rows of storage, each a different leading
+	// dimension, so that a leading dimension forwarded in another's place
+	// reads the wrong elements.
+	const rows, lda, ldb, ldc = 8, 8, 9, 10
 	for _, tr := range []blas.Transpose{blas.NoTrans, blas.Trans} {
 		for _, ul := range []blas.Uplo{blas.Upper, blas.Lower} {
 			for _, side := range []blas.Side{blas.Left, blas.Right} {
-				ad, as := randoms(big * big)
-				bd, bs := randoms(big * big)
-				cd, cs := randoms(big * big)
+				ad, as := randoms(rows * lda)
+				bd, bs := randoms(rows * ldb)
+				cd, cs := randoms(rows * ldc)
 				name := func(f string) string { return f + "/" + string(rune(tr)) + string(rune(ul)) + string(rune(side)) }
 
 				same(name("gemm"), cd, cs,
-					func(c []float64) { ref.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float64) { ours.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float32) { ours.Sgemm(tr, flip[tr], m, n, k, 0.7, as, big, bs, big, 0.3, c, big) })
+					func(c []float64) { ref.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float64) { ours.Dgemm(tr, flip[tr], m, n, k, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float32) { ours.Sgemm(tr, flip[tr], m, n, k, 0.7, as, lda, bs, ldb, 0.3, c, ldc) })
 				same(name("symm"), cd, cs,
-					func(c []float64) { ref.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float64) { ours.Dsymm(side, ul, m, n, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float32) { ours.Ssymm(side, ul, m, n, 0.7, as, big, bs, big, 0.3, c, big) })
+					func(c []float64) { ref.Dsymm(side, ul, m, n, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float64) { ours.Dsymm(side, ul, m, n, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float32) { ours.Ssymm(side, ul, m, n, 0.7, as, lda, bs, ldb, 0.3, c, ldc) })
 				same(name("syrk"), cd, cs,
-					func(c []float64) { ref.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, c, big) },
-					func(c []float64) { ours.Dsyrk(ul, tr, n, k, 0.7, ad, big, 0.3, c, big) },
-					func(c []float32) { ours.Ssyrk(ul, tr, n, k, 0.7, as, big, 0.3, c, big) })
+					func(c []float64) { ref.Dsyrk(ul, tr, n, k, 0.7, ad, lda, 0.3, c, ldc) },
+					func(c []float64) { ours.Dsyrk(ul, tr, n, k, 0.7, ad, lda, 0.3, c, ldc) },
+					func(c []float32) { ours.Ssyrk(ul, tr, n, k, 0.7, as, lda, 0.3, c, ldc) })
 				same(name("syr2k"), cd, cs,
-					func(c []float64) { ref.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float64) { ours.Dsyr2k(ul, tr, n, k, 0.7, ad, big, bd, big, 0.3, c, big) },
-					func(c []float32) { ours.Ssyr2k(ul, tr, n, k, 0.7, as, big, bs, big, 0.3, c, big) })
+					func(c []float64) { ref.Dsyr2k(ul, tr, n, k, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float64) { ours.Dsyr2k(ul, tr, n, k, 0.7, ad, lda, bd, ldb, 0.3, c, ldc) },
+					func(c []float32) { ours.Ssyr2k(ul, tr, n, k, 0.7, as, lda, bs, ldb, 0.3, c, ldc) })
 
-				// A well-conditioned triangle for the solves: a dominant diagonal.
-				tri, triS := append([]float64(nil), ad...), append([]float32(nil), as...)
-				for i := 0; i < big; i++ {
-					tri[i*big+i] += 10
-					triS[i*big+i] += 10
+				// A well-conditioned triangle for the solves, with a unit
+				// diagonal too: small off-diagonal elements, a dominant
+				// diagonal.
+				tri, triS := make([]float64, len(ad)), make([]float32, len(as))
+				for i := range rows {
+					for j := range lda {
+						x := 0.1 * as[i*lda+j]
+						if i == j {
+							x += 10
+						}
+						tri[i*lda+j], triS[i*lda+j] = float64(x), x
+					}
 				}
 				for _, diag := range []blas.Diag{blas.NonUnit, blas.Unit} {
 					same(name("trmm"), bd, bs,
-						func(b []float64) { ref.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, b, big) },
-						func(b []float64) { ours.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, big, b, big) },
-						func(b []float32) { ours.Strmm(side, ul, tr, diag, m, n, 0.7, as, big, b, big) })
+						func(b []float64) { ref.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, lda, b, ldb) },
+						func(b []float64) { ours.Dtrmm(side, ul, tr, diag, m, n, 0.7, ad, lda, b, ldb) },
+						func(b []float32) { ours.Strmm(side, ul, tr, diag, m, n, 0.7, as, lda, b, ldb) })
 					same(name("trsm"), bd, bs,
-						func(b []float64) { ref.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, b, big) },
-						func(b []float64) { ours.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, big, b, big) },
-						func(b []float32) { ours.Strsm(side, ul, tr, diag, m, n, 0.7, triS, big, b, big) })
+						func(b []float64) { ref.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, lda, b, ldb) },
+						func(b []float64) { ours.Dtrsm(side, ul, tr, diag, m, n, 0.7, tri, lda, b, ldb) },
+						func(b []float32) { ours.Strsm(side, ul, tr, diag, m, n, 0.7, triS, lda, b, ldb) })
 				}
 			}
 		}

@@ -20,19 +20,20 @@ import (
 	"runtime"
 )
 
-// OpenBLAS starts as many threads as the machine has cores, whatever
-// GOMAXPROCS says, so a run given one core (GOMAXPROCS=1, or taskset, which
-// Go reads into GOMAXPROCS) still computed its products on two threads, and
-// beside another job each threaded call waited for the busy core. Unless
-// the user sets OpenBLAS's own variables, its threads follow GOMAXPROCS: one
-// knob for both.
+// OpenBLAS starts a thread for every core the process may run on, whatever
+// GOMAXPROCS says, so a run given one core by GOMAXPROCS=1 still computed
+// its products on two threads, and beside another job each threaded call
+// waited for the busy core. Unless the user sets OpenBLAS's own variables,
+// its threads follow GOMAXPROCS (at most one a core: more would only spin):
+// one knob for both. Read once, at start; a later runtime.GOMAXPROCS call
+// leaves OpenBLAS as it was.
 func init() {
 	for _, v := range []string{"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"} {
 		if os.Getenv(v) != "" {
 			return
 		}
 	}
-	C.gekc_set_threads(C.int(runtime.GOMAXPROCS(0)))
+	C.gekc_set_threads(C.int(min(runtime.GOMAXPROCS(0), runtime.NumCPU())))
 }
 
 // threads returns the number of threads OpenBLAS computes on (-1 without
