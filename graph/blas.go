@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"runtime"
+
 	"gonum.org/v1/gonum/blas"
 	G "gorgonia.org/gorgonia"
 )
@@ -82,4 +84,14 @@ func scaleInPlace[T Float](x []T, s T) {
 	for i := range x {
 		x[i] *= s
 	}
+}
+
+// BLASThreads is the number of threads a matrix product computes on: what
+// the BLAS in use says (a Threads method, as package openblas's has), else
+// GOMAXPROCS, over which gonum's Go BLAS spreads its level-3 work.
+func BLASThreads() int {
+	if t, ok := G.WhichBLAS().(interface{ Threads() int }); ok {
+		return t.Threads()
+	}
+	return runtime.GOMAXPROCS(0)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/graph"
 	"gekc/internal/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
@@ -64,6 +65,9 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		}
 		if !(rec.SgemmGFLOPS > 0) {
 			t.Errorf("%s: no host Sgemm rate in %s", id, metricsName)
+		}
+		if rec.BLASThreads != graph.BLASThreads() || rec.BLASThreads < 1 {
+			t.Errorf("%s: blas_threads %d in %s, the process has %d", id, rec.BLASThreads, metricsName, graph.BLASThreads())
 		}
 		l, hasL := rec.Test["ece_logistic"]
 		m, hasM := rec.Test["ece_minmax"]

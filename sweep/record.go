@@ -53,6 +53,10 @@ type Record struct {
 	// process's BLAS threads (graph.SgemmRate), measured once per process:
 	// the yardstick for comparing the run's times with other hosts'.
 	SgemmGFLOPS jsonFloat `json:"sgemm_gflops,omitempty"`
+	// BLASThreads is the number of threads matrix products computed on
+	// (graph.BLASThreads): with OpenBLAS, GOMAXPROCS unless
+	// OPENBLAS_NUM_THREADS says otherwise. Records from before it have 0.
+	BLASThreads int `json:"blas_threads,omitempty"`
 	// Env holds the environment variables that change speed or numerics,
 	// as set ("" when unset).
 	Env     map[string]string `json:"env"`

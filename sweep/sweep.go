@@ -513,7 +513,7 @@ func (s *Sweep) newRecord(r grid.Run, spec grid.RunSpec) *Record {
 	return &Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
 		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuDescription(),
-		SgemmGFLOPS: jsonFloat(hostSgemm()),
+		SgemmGFLOPS: jsonFloat(hostSgemm()), BLASThreads: graph.BLASThreads(),
 		Env: map[string]string{
 			"OPENBLAS_CORETYPE":    os.Getenv("OPENBLAS_CORETYPE"),
 			"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"),

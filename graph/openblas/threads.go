@@ -39,3 +39,7 @@ func init() {
 // threads returns the number of threads OpenBLAS computes on (-1 without
 // OpenBLAS).
 func threads() int { return int(C.gekc_get_threads()) }
+
+// Threads is the number of threads a level-3 product computes on
+// (graph.BLASThreads asks it).
+func (levelThree) Threads() int { return threads() }

@@ -55,7 +55,7 @@ const childEnv = "GEKC_OPENBLAS_CHILD"
 // set.
 func TestThreadsFollowGOMAXPROCS(t *testing.T) {
 	if os.Getenv(childEnv) != "" {
-		fmt.Printf("threads=%d\n", threads())
+		fmt.Printf("threads=%d\n", graph.BLASThreads()) // asks levelThree.Threads
 		return
 	}
 	for _, c := range []struct {
