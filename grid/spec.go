@@ -34,8 +34,14 @@ type RunSpec struct {
 	InitScale          float64  `toml:"init_scale" json:"init_scale"` // 0 = the model's default
 	DType              string   `toml:"dtype" json:"dtype"`           // "float32" or "float64"
 	Eval               EvalSpec `toml:"eval" json:"eval"`
-	Samples            int      `toml:"samples" json:"samples"`           // triples to sample after training; 0 = none
-	DistillFrom        string   `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
+	Samples            int      `toml:"samples" json:"samples"` // triples to sample after training; 0 = none
+	// SampleFrom says which parameters samples are drawn from: "" or
+	// "select", the selected model's (checkpoint.npz); "ll", those of the
+	// best validation log-likelihood, which the run then keeps as well
+	// (checkpoint-ll.npz): the paper's code samples that model while it
+	// reports the MRR-selected one's ranking.
+	SampleFrom  string `toml:"sample_from" json:"sample_from,omitempty"`
+	DistillFrom string `toml:"distill_from" json:"distill_from"` // run id, run directory or .npz file whose arrays initialise this run
 	// Memory is the most the run may hold, e.g. "8GiB" ("": the command's
 	// -memory, else GOMEMLIMIT when set, else 90% of the machine's memory;
 	// "0": no budget). The
@@ -127,7 +133,7 @@ var idVisibleKeys = map[string]bool{
 // metrics, so changing them must not turn a finished run into a new one
 // (e.g. `-samples 1000` on a finished sweep, or a smaller evaluation batch
 // on a machine with less memory).
-var idIgnoredKeys = map[string]bool{"samples": true, "eval.batch_size": true, "memory": true}
+var idIgnoredKeys = map[string]bool{"samples": true, "sample_from": true, "eval.batch_size": true, "memory": true}
 
 // ID names the run: readable for the hyperparameters people sweep most,
 // e.g. "complex2-pll-d200-b1000-lr0.001-s0-1f3a9c2e", followed by a hash of
@@ -234,7 +240,8 @@ type KeyDifference struct {
 
 // Differences lists the keys whose values differ between a and b, in
 // RunSpec order, leaving out those that never change a run's parameters or
-// metrics (samples, eval.batch_size, memory: the keys an ID ignores).
+// metrics (samples, sample_from, eval.batch_size, memory: the keys an ID
+// ignores).
 func Differences(a, b RunSpec) []KeyDifference {
 	var out []KeyDifference
 	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)

@@ -77,6 +77,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 	// -samples on a finished sweep does not retrain it.
 	for key, mutate := range map[string]func(*RunSpec){
 		"samples":         func(s *RunSpec) { s.Samples = 1000 },
+		"sample_from":     func(s *RunSpec) { s.SampleFrom = "ll" },
 		"eval.batch_size": func(s *RunSpec) { s.Eval.BatchSize = 10 },
 		"memory":          func(s *RunSpec) { s.Memory = "2GiB" },
 	} {

@@ -123,6 +123,15 @@ func DefaultValidator(s RunSpec) error {
 	if s.Samples < 0 {
 		bad("samples %d: want 0 (none) or more", s.Samples)
 	}
+	switch s.SampleFrom {
+	case "", "select":
+	case "ll":
+		if !slices.Contains(s.Eval.Metrics, "ll") {
+			bad("sample_from \"ll\": eval.metrics has no \"ll\", and the validation log-likelihood picks the parameters")
+		}
+	default:
+		bad("sample_from %q: want \"select\" (the selected model) or \"ll\" (the parameters of the best validation log-likelihood)", s.SampleFrom)
+	}
 	if s.Memory != "" {
 		var b bytesize.Size
 		if err := b.Set(s.Memory); err != nil {

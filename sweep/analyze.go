@@ -132,10 +132,17 @@ func storedSamples(dir string, ds *kg.Dataset, n int) []kg.Triple {
 }
 
 // runSamples returns n samples of a run, stored ones when there are
-// enough (storedSamples), else drawn and written to samples.tsv.
+// enough (storedSamples), else drawn and written to samples.tsv: from the
+// parameters its spec's sample_from names, which a run trained with
+// sample_from = "ll" kept in checkpoint-ll.npz (loaded into fr.Model).
 func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 	if ts := storedSamples(fr.Dir, fr.Data, n); ts != nil {
 		return ts, nil
+	}
+	if samplesFromLL(fr.Spec) {
+		if err := ckpt.Load(filepath.Join(fr.Dir, ckpt.CheckpointLLName), fr.Model); err != nil {
+			return nil, fmt.Errorf("%s: sample_from = \"ll\" needs the parameters of the best validation log-likelihood: %w", fr.ID, err)
+		}
 	}
 	path := filepath.Join(fr.Dir, samplesName)
 	dom, err := Constraint(fr.Spec, fr.Data)

@@ -20,6 +20,8 @@
 //	<out>/runs/<id>/config.toml     the fully resolved RunSpec
 //	<out>/runs/<id>/metrics.json    Record: Outcome, spec, timing, host; written last
 //	<out>/runs/<id>/checkpoint.npz  written by the run function (package train/ckpt)
+//	<out>/runs/<id>/checkpoint-ll.npz  the parameters of the best validation
+//	                                log-likelihood, with sample_from = "ll"
 //	<out>/runs/<id>/state.npz       resume state of an unfinished run (package train/ckpt)
 //	<out>/runs/<id>/curves.png      loss and validation metrics by epoch
 //	<out>/results.tsv               one row per run, as runs end

@@ -123,11 +123,22 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model); err != nil {
 			return nil, err
 		}
+		// From here on the model holds the parameters samples are drawn
+		// from: with sample_from = "ll", those of the best validation LL.
+		if res.UseBestLLParams() {
+			if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointLLName), res.Model); err != nil {
+				return nil, err
+			}
+		}
 	}
+	fromLL := samplesFromLL(spec)
 	if spec.Samples > 0 && out.Status == train.Finished {
-		if res.Model.Semantics == models.Energy {
+		switch {
+		case fromLL && res.BestLLParams == nil:
+			out.Notes = append(out.Notes, "no samples: sample_from = \"ll\", and the parameters at the best validation log-likelihood were not kept")
+		case res.Model.Semantics == models.Energy:
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
-		} else {
+		default:
 			dom, err := Constraint(spec, ds)
 			if err != nil {
 				return nil, err
@@ -140,9 +151,20 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 				return nil, err
 			}
 			out.Test["sample_s"] = dt.Seconds()
+			if fromLL {
+				out.Notes = append(out.Notes, fmt.Sprintf("samples drawn from the parameters at the best validation log-likelihood, epoch %d (%s)", res.LL.Epoch, ckpt.CheckpointLLName))
+			}
 		}
 	}
 	return out, nil
+}
+
+// samplesFromLL says whether a run's samples come from the parameters of
+// its best validation log-likelihood kept apart from the selected ones
+// (checkpoint-ll.npz): sample_from = "ll" where the log-likelihood does not
+// select anyway.
+func samplesFromLL(spec grid.RunSpec) bool {
+	return spec.SampleFrom == "ll" && spec.Eval.Select != "ll"
 }
 
 // TrainConfig translates a grid run into the configuration of train.Run.
@@ -172,7 +194,7 @@ func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	return train.Config{
 		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
 		Optimizer:    train.Optimizer{Name: spec.Optimizer, Momentum: spec.Momentum, InitialAccumulator: spec.InitialAccumulator},
-		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience,
+		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience, KeepBestLL: samplesFromLL(spec),
 		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
 			Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",

@@ -22,6 +22,9 @@ func validateModels(s grid.RunSpec) error {
 	if s.Objective == "mle" && sem == models.Energy {
 		return fmt.Errorf("model %q with objective mle: %w; use pll, or a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}
+	if s.SampleFrom == "ll" && sem == models.Energy {
+		return fmt.Errorf("model %q with sample_from = \"ll\": it is energy-based, with no log-likelihood to validate and no exact sampler", s.Model)
+	}
 	if s.Eval.Select == "ll" && sem == models.Energy {
 		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
 	}

@@ -66,6 +66,12 @@ type Config struct {
 	// without warning loses at most about StateEvery of training. A stop
 	// (ctx cancelled) is saved whatever the interval.
 	StateEvery time.Duration
+	// KeepBestLL keeps, beside the parameters of the best validated epoch,
+	// those of the best validation log-likelihood (Result.BestLLParams):
+	// the model the paper's code samples from, while it reports the
+	// MRR-selected one's ranking. One more copy of the parameters; no
+	// effect when the log-likelihood selects, or is not validated.
+	KeepBestLL bool
 }
 
 // EvalConfig controls validation and testing.

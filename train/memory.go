@@ -21,7 +21,7 @@ type Memory struct {
 	Parameters int64 `json:"parameters"`
 	Gradients  int64 `json:"gradients"`
 	Optimizer  int64 `json:"optimizer"` // the optimiser's state: Adam's two moments, Adagrad's sums
-	Best       int64 `json:"best"`      // the copy of the best validated parameters
+	Best       int64 `json:"best"`      // the copy of the best validated parameters (two with Config.KeepBestLL)
 	Step       int64 `json:"step"`      // the training step's other buffers
 	Data       int64 `json:"data"`      // triples, vocabularies, the run's shuffled copy and the filter index
 	Eval       int64 `json:"eval"`      // the evaluator's buffers
@@ -231,7 +231,11 @@ func stepMemory(m *models.Model, cfg Config) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	return st.memory(cfg.Optimizer.Slots()), nil
+	mem := st.memory(cfg.Optimizer.Slots())
+	if keepsBestLL(cfg, m) {
+		mem.Best *= 2
+	}
+	return mem, nil
 }
 
 // memory returns the step's part of a run's memory under an optimiser

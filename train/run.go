@@ -10,6 +10,8 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+
+	"gorgonia.org/tensor"
 )
 
 // Observer receives progress; every method may be a no-op.
@@ -52,10 +54,15 @@ type Result struct {
 	// "ll_at_best_ll" (the number the paper reports). Its Epoch is -1 when
 	// the validation had no log-likelihood, or when the run resumed from a
 	// state written before runs tracked it.
-	LL          LLTrack
-	Model       *models.Model      // with the best validated parameters
-	StepSeconds float64            // mean seconds per optimisation step
-	Initial     map[string]float64 // test metrics before training, when Config.Init is set
+	LL    LLTrack
+	Model *models.Model // with the best validated parameters
+	// BestLLParams are the parameters at LL.Epoch, by parameter name, when
+	// Config.KeepBestLL asked for them and the log-likelihood was
+	// validated and did not select; nil otherwise, and when the run
+	// resumed from a state that did not keep them (a note says so).
+	BestLLParams map[string]*tensor.Dense
+	StepSeconds  float64            // mean seconds per optimisation step
+	Initial      map[string]float64 // test metrics before training, when Config.Init is set
 	// Memory is what the run held, part by part (buffers as allocated by
 	// their programs' first runs, data as loaded).
 	Memory Memory
@@ -64,6 +71,16 @@ type Result struct {
 	// evaluated.
 	Calibration *metrics.Calibration
 	Notes       []string
+}
+
+// UseBestLLParams loads BestLLParams into Model and reports whether the run
+// kept them; Model is unchanged when it did not.
+func (r *Result) UseBestLLParams() bool {
+	if r.BestLLParams == nil {
+		return false
+	}
+	snapshot(r.BestLLParams).restore(r.Model)
+	return true
 }
 
 // Run trains a model on ds according to cfg.
@@ -115,6 +132,8 @@ type run struct {
 
 	stop        *stopping
 	best        snapshot // the parameters of the best validated epoch
+	bestLL      snapshot // those of the best validation log-likelihood (Config.KeepBestLL); nil when not kept
+	bestLLEpoch int      // the epoch bestLL holds; -1 when none
 	train       []kg.Triple
 	steps       int
 	stepTime    time.Duration
@@ -173,6 +192,9 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()))
+	if keepsBestLL(cfg, m) {
+		mem.Best *= 2
+	}
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	// The data set tested on is held before the evaluator is sized, as
 	// EstimateMemory counts it: the evaluation batch is cut to what the run
@@ -237,9 +259,19 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	r.stop = newStopping(cfg.Eval, cfg.Patience)
 	r.best = snapshotOf(m)
+	if keepsBestLL(cfg, m) {
+		r.bestLL = snapshotOf(m)
+	}
+	r.bestLLEpoch = -1
 	r.train = append([]kg.Triple(nil), ds.Train...)
 	r.first = 1
 	return r, nil
+}
+
+// keepsBestLL says whether a run of m under cfg keeps the parameters of
+// its best validation log-likelihood apart from the selected ones.
+func keepsBestLL(cfg Config, m *models.Model) bool {
+	return cfg.KeepBestLL && cfg.Eval.LogLikelihood && cfg.Eval.Select != "ll" && m.Semantics != models.Energy
 }
 
 // trainEpoch takes the optimisation steps of one epoch. diverged reports a
@@ -374,6 +406,10 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 		r.best.take(r.m)
 	}
 	if llImproved {
+		if r.bestLL != nil {
+			r.bestLL.take(r.m)
+			r.bestLLEpoch = epoch
+		}
 		if err := r.stop.testLL(r.ev, r.test, r.cfg.Eval); err != nil {
 			return false, err
 		}
@@ -383,7 +419,7 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 
 // state is the State to resume from after epoch.
 func (r *run) state(epoch int) *State {
-	return stateOf(r.m, r.best, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+	return stateOf(r.m, r.best, r.bestLL, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
 }
 
 // finish restores the best validated parameters and evaluates them on the
@@ -400,6 +436,13 @@ func (r *run) finish() (*Result, error) {
 	}
 	r.best.restore(r.m)
 	res.BestEpoch = bestEpoch
+	switch {
+	case r.bestLL == nil || stop.ll.Epoch < 0:
+	case r.bestLLEpoch == stop.ll.Epoch:
+		res.BestLLParams = r.bestLL
+	default:
+		res.Notes = append(res.Notes, fmt.Sprintf("the parameters at the best validation log-likelihood (epoch %d) were not kept: the run resumed from a state that did not keep them", stop.ll.Epoch))
+	}
 	res.LL = newLLTrack()
 	if stop.llTracked {
 		res.LL = stop.ll

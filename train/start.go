@@ -24,8 +24,11 @@ func (r *run) start() error {
 // resume continues from the State s.
 func (r *run) resume(s *State) error {
 	cfg, res, stop := r.cfg, r.res, r.stop
-	if err := s.restore(r.m, r.best, r.st.Optimizer()); err != nil {
+	if err := s.restore(r.m, r.best, r.bestLL, r.st.Optimizer()); err != nil {
 		return err
+	}
+	if r.bestLL != nil && s.BestLLParams != nil && s.LL != nil {
+		r.bestLLEpoch = s.LL.Epoch
 	}
 	// Its tensors are copied into the model, the best snapshot and the
 	// optimiser: holding the state for the whole run would keep a second
@@ -69,8 +72,12 @@ func (r *run) validateInitial() error {
 		return err
 	}
 	if score := vm[r.cfg.Eval.Select]; !math.IsNaN(score) {
-		r.stop.observe(0, vm)
+		_, llImproved := r.stop.observe(0, vm)
 		r.best.take(r.m)
+		if llImproved && r.bestLL != nil {
+			r.bestLL.take(r.m)
+			r.bestLLEpoch = 0
+		}
 		if err := r.stop.testLL(r.ev, r.test, r.cfg.Eval); err != nil {
 			return err
 		}

@@ -46,6 +46,10 @@ type State struct {
 	// by slot and then parameter name, absent before the first step.
 	Params, BestParams map[string]*tensor.Dense
 	Slots              map[string]map[string]*tensor.Dense
+	// BestLLParams are the parameters at the best validation
+	// log-likelihood (LL.Epoch) of a run that keeps them
+	// (Config.KeepBestLL); nil when it does not.
+	BestLLParams map[string]*tensor.Dense
 }
 
 // ResumePoint says where a run stopped after epoch epochs and batch steps
@@ -62,13 +66,16 @@ func ResumePoint(epoch, batch int) string {
 var ErrStateMismatch = errors.New("resume state does not fit the run")
 
 // stateOf describes the loop's state. Its tensors alias the live ones.
-func stateOf(m *models.Model, best snapshot, opt graph.Optimizer, res *Result, epoch, steps int, stepSeconds float64, stop *stopping, notes []string) *State {
+func stateOf(m *models.Model, best, bestLL snapshot, opt graph.Optimizer, res *Result, epoch, steps int, stepSeconds float64, stop *stopping, notes []string) *State {
 	s := &State{Epoch: epoch, Steps: steps, StepSeconds: stepSeconds, Best: stop.best, BestEpoch: stop.bestEpoch, Since: stop.since,
 		Epochs: res.Epochs, Initial: res.Initial, Notes: notes,
 		Params: map[string]*tensor.Dense{}, BestParams: map[string]*tensor.Dense(best), Slots: map[string]map[string]*tensor.Dense{}}
 	if stop.llTracked {
 		ll := stop.ll
 		s.LL = &ll
+	}
+	if bestLL != nil {
+		s.BestLLParams = map[string]*tensor.Dense(bestLL)
 	}
 	for _, n := range m.ParamNames() {
 		p := m.Param(n)
@@ -85,9 +92,11 @@ func stateOf(m *models.Model, best snapshot, opt graph.Optimizer, res *Result, e
 	return s
 }
 
-// restore loads s into the model, the best snapshot and the optimiser,
-// after checking that every tensor fits the model and the optimiser.
-func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) error {
+// restore loads s into the model, the best snapshots and the optimiser,
+// after checking that every tensor fits the model and the optimiser. The
+// best-LL snapshot (nil when the run keeps none) is loaded when the state
+// has it; a state without it leaves it as it is.
+func (s *State) restore(m *models.Model, best, bestLL snapshot, opt graph.Optimizer) error {
 	names := m.ParamNames()
 	slots := opt.Slots()
 	for slot := range s.Slots {
@@ -103,6 +112,9 @@ func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) err
 			must bool
 		}
 		sets := []set{{"parameter", s.Params, true}, {"best parameter", s.BestParams, true}}
+		if s.BestLLParams != nil {
+			sets = append(sets, set{"best-log-likelihood parameter", s.BestLLParams, true})
+		}
 		for _, slot := range slots {
 			sets = append(sets, set{"optimiser state " + slot + " of", s.Slots[slot], false})
 		}
@@ -133,6 +145,11 @@ func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) err
 	if s.Steps > 0 && len(slots) > 0 && len(s.Slots) == 0 {
 		return fmt.Errorf("train: resume state has taken %d steps but holds no optimiser state (the run's optimiser keeps %v): %w", s.Steps, slots, ErrStateMismatch)
 	}
+	for n := range s.BestLLParams {
+		if !slices.Contains(names, n) {
+			return fmt.Errorf("train: resume state has best-log-likelihood parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)
+		}
+	}
 	for n := range s.Params {
 		if !slices.Contains(names, n) {
 			return fmt.Errorf("train: resume state has parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)
@@ -148,6 +165,9 @@ func (s *State) restore(m *models.Model, best snapshot, opt graph.Optimizer) err
 	for _, n := range names {
 		copyDense(m.Param(n), s.Params[n])
 		copyDense(best[n], s.BestParams[n])
+		if bestLL != nil && s.BestLLParams != nil {
+			copyDense(bestLL[n], s.BestLLParams[n])
+		}
 		for _, slot := range slots {
 			if t := s.Slots[slot][n]; t != nil {
 				if err := opt.SetSlot(m.Param(n), slot, t); err != nil {
@@ -182,6 +202,9 @@ func (s *State) Clone() *State {
 		c.Initial = maps.Clone(s.Initial)
 	}
 	c.Params, c.BestParams = cloneTensors(s.Params), cloneTensors(s.BestParams)
+	if s.BestLLParams != nil {
+		c.BestLLParams = cloneTensors(s.BestLLParams)
+	}
 	if s.Slots != nil {
 		c.Slots = map[string]map[string]*tensor.Dense{}
 		for slot, ts := range s.Slots {

@@ -2,12 +2,17 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"reflect"
+	"slices"
 	"testing"
 
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/objectives"
+
+	"gorgonia.org/tensor"
 )
 
 // scriptMRRAndLL makes Run's validations return the (MRR, log-likelihood)
@@ -130,6 +135,90 @@ func TestTestLLAtBestLL(t *testing.T) {
 	}
 	if got == res.Test["ll"] {
 		t.Errorf("it equals the test log-likelihood of the MRR-selected epoch %d", res.BestEpoch)
+	}
+}
+
+// With KeepBestLL a run also returns the parameters of its best validation
+// log-likelihood: those a rerun selecting on the log-likelihood ends with,
+// bit for bit; kept across a stop and resume too. A state that did not keep
+// them (written without KeepBestLL) gives none, and a note says why. The
+// configuration is TestTestLLAtBestLL's: the two selections disagree.
+func TestKeepBestLL(t *testing.T) {
+	ds := typedTiny(t)
+	cfg := Config{Model: "complex2", Rank: 3, Objective: objectives.PLL{Weights: objectives.Weights{Subject: 1, Object: 1, Relation: 1}},
+		LearningRate: 0.1, BatchSize: 8, Epochs: 15, Seed: 1, Eval: EvalConfig{LogLikelihood: true}, KeepBestLL: true}
+	params := func(m map[string]*tensor.Dense) map[string][]float32 {
+		out := map[string][]float32{}
+		for n, p := range m {
+			out[n] = slices.Clone(p.Data().([]float32))
+		}
+		return out
+	}
+	ofModel := func(res *Result) map[string][]float32 {
+		out := map[string][]float32{}
+		for _, n := range res.Model.ParamNames() {
+			out[n] = slices.Clone(res.Model.Param(n).Data().([]float32))
+		}
+		return out
+	}
+	var saved *State
+	first := cfg
+	first.SaveState = func(s *State) error {
+		if s.Epoch == 6 {
+			saved = s.Clone()
+		}
+		return nil
+	}
+	res, err := Run(context.Background(), first, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BestLLParams == nil || res.LL.Epoch < 1 || res.LL.Epoch == res.BestEpoch {
+		t.Fatalf("best-LL parameters kept: %v; LL epoch %d, selected epoch %d (want two different epochs)", res.BestLLParams != nil, res.LL.Epoch, res.BestEpoch)
+	}
+	if saved == nil || saved.BestLLParams == nil || saved.LL == nil || saved.LL.Epoch != res.LL.Epoch {
+		t.Fatalf("the state after epoch 6 does not hold the best-LL parameters of epoch %d", res.LL.Epoch)
+	}
+	again := cfg
+	again.Epochs, again.Eval.Select, again.KeepBestLL = res.LL.Epoch, "ll", false
+	ref, err := Run(context.Background(), again, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, selected := params(res.BestLLParams), ofModel(res)
+	if want := ofModel(ref); !reflect.DeepEqual(kept, want) {
+		t.Errorf("the kept parameters differ from those the rerun selected at epoch %d", res.LL.Epoch)
+	}
+	if reflect.DeepEqual(kept, selected) {
+		t.Errorf("the kept parameters equal the MRR-selected ones (epoch %d)", res.BestEpoch)
+	}
+	if m := res.Memory.Best; m != 2*res.Memory.Parameters {
+		t.Errorf("memory of the best copies %d, want two copies of the parameters, %d", m, 2*res.Memory.Parameters)
+	}
+
+	resumedCfg := cfg
+	resumedCfg.Resume = saved.Clone()
+	resumed, err := Run(context.Background(), resumedCfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resumed.BestLLParams == nil || !reflect.DeepEqual(params(resumed.BestLLParams), kept) {
+		t.Errorf("resumed after epoch 6: best-LL parameters differ from the uninterrupted run's")
+	}
+	if !resumed.UseBestLLParams() || !reflect.DeepEqual(ofModel(resumed), kept) {
+		t.Errorf("UseBestLLParams did not load them into the model")
+	}
+
+	without := saved.Clone()
+	without.BestLLParams = nil
+	resumedCfg.Resume = without
+	blind, err := Run(context.Background(), resumedCfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("the parameters at the best validation log-likelihood (epoch %d) were not kept: the run resumed from a state that did not keep them", res.LL.Epoch)
+	if blind.BestLLParams != nil || !slices.Contains(blind.Notes, want) || blind.UseBestLLParams() {
+		t.Errorf("resumed from a state without them: kept %v, notes %q", blind.BestLLParams != nil, blind.Notes)
 	}
 }
 

@@ -20,6 +20,11 @@ import (
 // directory.
 const CheckpointName = "checkpoint.npz"
 
+// CheckpointLLName is the checkpoint of the parameters at the best
+// validation log-likelihood, written beside CheckpointName by a run that
+// keeps them (grid key sample_from = "ll", train.Config.KeepBestLL).
+const CheckpointLLName = "checkpoint-ll.npz"
+
 // Write writes m's parameters to path as a checkpoint, atomically.
 //
 // Checkpoints are NumPy .npz archives, one array per parameter table,

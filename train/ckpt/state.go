@@ -70,11 +70,20 @@ type stateLL struct {
 const maxSlots = 4
 
 // stateGroups are the array groups of a state, by name prefix: the
-// parameters, the best parameters, then each optimiser slot
+// parameters, the best parameters, those of the best validation
+// log-likelihood when the run keeps them, then each optimiser slot
 // (graph.Optimizer.Slots) in name order.
 func stateGroups(s *train.State) []string {
-	return append([]string{"param", "best"}, slices.Sorted(maps.Keys(s.Slots))...)
+	groups := []string{"param", "best"}
+	if s.BestLLParams != nil {
+		groups = append(groups, bestLLGroup)
+	}
+	return append(groups, slices.Sorted(maps.Keys(s.Slots))...)
 }
+
+// bestLLGroup names the arrays of train.State.BestLLParams. No optimiser
+// slot is so named (graph's are adam_m, adam_v, adagrad_sum, sgd_momentum).
+const bestLLGroup = "best_ll"
 
 func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 	switch group {
@@ -82,6 +91,11 @@ func tablesOf(s *train.State, group string) map[string]*tensor.Dense {
 		return s.Params
 	case "best":
 		return s.BestParams
+	case bestLLGroup:
+		if s.BestLLParams == nil {
+			s.BestLLParams = map[string]*tensor.Dense{}
+		}
+		return s.BestLLParams
 	}
 	if s.Slots[group] == nil {
 		s.Slots[group] = map[string]*tensor.Dense{}
@@ -119,7 +133,9 @@ func (m *stateMeta) info() *StateInfo {
 // from when the sweep is started again: a NumPy archive of the current and
 // best parameters and the optimiser's state (arrays "param.<table>",
 // "best.<table>" and "<slot>.<table>", flattened, a slot being e.g. Adam's
-// "adam_m" and "adam_v" or Adagrad's "adagrad_sum") and of
+// "adam_m" and "adam_v" or Adagrad's "adagrad_sum"; "best_ll.<table>" for
+// a run that keeps the parameters of its best validation log-likelihood)
+// and of
 // "meta", the UTF-8 JSON of everything else (counters, epoch records,
 // notes, dtype and shapes). The command writes it at most every
 // -state-every, after an epoch or inside a long one; at once, mid-epoch, when the run is told to stop
@@ -258,7 +274,7 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 		if group == "" {
 			return nil, nil, fmt.Errorf("%s: entry %s is of no table of the state (%v)", path, f.Name, slices.Sorted(maps.Keys(meta.Shapes)))
 		}
-		if _, known := s.Slots[group]; !known && group != "param" && group != "best" && len(s.Slots) >= maxSlots {
+		if _, known := s.Slots[group]; !known && group != "param" && group != "best" && group != bestLLGroup && len(s.Slots) >= maxSlots {
 			return nil, nil, fmt.Errorf("%s: entry %s: more than %d optimiser states", path, f.Name, maxSlots)
 		}
 		var t *tensor.Dense

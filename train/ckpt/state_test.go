@@ -33,10 +33,11 @@ func TestStateRoundTrip(t *testing.T) {
 		Best: 0.5, BestEpoch: 1, Since: 1, LL: &train.LLTrack{Best: -17.5, Epoch: 1, Since: 1, Test: -17.25},
 		Epochs: []train.EpochRecord{{Epoch: 1, TrainLoss: math.NaN(), Seconds: 2, EvalSeconds: 1, Valid: map[string]float64{"mrr": 0.5}},
 			{Epoch: 2, TrainLoss: math.Inf(1), Seconds: 3}},
-		Initial:    map[string]float64{"mrr": 0.25},
-		Notes:      []string{"resumed after epoch 1"},
-		Params:     map[string]*tensor.Dense{"entity": table(1, 2, 3, 4), "relation": table(5, 6)},
-		BestParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 5), "relation": table(5, 7)},
+		Initial:      map[string]float64{"mrr": 0.25},
+		Notes:        []string{"resumed after epoch 1"},
+		Params:       map[string]*tensor.Dense{"entity": table(1, 2, 3, 4), "relation": table(5, 6)},
+		BestParams:   map[string]*tensor.Dense{"entity": table(1, 2, 3, 5), "relation": table(5, 7)},
+		BestLLParams: map[string]*tensor.Dense{"entity": table(1, 2, 3, 6), "relation": table(5, 8)},
 		Slots: map[string]map[string]*tensor.Dense{
 			"adam_m": {"entity": table(0, 0, 1, 0), "relation": table(0, 1)},
 			"adam_v": {"entity": table(1, 1, 1, 1), "relation": table(2, 2)}}}
@@ -66,7 +67,8 @@ func TestStateRoundTrip(t *testing.T) {
 	for _, group := range []struct {
 		name      string
 		got, want map[string]*tensor.Dense
-	}{{"param", got.Params, s.Params}, {"best", got.BestParams, s.BestParams}, {"adam_m", got.Slots["adam_m"], s.Slots["adam_m"]}, {"adam_v", got.Slots["adam_v"], s.Slots["adam_v"]}} {
+	}{{"param", got.Params, s.Params}, {"best", got.BestParams, s.BestParams}, {"best_ll", got.BestLLParams, s.BestLLParams},
+		{"adam_m", got.Slots["adam_m"], s.Slots["adam_m"]}, {"adam_v", got.Slots["adam_v"], s.Slots["adam_v"]}} {
 		for n, w := range group.want {
 			g := group.got[n]
 			if g == nil || !g.Shape().Eq(w.Shape()) || !reflect.DeepEqual(g.Data(), w.Data()) {
@@ -74,7 +76,18 @@ func TestStateRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if again, err := ReadStateInfo(path); err != nil || *again != *info {
+	if len(got.Slots) != 2 {
+		t.Errorf("optimiser states %v, want adam_m and adam_v", slices.Sorted(maps.Keys(got.Slots)))
+	}
+	// A run that keeps no best-LL parameters writes none and reads none.
+	s.BestLLParams = nil
+	if err := WriteState(path, "run", s, 90*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if none, _, err := ReadState(path, "run"); err != nil || none.BestLLParams != nil {
+		t.Errorf("a state without best-LL parameters read back with %v (%v)", none.BestLLParams, err)
+	}
+	if again, err := ReadStateInfo(path); err != nil || again.RunID != info.RunID || again.Epoch != info.Epoch {
 		t.Errorf("ReadStateInfo = %+v, %v; ReadState said %+v", again, err, info)
 	}
 	if _, _, err := ReadState(path, "other"); err == nil || !strings.Contains(err.Error(), `the state of run "run", not of "other"`) {

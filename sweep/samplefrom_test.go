@@ -1,0 +1,119 @@
+package sweep
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gekc/analysis"
+	"gekc/grid"
+	"gekc/train/ckpt"
+)
+
+// sample_from = "ll" (real training on Nations): the run writes the
+// parameters of its best validation log-likelihood to checkpoint-ll.npz
+// beside the selected ones, draws its samples from them, and says so;
+// -analyze samples draws the same samples again from that file, and
+// without it refuses, naming it. The run's ranking and ID are those of the
+// run without the key.
+func TestSampleFromBestLL(t *testing.T) {
+	data := shippedData(t, "nations")
+	const src = `name = "from-ll"
+[defaults]
+dataset = "nations"
+model = "complex2"
+objective = "pll"
+rank = 4
+batch_size = 100
+learning_rate = 0.05
+epochs = 8
+patience = 0
+samples = 300
+%s
+[[sweep]]
+`
+	ts := trainedSweep(t, fmt.Sprintf(src, `sample_from = "ll"`), data)
+	plain := trainedSweep(t, fmt.Sprintf(src, ""), data)
+	id := ts.ids()[0]
+	if plain.ids()[0] != id {
+		t.Fatalf("sample_from changed the run's ID: %s and %s", id, plain.ids()[0])
+	}
+	dir := filepath.Join(ts.out, runsDirName, id)
+	rec, err := readRecord(filepath.Join(dir, metricsName))
+	must(t, err)
+	llEpoch, best := -1, 0.0
+	for _, e := range rec.Epochs {
+		if ll, ok := e.Valid["ll"]; ok && (llEpoch < 0 || ll > best) {
+			llEpoch, best = e.Epoch, ll
+		}
+	}
+	if llEpoch == rec.BestEpoch {
+		t.Fatalf("the best MRR and the best log-likelihood are both at epoch %d: pick a run where they differ", llEpoch)
+	}
+	note := fmt.Sprintf("samples drawn from the parameters at the best validation log-likelihood, epoch %d (%s)", llEpoch, ckpt.CheckpointLLName)
+	if !slices.Contains(rec.Notes, note) {
+		t.Errorf("notes %q do not say %q", rec.Notes, note)
+	}
+	plainRec, err := readRecord(filepath.Join(plain.out, runsDirName, id, metricsName))
+	must(t, err)
+	if rec.Test["mrr"] != plainRec.Test["mrr"] || rec.Test["ll"] != plainRec.Test["ll"] {
+		t.Errorf("test metrics %v, want those of the run without sample_from, %v", rec.Test, plainRec.Test)
+	}
+
+	// The samples are those of the best-LL parameters, not of the selected ones.
+	fr, err := LoadFinished(dir, data)
+	must(t, err)
+	fromSelected, _, err := analysis.Sample(fr.Model, nil, 300, uint64(fr.Spec.Seed))
+	must(t, err)
+	must(t, ckpt.Load(filepath.Join(dir, ckpt.CheckpointLLName), fr.Model))
+	fromLL, _, err := analysis.Sample(fr.Model, nil, 300, uint64(fr.Spec.Seed))
+	must(t, err)
+	stored, err := analysis.ReadSamples(filepath.Join(dir, samplesName), fr.Data)
+	must(t, err)
+	if !slices.Equal(stored, fromLL) {
+		t.Errorf("samples.tsv is not drawn from %s", ckpt.CheckpointLLName)
+	}
+	if slices.Equal(stored, fromSelected) {
+		t.Errorf("samples.tsv equals the selected parameters' samples: the two checkpoints sample alike")
+	}
+	if _, err := os.Stat(filepath.Join(plain.out, runsDirName, id, ckpt.CheckpointLLName)); err == nil {
+		t.Errorf("the run without sample_from wrote %s", ckpt.CheckpointLLName)
+	}
+
+	// -analyze samples draws them again from checkpoint-ll.npz.
+	must(t, os.Remove(filepath.Join(dir, samplesName)))
+	mustAnalyze(t, Analysis{Kind: "samples", Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
+	again, err := analysis.ReadSamples(filepath.Join(dir, samplesName), fr.Data)
+	must(t, err)
+	if !slices.Equal(again, stored) {
+		t.Errorf("-analyze samples drew other samples than the run did")
+	}
+	must(t, os.Remove(filepath.Join(dir, samplesName)))
+	must(t, os.Remove(filepath.Join(dir, ckpt.CheckpointLLName)))
+	_, _, err = runAnalysis(Analysis{Kind: "samples", Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
+	if err == nil || !strings.Contains(err.Error(), ckpt.CheckpointLLName) || !strings.Contains(err.Error(), `sample_from = "ll"`) {
+		t.Errorf("-analyze samples without %s: %v", ckpt.CheckpointLLName, err)
+	}
+}
+
+// sample_from is checked with the grid: a value it does not know, a
+// validation without the log-likelihood, an energy-based model.
+func TestSampleFromValidation(t *testing.T) {
+	for _, c := range []struct{ keys, want string }{
+		{`model = "complex2"` + "\n" + `sample_from = "best"`, `sample_from "best": want "select"`},
+		{`model = "complex2"` + "\n" + `sample_from = "ll"` + "\n" + `eval = { metrics = ["mrr"] }`, `sample_from "ll": eval.metrics has no "ll"`},
+		{`model = "complex"` + "\n" + `sample_from = "ll"`, `model "complex" with sample_from = "ll": it is energy-based`},
+	} {
+		src := "name = \"v\"\n[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 1\nobjective = \"pll\"\n" + c.keys + "\n[[sweep]]\n"
+		_, err := grid.ParseGrid("grid.toml", []byte(src), Validate)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.keys, err, c.want)
+		}
+	}
+	if _, err := grid.ParseGrid("grid.toml", []byte("name = \"v\"\n[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 1\nobjective = \"pll\"\nmodel = \"cp2\"\nsample_from = \"select\"\n[[sweep]]\n"), Validate); err != nil {
+		t.Errorf("sample_from = \"select\": %v", err)
+	}
+}
