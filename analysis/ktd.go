@@ -33,9 +33,12 @@ func KTDSize(tests, samples int) int { return min(KTDDrawSize, tests, samples) }
 
 // KTDRow is one line of the KTD tables: a model's samples (Run names the
 // run), or a baseline (Model "training set" or "uniform", no Objective or
-// Run).
+// Run). Sampled says which of the run's parameters were sampled, e.g.
+// "best valid LL, epoch 5" (the paper's) or "best valid MRR, epoch 17";
+// "" for baselines and for rows of tables from before it was recorded.
 type KTDRow struct {
 	Dataset, Model, Objective, Run string
+	Sampled                        string
 	Stat                           metrics.KTDStat
 }
 
@@ -71,11 +74,13 @@ type KTDSetting struct {
 	DrawSize, Samples int
 }
 
-// ktdColumns are ktd.tsv's columns; ktdOldColumns those of files written
-// before the setting was recorded on every row.
+// ktdColumns are ktd.tsv's columns; ktdSettingColumns those of files
+// written before the sampled parameters were, ktdOldColumns before the
+// setting was recorded on every row.
 var (
-	ktdColumns    = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
-	ktdOldColumns = ktdColumns[:7]
+	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
+	ktdSettingColumns = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
+	ktdOldColumns     = ktdSettingColumns[:7]
 )
 
 // KTDTables renders the KTD rows as ktd.tsv (which ReadKTDTSV reads back)
@@ -84,16 +89,16 @@ func KTDTables(rows []KTDRow, set KTDSetting) (tsv, md []byte, err error) {
 	var t, m bytes.Buffer
 	fmt.Fprintf(&t, "%s\n", strings.Join(ktdColumns, "\t"))
 	for _, r := range rows {
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run,
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
 			r.Stat.Mean, r.Stat.Std, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
 	}
 	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better.\n\n",
 		set.Features, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
 	var cells [][]string
 	for _, r := range rows {
-		cells = append(cells, []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", r.Stat.Mean, r.Stat.Std), r.Run})
+		cells = append(cells, []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", r.Stat.Mean, r.Stat.Std), r.Sampled, r.Run})
 	}
-	if err := report.MarkdownTable(&m, []string{"dataset", "model", "objective", "KTD", "run"}, cells); err != nil {
+	if err := report.MarkdownTable(&m, []string{"dataset", "model", "objective", "KTD", "sampled at", "run"}, cells); err != nil {
 		return nil, nil, err
 	}
 	return t.Bytes(), m.Bytes(), nil
@@ -115,14 +120,21 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	}
 	// A table edited on another system may end its lines in \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
-	width := len(ktdColumns)
-	switch lines[0] {
-	case strings.Join(ktdColumns, "\t"):
-	case strings.Join(ktdOldColumns, "\t"):
-		width = len(ktdOldColumns)
-	default:
+	var columns []string
+	for _, c := range [][]string{ktdColumns, ktdSettingColumns, ktdOldColumns} {
+		if lines[0] == strings.Join(c, "\t") {
+			columns = c
+		}
+	}
+	if columns == nil {
 		return nil, KTDSetting{}, fmt.Errorf("%s:1: header %q, want the columns %s", path, lines[0], strings.Join(ktdColumns, ", "))
 	}
+	col := map[string]int{}
+	for i, c := range columns {
+		col[c] = i
+	}
+	_, hasSetting := col["features"]
+	_, hasSampled := col["sampled"]
 	var (
 		rows []KTDRow
 		set  KTDSetting
@@ -133,10 +145,11 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 		bad := func(what string, err error) error {
 			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
 		}
-		if len(f) != width {
-			return nil, KTDSetting{}, bad("fields", fmt.Errorf("%d, want %d", len(f), width))
+		if len(f) != len(columns) {
+			return nil, KTDSetting{}, bad("fields", fmt.Errorf("%d, want %d", len(f), len(columns)))
 		}
-		r := KTDRow{Dataset: f[0], Model: f[1], Objective: f[2], Run: f[3]}
+		field := func(name string) string { return f[col[name]] }
+		r := KTDRow{Dataset: field("dataset"), Model: field("model"), Objective: field("objective"), Run: field("run")}
 		if r.Dataset == "" || r.Model == "" {
 			return nil, KTDSetting{}, bad("row", errors.New("no dataset or model"))
 		}
@@ -144,10 +157,15 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 		if baseline != (r.Run == "") || r.Run == "." || r.Run == ".." || strings.ContainsAny(r.Run, `/\`) {
 			return nil, KTDSetting{}, bad("run", fmt.Errorf("%q is not a run ID for model %q", r.Run, r.Model))
 		}
-		if r.Stat.Mean, err = strconv.ParseFloat(f[4], 64); err != nil {
+		if hasSampled {
+			if r.Sampled = field("sampled"); baseline && r.Sampled != "" {
+				return nil, KTDSetting{}, bad("sampled", fmt.Errorf("%q for model %q", r.Sampled, r.Model))
+			}
+		}
+		if r.Stat.Mean, err = strconv.ParseFloat(field("ktd_mean"), 64); err != nil {
 			return nil, KTDSetting{}, bad("ktd_mean", err)
 		}
-		if r.Stat.Std, err = strconv.ParseFloat(f[5], 64); err != nil {
+		if r.Stat.Std, err = strconv.ParseFloat(field("ktd_std"), 64); err != nil {
 			return nil, KTDSetting{}, bad("ktd_std", err)
 		}
 		key := r.Run
@@ -158,19 +176,19 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 			return nil, KTDSetting{}, bad("row", fmt.Errorf("%s %s is on line %d already", r.Model, r.Run, at))
 		}
 		seen[key] = i + 2
-		if r.Stat.Draws, err = positive(f[6]); err != nil {
+		if r.Stat.Draws, err = positive(field("draws")); err != nil {
 			return nil, KTDSetting{}, bad("draws", err)
 		}
-		if width == len(ktdColumns) {
+		if hasSetting {
 			var s KTDSetting
-			s.Features = f[7]
+			s.Features = field("features")
 			if s.Features == "" {
 				return nil, KTDSetting{}, bad("features", errors.New("empty"))
 			}
-			if s.DrawSize, err = positive(f[8]); err != nil {
+			if s.DrawSize, err = positive(field("draw_size")); err != nil {
 				return nil, KTDSetting{}, bad("draw_size", err)
 			}
-			if s.Samples, err = positive(f[9]); err != nil {
+			if s.Samples, err = positive(field("samples")); err != nil {
 				return nil, KTDSetting{}, bad("samples", err)
 			}
 			if i > 0 && s != set {

@@ -56,11 +56,12 @@ const (
 
 // Finished is a finished run loaded back from its directory.
 type Finished struct {
-	ID    string
-	Dir   string // the run's directory, <out>/runs/<ID>
-	Spec  grid.RunSpec
-	Data  *kg.Dataset
-	Model *models.Model // with the parameters of its checkpoint
+	ID     string
+	Dir    string // the run's directory, <out>/runs/<ID>
+	Spec   grid.RunSpec
+	Record *Record // its metrics.json
+	Data   *kg.Dataset
+	Model  *models.Model // with the parameters of its checkpoint
 }
 
 // LoadFinished loads a finished run's spec, dataset and best parameters
@@ -89,7 +90,7 @@ func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	if err := ckpt.Load(filepath.Join(dir, ckpt.CheckpointName), m); err != nil {
 		return nil, err
 	}
-	return &Finished{ID: rec.ID, Dir: dir, Spec: spec, Data: ds, Model: m}, nil
+	return &Finished{ID: rec.ID, Dir: dir, Spec: spec, Record: rec, Data: ds, Model: m}, nil
 }
 
 // ResolveRun finds a run named by a directory path or by an ID (or unique
@@ -155,6 +156,21 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 	}
 	fmt.Fprintf(log, "%s: sampled %d triples in %.2fs\n", fr.ID, n, dt.Seconds())
 	return ts, analysis.WriteSamples(path, fr.Data, ts)
+}
+
+// sampledAt says which parameters a run's samples come from, for the KTD
+// table: "best valid MRR, epoch 17", "best valid LL, epoch 5" (epochs
+// unknown to records from before they were kept are left out).
+func sampledAt(rec *Record) string {
+	metric, epoch := rec.Spec.Eval.Select, &rec.BestEpoch
+	if samplesFromLL(rec.Spec) {
+		metric, epoch = "ll", rec.LLEpoch
+	}
+	s := "best valid " + strings.ToUpper(metric)
+	if epoch != nil {
+		s += fmt.Sprintf(", epoch %d", *epoch)
+	}
+	return s
 }
 
 // Analysis is a post-hoc analysis of the finished runs of a results
@@ -247,8 +263,54 @@ func (a *Analysis) tables() error {
 			return err
 		}
 		fmt.Fprintf(a.Stderr, "wrote %s and %s from %d run records\n", filepath.Join(a.Out, resultsTSVName), ResultsMDName, len(recs))
-		return nil
+		return a.fillKTDSampled(recs)
 	})
+}
+
+// fillKTDSampled gives the rows of the KTD tables in Out (ktd*.tsv) that
+// do not say which parameters were sampled (tables written before they
+// did) the answer of their run's record, and writes those tables again.
+// Tables that record no setting are left as they are.
+func (a *Analysis) fillKTDSampled(recs []*Record) error {
+	byID := map[string]*Record{}
+	for _, rec := range recs {
+		byID[rec.ID] = rec
+	}
+	paths, err := filepath.Glob(filepath.Join(a.Out, "ktd*.tsv"))
+	if err != nil {
+		return err
+	}
+	for _, path := range paths {
+		rows, set, err := analysis.ReadKTDTSV(path)
+		if err != nil {
+			return err
+		}
+		if set == (analysis.KTDSetting{}) {
+			continue
+		}
+		filled := 0
+		for i, r := range rows {
+			if rec := byID[r.Run]; r.Run != "" && r.Sampled == "" && rec != nil {
+				rows[i].Sampled = sampledAt(rec)
+				filled++
+			}
+		}
+		if filled == 0 {
+			continue
+		}
+		tsv, md, err := analysis.KTDTables(rows, set)
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(path, tsv, 0o644); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(strings.TrimSuffix(path, ".tsv")+".md", md, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stderr, "%s: said which parameters %d runs' samples come from, from their records\n", path, filled)
+	}
+	return nil
 }
 
 // each calls f on every selected finished GeKC run, but those for which
@@ -334,10 +396,11 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	row := func(id string, spec grid.RunSpec, ts []kg.Triple) error {
+	row := func(rec *Record, ts []kg.Triple) error {
+		id, spec := rec.ID, rec.Spec
 		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(id), 0x7d))
 		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
-		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Stat: st})
+		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Sampled: sampledAt(rec), Stat: st})
 		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", id, st.Mean, st.Std)
 		return err
 	}
@@ -355,7 +418,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if err == nil && rec != nil {
 			if ts := storedSamples(dir, ds, a.Samples); ts != nil {
 				fmt.Fprintf(a.Stderr, "%s: no checkpoint; measured on its stored samples\n", id)
-				if err := row(id, rec.Spec, ts); err != nil && rowErr == nil {
+				if err := row(rec, ts); err != nil && rowErr == nil {
 					rowErr = fmt.Errorf("%s: %w", id, err)
 				}
 				return true
@@ -375,7 +438,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return row(fr.ID, fr.Spec, ts)
+		return row(fr.Record, ts)
 	})
 	if err == nil {
 		err = rowErr

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,6 +67,13 @@ objective = "pll"
 			t.Errorf("row without its setting: %q", line)
 		}
 	}
+	for i, id := range ids[1:] {
+		rec, err := readRecord(filepath.Join(ts.out, runsDirName, id, metricsName))
+		must(t, err)
+		if want := fmt.Sprintf("\t%s\tbest valid MRR, epoch %d\t", id, rec.BestEpoch); !strings.Contains(all[3+i], want) {
+			t.Errorf("row %q does not say its samples come from epoch %d's parameters", all[3+i], rec.BestEpoch)
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName))
 	must(t, err)
 	if stdout != string(md) {
@@ -127,7 +135,7 @@ objective = "pll"
 	}
 
 	// Kept rows from another ψ (the baselines moved) are kept, and said so.
-	moved := strings.Replace(strings.Join(all, "\n"), "\tuniform\t\t\t", "\tuniform\t\t\t9", 1) + "\n"
+	moved := strings.Replace(strings.Join(all, "\n"), "\tuniform\t\t\t\t", "\tuniform\t\t\t\t9", 1) + "\n"
 	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
 	if _, stderr = mustAnalyze(t, ktd(300, true)); !strings.Contains(stderr, "ψ differs from the one of the kept rows: the uniform baseline is") {
 		t.Errorf("stderr does not say the baselines moved:\n%s", stderr)

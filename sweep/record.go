@@ -30,6 +30,7 @@ type Record struct {
 	Spec            grid.RunSpec         `json:"spec"`
 	Epochs          []train.EpochRecord  `json:"epochs"`
 	BestEpoch       int                  `json:"best_epoch"`
+	LLEpoch         *int                 `json:"ll_epoch,omitempty"` // Outcome.LLEpoch; absent in records from before it
 	Valid           map[string]jsonFloat `json:"valid"`
 	Test            map[string]jsonFloat `json:"test"`
 	WallSeconds     jsonFloat            `json:"wall_seconds"`

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"gekc/analysis"
 	"gekc/report"
 	"gekc/train"
 )
@@ -130,5 +132,48 @@ func TestAnalyzeTablesFromRecords(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(md), "# Results: t") || !strings.Contains(string(md), "2 runs in 1 configurations") {
 		t.Errorf("results.md:\n%s", md)
+	}
+}
+
+// -analyze tables also says, in a KTD table written before tables did,
+// which parameters each run's samples came from, from the run's record:
+// the selected epoch's, or those of the best validation log-likelihood
+// for a run with sample_from = "ll". A run without a record keeps "".
+func TestAnalyzeTablesFillsKTDSampled(t *testing.T) {
+	out := t.TempDir()
+	ll := 3
+	var ids []string
+	for i, from := range []string{"", "ll"} {
+		spec := exampleSpec()
+		spec.Seed, spec.SampleFrom = i, from
+		rec := &Record{ID: spec.ID(), ConfigID: spec.ConfigID(), Status: train.Finished, Spec: spec, BestEpoch: 7, LLEpoch: &ll,
+			Test: map[string]jsonFloat{"mrr": 0.3}, Valid: map[string]jsonFloat{"mrr": 0.3}}
+		dir := filepath.Join(out, runsDirName, rec.ID)
+		must(t, os.MkdirAll(dir, 0o755))
+		must(t, WriteRecord(filepath.Join(dir, metricsName), rec))
+		ids = append(ids, rec.ID)
+	}
+	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n" +
+		"umls\ttraining set\t\t\t0.01\t0.002\t100\tpsi\t661\t25000\n" +
+		"umls\tcp2\tpll\t" + ids[0] + "\t0.2\t0.01\t100\tpsi\t661\t25000\n" +
+		"umls\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\tpsi\t661\t25000\n" +
+		"umls\tcp2\tpll\tgone-run\t0.3\t0.01\t100\tpsi\t661\t25000\n"
+	path := filepath.Join(out, "ktd-d1000.tsv")
+	must(t, os.WriteFile(path, []byte(old), 0o644))
+	a := &Analysis{Kind: "tables", Title: "t", Out: out, Stdout: io.Discard, Stderr: io.Discard}
+	must(t, a.Run(context.Background()))
+	rows, set, err := analysis.ReadKTDTSV(path)
+	must(t, err)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Sampled)
+	}
+	if want := []string{"", "best valid MRR, epoch 7", "best valid LL, epoch 3", ""}; !slices.Equal(got, want) || set.Features != "psi" {
+		t.Errorf("sampled %q (setting %+v), want %q", got, set, want)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "ktd-d1000.md"))
+	must(t, err)
+	if !strings.Contains(string(md), "| best valid LL, epoch 3 ") {
+		t.Errorf("ktd-d1000.md:\n%s", md)
 	}
 }

@@ -97,6 +97,9 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out := &Outcome{Status: res.Status, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
 		Memory: &memoryJSON{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: dataOf(ds)}
+	if e := res.LL.Epoch; e >= 0 {
+		out.LLEpoch = &e
+	}
 	if resumed {
 		out.WallSeconds = (earlier + time.Since(started)).Seconds()
 	}

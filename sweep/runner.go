@@ -52,6 +52,9 @@ type Outcome struct {
 	Status    train.Status        // train.Finished (also when empty) or train.Diverged
 	Epochs    []train.EpochRecord // one per trained epoch
 	BestEpoch int                 // the epoch whose parameters were kept (by Spec.Eval.Select)
+	// LLEpoch is the epoch of the best validation log-likelihood (the
+	// test "ll_at_best_ll" is its); nil when the run validated none.
+	LLEpoch *int
 	// Valid and Test hold the metrics of the kept parameters, keyed "mrr",
 	// "hits@1", "hits@3", "hits@10", "ll" (average log-likelihood per
 	// triple), and anything else the run computes ("ece", "sem@1", ...).

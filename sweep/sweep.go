@@ -543,7 +543,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	rec.WallSeconds = jsonFloat(wall)
 	if o != nil {
 		rec.Epochs = append([]train.EpochRecord{}, o.Epochs...) // [], not null, when there are none
-		rec.BestEpoch = o.BestEpoch
+		rec.BestEpoch, rec.LLEpoch = o.BestEpoch, o.LLEpoch
 		rec.Valid, rec.Test = toJSONMap(o.Valid), toJSONMap(o.Test)
 		rec.Notes = append(rec.Notes, o.Notes...)
 		if o.WallSeconds > 0 {
