@@ -87,10 +87,11 @@ func scaleInPlace[T Float](x []T, s T) {
 }
 
 // BLASThreads is the number of threads a matrix product computes on: what
-// the BLAS in use says (a Threads method, as package openblas's has), else
-// GOMAXPROCS, over which gonum's Go BLAS spreads its level-3 work.
+// the BLAS in use says (a Threads method, as package openblas's has, which
+// says -1 when another BLAS library is linked), else GOMAXPROCS, over which
+// gonum's Go BLAS spreads its level-3 work.
 func BLASThreads() int {
-	if t, ok := G.WhichBLAS().(interface{ Threads() int }); ok {
+	if t, ok := G.WhichBLAS().(interface{ Threads() int }); ok && t.Threads() >= 1 {
 		return t.Threads()
 	}
 	return runtime.GOMAXPROCS(0)

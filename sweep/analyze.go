@@ -173,6 +173,18 @@ func sampledAt(rec *Record) string {
 	return s
 }
 
+// llCheckpointMissing says whether a run whose samples come from the
+// parameters of its best validation log-likelihood (sample_from = "ll")
+// lacks checkpoint-ll.npz: a run resumed from a state that did not keep
+// them has none, and its record's notes say so.
+func llCheckpointMissing(dir string, rec *Record) bool {
+	if rec == nil || !samplesFromLL(rec.Spec) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(dir, ckpt.CheckpointLLName))
+	return errors.Is(err, fs.ErrNotExist)
+}
+
 // Analysis is a post-hoc analysis of the finished runs of a results
 // directory (see the list above).
 type Analysis struct {
@@ -198,7 +210,20 @@ func (a *Analysis) Run(ctx context.Context) error {
 	}
 	switch a.Kind {
 	case "samples":
-		return a.each(ctx, nil, func(fr *Finished) error {
+		noLL := func(id, dir string) bool {
+			rec, err := readRecord(filepath.Join(dir, metricsName))
+			if err != nil || !llCheckpointMissing(dir, rec) {
+				return false
+			}
+			for _, name := range []string{samplesName, samplesName + ".gz"} {
+				if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+					return false // drawn before: read, not drawn again
+				}
+			}
+			fmt.Fprintf(a.Stderr, "%s: no samples: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
+			return true
+		}
+		return a.each(ctx, noLL, func(fr *Finished) error {
 			_, err := runSamples(fr, a.Samples, a.Stderr)
 			return err
 		})
@@ -408,10 +433,11 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	// (published ones included), else keeps its row.
 	var rowErr error
 	noCheckpoint := func(id, dir string) bool {
-		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); !errors.Is(err, fs.ErrNotExist) {
+		rec, err := readRecord(filepath.Join(dir, metricsName))
+		_, statErr := os.Stat(filepath.Join(dir, ckpt.CheckpointName))
+		if !errors.Is(statErr, fs.ErrNotExist) && !(err == nil && llCheckpointMissing(dir, rec)) {
 			return false
 		}
-		rec, err := readRecord(filepath.Join(dir, metricsName))
 		if err == nil && rec != nil && rec.Spec.Dataset != ref.Spec.Dataset {
 			return true // another data set's run: not in this table
 		}
@@ -426,6 +452,10 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		}
 		if hasOldRow(id) {
 			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, tsvName)
+			return true
+		}
+		if err == nil && llCheckpointMissing(dir, rec) {
+			fmt.Fprintf(a.Stderr, "%s: no row: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
 			return true
 		}
 		return false

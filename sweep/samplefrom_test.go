@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +18,7 @@ import (
 // parameters of its best validation log-likelihood to checkpoint-ll.npz
 // beside the selected ones, draws its samples from them, and says so;
 // -analyze samples draws the same samples again from that file, and
-// without it refuses, naming it. The run's ranking and ID are those of the
+// without it passes the run over, saying so. The run's ranking and ID are those of the
 // run without the key.
 func TestSampleFromBestLL(t *testing.T) {
 	data := shippedData(t, "nations")
@@ -93,9 +94,17 @@ samples = 300
 	}
 	must(t, os.Remove(filepath.Join(dir, samplesName)))
 	must(t, os.Remove(filepath.Join(dir, ckpt.CheckpointLLName)))
-	_, _, err = runAnalysis(Analysis{Kind: "samples", Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
-	if err == nil || !strings.Contains(err.Error(), ckpt.CheckpointLLName) || !strings.Contains(err.Error(), `sample_from = "ll"`) {
-		t.Errorf("-analyze samples without %s: %v", ckpt.CheckpointLLName, err)
+	// Without it (a run resumed from a state that did not keep it) the run
+	// is passed over, and said so; loading it directly names the file.
+	_, stderr, err := runAnalysis(Analysis{Kind: "samples", Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
+	if err != nil || !strings.Contains(stderr, id+`: no samples: sample_from = "ll", and the run kept no `+ckpt.CheckpointLLName) {
+		t.Errorf("-analyze samples without %s: %v\n%s", ckpt.CheckpointLLName, err, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, samplesName)); err == nil {
+		t.Errorf("-analyze samples drew samples without %s", ckpt.CheckpointLLName)
+	}
+	if _, err := runSamples(fr, 300, io.Discard); err == nil || !strings.Contains(err.Error(), ckpt.CheckpointLLName) {
+		t.Errorf("runSamples without %s: %v", ckpt.CheckpointLLName, err)
 	}
 }
 

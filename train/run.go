@@ -419,7 +419,18 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 
 // state is the State to resume from after epoch.
 func (r *run) state(epoch int) *State {
-	return stateOf(r.m, r.best, r.bestLL, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+	var bestLL snapshot // saved only when it is the LL track's, else a resume would take it for that
+	if r.bestLLInStep() {
+		bestLL = r.bestLL
+	}
+	return stateOf(r.m, r.best, bestLL, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+}
+
+// bestLLInStep says whether bestLL holds the parameters of the epoch the
+// log-likelihood track names: not after a resume from a state that did not
+// keep them (or tracked no LL), until the log-likelihood improves again.
+func (r *run) bestLLInStep() bool {
+	return r.bestLL != nil && r.stop.llTracked && r.bestLLEpoch == r.stop.ll.Epoch
 }
 
 // finish restores the best validated parameters and evaluates them on the
@@ -438,8 +449,10 @@ func (r *run) finish() (*Result, error) {
 	res.BestEpoch = bestEpoch
 	switch {
 	case r.bestLL == nil || stop.ll.Epoch < 0:
-	case r.bestLLEpoch == stop.ll.Epoch:
+	case r.bestLLInStep():
 		res.BestLLParams = r.bestLL
+	case !stop.llTracked:
+		res.Notes = append(res.Notes, "the parameters at the best validation log-likelihood were not kept: the run resumed from a state written before runs tracked it")
 	default:
 		res.Notes = append(res.Notes, fmt.Sprintf("the parameters at the best validation log-likelihood (epoch %d) were not kept: the run resumed from a state that did not keep them", stop.ll.Epoch))
 	}

@@ -145,6 +145,9 @@ func (s *State) restore(m *models.Model, best, bestLL snapshot, opt graph.Optimi
 	if s.Steps > 0 && len(slots) > 0 && len(s.Slots) == 0 {
 		return fmt.Errorf("train: resume state has taken %d steps but holds no optimiser state (the run's optimiser keeps %v): %w", s.Steps, slots, ErrStateMismatch)
 	}
+	if s.BestLLParams != nil && s.LL == nil {
+		return fmt.Errorf("train: resume state has best-log-likelihood parameters but no log-likelihood track: %w", ErrStateMismatch)
+	}
 	for n := range s.BestLLParams {
 		if !slices.Contains(names, n) {
 			return fmt.Errorf("train: resume state has best-log-likelihood parameter %q, which model %s does not: %w", n, m.Name, ErrStateMismatch)

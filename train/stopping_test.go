@@ -209,9 +209,19 @@ func TestKeepBestLL(t *testing.T) {
 		t.Errorf("UseBestLLParams did not load them into the model")
 	}
 
+	// Resumed from a state without them, the run cannot know them, nor can
+	// a state it saves claim them: resumed again from its state after
+	// epoch 8, it still has none.
 	without := saved.Clone()
 	without.BestLLParams = nil
 	resumedCfg.Resume = without
+	var later *State
+	resumedCfg.SaveState = func(s *State) error {
+		if s.Epoch == 8 {
+			later = s.Clone()
+		}
+		return nil
+	}
 	blind, err := Run(context.Background(), resumedCfg, ds, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -219,6 +229,30 @@ func TestKeepBestLL(t *testing.T) {
 	want := fmt.Sprintf("the parameters at the best validation log-likelihood (epoch %d) were not kept: the run resumed from a state that did not keep them", res.LL.Epoch)
 	if blind.BestLLParams != nil || !slices.Contains(blind.Notes, want) || blind.UseBestLLParams() {
 		t.Errorf("resumed from a state without them: kept %v, notes %q", blind.BestLLParams != nil, blind.Notes)
+	}
+	if later == nil || later.BestLLParams != nil {
+		t.Fatalf("the state after epoch 8 of the run resumed without them holds best-LL parameters (or none was saved)")
+	}
+	resumedCfg.Resume, resumedCfg.SaveState = later, nil
+	twice, err := Run(context.Background(), resumedCfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if twice.BestLLParams != nil || !slices.Contains(twice.Notes, want) {
+		t.Errorf("resumed twice: kept %v, notes %q", twice.BestLLParams != nil, twice.Notes)
+	}
+
+	// A state without a log-likelihood track (written before runs kept
+	// one) gives none either, even if the log-likelihood rises after it.
+	untracked := saved.Clone()
+	untracked.LL, untracked.BestLLParams = nil, nil
+	resumedCfg.Resume = untracked
+	old, err := Run(context.Background(), resumedCfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.BestLLParams != nil || !slices.Contains(old.Notes, "the parameters at the best validation log-likelihood were not kept: the run resumed from a state written before runs tracked it") {
+		t.Errorf("resumed from a state without an LL track: kept %v, notes %q", old.BestLLParams != nil, old.Notes)
 	}
 }
 
