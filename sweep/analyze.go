@@ -353,6 +353,12 @@ func (a *Analysis) each(ctx context.Context, skip func(id, dir string) bool, f f
 		if _, sem, err := models.Lookup(rec.Spec.Model); err != nil || sem == models.Energy {
 			continue
 		}
+		// The ID ignores sample_from: a grid may ask for what the run
+		// trained without. The record decides; say so.
+		if from := cmp.Or(r.Spec.SampleFrom, "select"); from != cmp.Or(rec.Spec.SampleFrom, "select") {
+			fmt.Fprintf(a.Stderr, "%s: trained with sample_from = %q, not the grid's %q: its samples are of the parameters it kept for that\n",
+				r.ID, cmp.Or(rec.Spec.SampleFrom, "select"), from)
+		}
 		if skip != nil && skip(r.ID, dir) {
 			continue
 		}

@@ -106,6 +106,13 @@ samples = 300
 	if _, err := runSamples(fr, 300, io.Discard); err == nil || !strings.Contains(err.Error(), ckpt.CheckpointLLName) {
 		t.Errorf("runSamples without %s: %v", ckpt.CheckpointLLName, err)
 	}
+
+	// A grid asking sample_from = "ll" of a run trained without it: the
+	// run's record decides, and the analysis says so.
+	_, stderr, err = runAnalysis(Analysis{Kind: "samples", Samples: 300, Out: plain.out, DataRoot: data, Runs: ts.g.Runs})
+	if err != nil || !strings.Contains(stderr, id+`: trained with sample_from = "select", not the grid's "ll"`) {
+		t.Errorf("-analyze samples with the grid's sample_from unlike the record's: %v\n%s", err, stderr)
+	}
 }
 
 // sample_from is checked with the grid: a value it does not know, a
