@@ -228,11 +228,11 @@ func FuzzReadKTDTSV(f *testing.F) {
 	})
 }
 
-// TestCommittedKTDTables: every committed ktd.md is what its ktd.tsv
+// TestCommittedKTDTables: every committed ktd*.md is what its ktd*.tsv
 // gives, each row names ψ and sizes, and each run with a row has its
 // record, so the two tables cannot drift apart and no KTD outlives its run.
 func TestCommittedKTDTables(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "results", "*", KTDTSVName))
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", "ktd*.tsv")) // ktd.tsv and tables of other ψ (-ktd-table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,12 +255,13 @@ func TestCommittedKTDTables(t *testing.T) {
 		if committedTSV, err := os.ReadFile(p); err != nil || !bytes.Equal(tsv, committedTSV) {
 			t.Errorf("%s does not write back as it is (%v)", p, err)
 		}
-		committed, err := os.ReadFile(filepath.Join(dir, KTDMarkdownName))
+		mdPath := strings.TrimSuffix(p, ".tsv") + ".md"
+		committed, err := os.ReadFile(mdPath)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if string(md) != string(committed) {
-			t.Errorf("%s/%s differs from what its %s gives", dir, KTDMarkdownName, KTDTSVName)
+			t.Errorf("%s differs from what %s gives", mdPath, p)
 		}
 		for _, r := range rows {
 			if r.Run == "" {
