@@ -162,7 +162,7 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 // table: "best valid MRR, epoch 17", "best valid LL, epoch 5" (epochs
 // unknown to records from before they were kept are left out).
 func sampledAt(rec *Record) string {
-	metric, epoch := rec.Spec.Eval.Select, &rec.BestEpoch
+	metric, epoch := cmp.Or(rec.Spec.Eval.Select, "mrr"), &rec.BestEpoch // "": a record from before the key
 	if samplesFromLL(rec.Spec) {
 		metric, epoch = "ll", rec.LLEpoch
 	}
