@@ -98,12 +98,7 @@ func TestEarlyStoppingSurvivesResume(t *testing.T) {
 	cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: 12,
 		Patience: 3, Seed: 1, Eval: EvalConfig{SkipTest: true}}
 	first := cfg
-	first.SaveState = func(s *State) error {
-		if s.Epoch == 6 { // one validation without improvement so far
-			saved = s.Clone()
-		}
-		return nil
-	}
+	first.SaveState = keepStateAfter(6, &saved) // one validation without improvement so far
 	if _, err := Run(context.Background(), first, ds, nil); err != nil {
 		t.Fatal(err)
 	}

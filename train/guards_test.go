@@ -88,12 +88,7 @@ func TestResumeStateGuards(t *testing.T) {
 	cfg := Config{Model: "cp2", Rank: 2, Objective: objectives.MLE{}, LearningRate: 0.01, BatchSize: 16, Epochs: 6, Seed: 1,
 		Eval: EvalConfig{Hits: []int{1}}}
 	var saved *State
-	cfg.SaveState = func(s *State) error {
-		if s.Epoch == 4 { // three validations without improvement
-			saved = s.Clone()
-		}
-		return nil
-	}
+	cfg.SaveState = keepStateAfter(4, &saved) // three validations without improvement
 	if _, err := Run(context.Background(), cfg, ds, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -123,6 +123,17 @@ func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 	}
 }
 
+// keepStateAfter is a SaveState that copies into *into the state saved
+// after epoch epoch (at its end), as a run stopped then would leave it.
+func keepStateAfter(epoch int, into **State) func(*State) error {
+	return func(s *State) error {
+		if s.Epoch == epoch && s.Batch == 0 {
+			*into = s.Clone()
+		}
+		return nil
+	}
+}
+
 func containsPrefix(ss []string, prefix string) bool {
 	return slices.ContainsFunc(ss, func(s string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix })
 }

@@ -163,12 +163,7 @@ func TestKeepBestLL(t *testing.T) {
 	}
 	var saved *State
 	first := cfg
-	first.SaveState = func(s *State) error {
-		if s.Epoch == 6 {
-			saved = s.Clone()
-		}
-		return nil
-	}
+	first.SaveState = keepStateAfter(6, &saved)
 	res, err := Run(context.Background(), first, ds, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -216,12 +211,7 @@ func TestKeepBestLL(t *testing.T) {
 	without.BestLLParams = nil
 	resumedCfg.Resume = without
 	var later *State
-	resumedCfg.SaveState = func(s *State) error {
-		if s.Epoch == 8 {
-			later = s.Clone()
-		}
-		return nil
-	}
+	resumedCfg.SaveState = keepStateAfter(8, &later)
 	blind, err := Run(context.Background(), resumedCfg, ds, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -265,12 +255,7 @@ func TestResumeWithoutLLTrack(t *testing.T) {
 		Eval: EvalConfig{LogLikelihood: true}}
 	var saved *State
 	first := cfg
-	first.SaveState = func(s *State) error {
-		if s.Epoch == 2 {
-			saved = s.Clone()
-		}
-		return nil
-	}
+	first.SaveState = keepStateAfter(2, &saved)
 	full, err := Run(context.Background(), first, ds, nil)
 	if err != nil {
 		t.Fatal(err)
