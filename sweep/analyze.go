@@ -210,9 +210,8 @@ func (a *Analysis) Run(ctx context.Context) error {
 	}
 	switch a.Kind {
 	case "samples":
-		noLL := func(id, dir string) bool {
-			rec, err := readRecord(filepath.Join(dir, metricsName))
-			if err != nil || !llCheckpointMissing(dir, rec) {
+		noLL := func(id, dir string, rec *Record) bool {
+			if !llCheckpointMissing(dir, rec) {
 				return false
 			}
 			for _, name := range []string{samplesName, samplesName + ".gz"} {
@@ -339,8 +338,8 @@ func (a *Analysis) fillKTDSampled(recs []*Record) error {
 }
 
 // each calls f on every selected finished GeKC run, but those for which
-// skip (if not nil) holds.
-func (a *Analysis) each(ctx context.Context, skip func(id, dir string) bool, f func(*Finished) error) error {
+// skip (if not nil) holds; skip gets the run's record, read once here.
+func (a *Analysis) each(ctx context.Context, skip func(id, dir string, rec *Record) bool, f func(*Finished) error) error {
 	for _, r := range a.Runs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -359,7 +358,7 @@ func (a *Analysis) each(ctx context.Context, skip func(id, dir string) bool, f f
 			fmt.Fprintf(a.Stderr, "%s: trained with sample_from = %q, not the grid's %q: its samples are of the parameters it kept for that\n",
 				r.ID, cmp.Or(rec.Spec.SampleFrom, "select"), from)
 		}
-		if skip != nil && skip(r.ID, dir) {
+		if skip != nil && skip(r.ID, dir, rec) {
 			continue
 		}
 		fr, err := LoadFinished(dir, a.DataRoot)
@@ -438,29 +437,26 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	// A run whose checkpoint is gone is measured on its stored samples
 	// (published ones included), else keeps its row.
 	var rowErr error
-	noCheckpoint := func(id, dir string) bool {
-		rec, err := readRecord(filepath.Join(dir, metricsName))
+	noCheckpoint := func(id, dir string, rec *Record) bool {
 		_, statErr := os.Stat(filepath.Join(dir, ckpt.CheckpointName))
-		if !errors.Is(statErr, fs.ErrNotExist) && !(err == nil && llCheckpointMissing(dir, rec)) {
+		if !errors.Is(statErr, fs.ErrNotExist) && !llCheckpointMissing(dir, rec) {
 			return false
 		}
-		if err == nil && rec != nil && rec.Spec.Dataset != ref.Spec.Dataset {
+		if rec.Spec.Dataset != ref.Spec.Dataset {
 			return true // another data set's run: not in this table
 		}
-		if err == nil && rec != nil {
-			if ts := storedSamples(dir, ds, a.Samples); ts != nil {
-				fmt.Fprintf(a.Stderr, "%s: no checkpoint; measured on its stored samples\n", id)
-				if err := row(rec, ts); err != nil && rowErr == nil {
-					rowErr = fmt.Errorf("%s: %w", id, err)
-				}
-				return true
+		if ts := storedSamples(dir, ds, a.Samples); ts != nil {
+			fmt.Fprintf(a.Stderr, "%s: no checkpoint; measured on its stored samples\n", id)
+			if err := row(rec, ts); err != nil && rowErr == nil {
+				rowErr = fmt.Errorf("%s: %w", id, err)
 			}
+			return true
 		}
 		if hasOldRow(id) {
 			fmt.Fprintf(a.Stderr, "%s: no checkpoint; its row is kept from %s\n", id, tsvName)
 			return true
 		}
-		if err == nil && llCheckpointMissing(dir, rec) {
+		if llCheckpointMissing(dir, rec) {
 			fmt.Fprintf(a.Stderr, "%s: no row: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
 			return true
 		}
