@@ -231,16 +231,14 @@ func stepMemory(m *models.Model, cfg Config) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	mem := st.memory(cfg.Optimizer.Slots())
-	if keepsBestLL(cfg, m) {
-		mem.Best *= 2
-	}
-	return mem, nil
+	return st.memory(cfg.Optimizer.Slots(), keepsBestLL(cfg, m)), nil
 }
 
 // memory returns the step's part of a run's memory under an optimiser
-// keeping slots parameter-sized tensors per parameter.
-func (g *stepGraph) memory(slots int) Memory {
+// keeping slots parameter-sized tensors per parameter, with one copy of
+// the parameters for the best epoch and another when the run keeps those
+// of its best validation log-likelihood (bestLL).
+func (g *stepGraph) memory(slots int, bestLL bool) Memory {
 	var mem Memory
 	for _, n := range g.m.ParamNames() {
 		p := g.m.Param(n)
@@ -251,6 +249,9 @@ func (g *stepGraph) memory(slots int) Memory {
 	}
 	mem.Optimizer = int64(slots) * mem.Parameters
 	mem.Best = mem.Parameters // the snapshot of the best epoch
+	if bestLL {
+		mem.Best *= 2
+	}
 	mem.Step = graph.Bytes(append([]*G.Node{g.loss}, g.grads...)...) - mem.Gradients
 	return mem
 }

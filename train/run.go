@@ -191,10 +191,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		return nil, err
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
-	mem := st.memory(len(opt.Slots()))
-	if keepsBestLL(cfg, m) {
-		mem.Best *= 2
-	}
+	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	// The data set tested on is held before the evaluator is sized, as
 	// EstimateMemory counts it: the evaluation batch is cut to what the run
