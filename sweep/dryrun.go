@@ -51,7 +51,7 @@ func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, grid.DescribeRun(r.Spec), RunState(out, r.ID))
+		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, grid.DescribeRun(r.Spec), RunState(out, r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -110,9 +111,7 @@ objective = "pll"
 			t.Errorf("interrupted run left %s", e.Name())
 		}
 	}
-	if got := RunState(ts.out, ids[0]); got != "pending, resumes after epoch 2" {
-		t.Errorf("-dry-run status %q", got)
-	}
+	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes after epoch 2", 2)
 
 	// The second run's state is garbage: it trains from scratch, with a note.
 	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[1]), 0o755))
@@ -201,9 +200,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
 		t.Errorf("state saved after epoch %d, step %d of the next, %d steps in all; want 2, 4, 16", meta.Epoch, meta.Batch, meta.Steps)
 	}
-	if got := RunState(ts.out, id); got != "pending, resumes in epoch 3 after step 4" {
-		t.Errorf("-dry-run status %q", got)
-	}
+	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes in epoch 3 after step 4", 2)
 	if tally, stderr := ts.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
 		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
 	}
@@ -242,4 +239,24 @@ func assertSameTraining(t *testing.T, out, ref, id string) *Record {
 		t.Errorf("%s: test %v (best epoch %d), trained without a stop %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
 	}
 	return got
+}
+
+// wantDryRunStatus checks -dry-run's status of run r, interrupted in out
+// after epoch epochs: it begins with where it resumes, then gives the best
+// validation MRR of its first epochs, as the uninterrupted run in whole
+// recorded them (the two train alike), and a wall time.
+func wantDryRunStatus(t *testing.T, out, whole string, r grid.Run, resumes string, epochs int) {
+	t.Helper()
+	rec, err := readRecord(filepath.Join(whole, runsDirName, r.ID, metricsName))
+	must(t, err)
+	best, bestEpoch := math.Inf(-1), 0
+	for _, e := range rec.Epochs[:epochs] {
+		if v := e.Valid["mrr"]; v > best {
+			best, bestEpoch = v, e.Epoch
+		}
+	}
+	want := fmt.Sprintf("%s (best valid mrr %.4g at epoch %d; ", resumes, best, bestEpoch)
+	if got := RunState(out, r); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "s trained)") {
+		t.Errorf("-dry-run status %q, want %q…s trained)", got, want)
+	}
 }

@@ -111,6 +111,10 @@ type StateInfo struct {
 	// of epoch Epoch+1 taken when the run was stopped mid-epoch (0 at an
 	// epoch's end); Steps the number of optimiser steps in all.
 	Epoch, Batch, Steps int
+	// Best is the best validation value of the run's selection metric so
+	// far and BestEpoch its epoch (-1 before the first validation).
+	Best      float64
+	BestEpoch int
 	// Wall is the run's wall time up to the save, over every attempt.
 	Wall time.Duration
 	// SavedAt is when the state was written.
@@ -123,6 +127,7 @@ func (i *StateInfo) ResumePoint() string { return train.ResumePoint(i.Epoch, i.B
 
 func (m *stateMeta) info() *StateInfo {
 	return &StateInfo{RunID: m.RunID, Epoch: m.Epoch, Batch: m.Batch, Steps: m.Steps,
+		Best: float64(m.Best), BestEpoch: m.BestEpoch,
 		Wall: time.Duration(float64(m.WallSeconds) * float64(time.Second)), SavedAt: m.SavedAt}
 }
 
