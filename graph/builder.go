@@ -209,6 +209,16 @@ func (b *Builder) RowDot(x, y *G.Node) *G.Node {
 	return b.named("RowDot", n, err)
 }
 
+// RowModulusPowers is Σ_j m_j^p of each row's moduli across parts blocks
+// (see RowModulusPowers).
+func (b *Builder) RowModulusPowers(x *G.Node, parts int, p float64) *G.Node {
+	if !b.ready("RowModulusPowers", x) {
+		return nil
+	}
+	n, err := RowModulusPowers(x, parts, p)
+	return b.named("RowModulusPowers", n, err)
+}
+
 // RowLogSumExp is the log-sum-exp of each row (see RowLogSumExp).
 func (b *Builder) RowLogSumExp(x *G.Node) *G.Node {
 	if !b.ready("RowLogSumExp", x) {

@@ -57,6 +57,8 @@ var builderCases = []struct {
 		func(x builderInputs) (*G.Node, error) { return Dot(x.a, x.c) }},
 	{"RowDot", func(b *Builder, x builderInputs) *G.Node { return b.RowDot(x.a, x.c) },
 		func(x builderInputs) (*G.Node, error) { return RowDot(x.a, x.c) }},
+	{"RowModulusPowers", func(b *Builder, x builderInputs) *G.Node { return b.RowModulusPowers(x.a, 1, 3) },
+		func(x builderInputs) (*G.Node, error) { return RowModulusPowers(x.a, 1, 3) }},
 	{"RowLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.RowLogSumExp(x.a) },
 		func(x builderInputs) (*G.Node, error) { return RowLogSumExp(x.a) }},
 	{"SignedRowLogSumExp", func(b *Builder, x builderInputs) *G.Node { return b.SignedRowLogSumExp(x.neg, 1) },

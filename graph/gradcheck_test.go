@@ -239,6 +239,18 @@ func TestGradients(t *testing.T) {
 		{name: "HalfSumsBroadcastBoth", shapes: [][]int{{1, 6}, {1, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(HalfSums(p[0], p[1], unevenPairs)))
 		}},
+		{name: "RowModulusPowersN3", shapes: [][]int{{3, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(RowModulusPowers(p[0], 1, 3)))
+		}},
+		{name: "RowModulusPowersComplexN3", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(RowModulusPowers(p[0], 2, 3)))
+		}},
+		{name: "RowModulusPowersF2", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(RowModulusPowers(p[0], 3, 2)))
+		}},
+		{name: "RowModulusPowersP2.5", shapes: [][]int{{2, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(RowModulusPowers(p[0], 2, 2.5)))
+		}},
 		{name: "GatedLogHalves", shapes: [][]int{{3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(GatedLogHalves(p[0])))
 		}},

@@ -21,8 +21,14 @@ type RunSpec struct {
 	Objective    string     `toml:"objective" json:"objective"`         // "pll" or "mle"
 	Constraints  string     `toml:"constraints" json:"constraints"`     // "none" or "domain"
 	PLLWeights   PLLWeights `toml:"pll_weights" json:"pll_weights"`
-	Optimizer    string     `toml:"optimizer" json:"optimizer"` // "adam", "adagrad" or "sgd"
-	Momentum     float64    `toml:"momentum" json:"momentum"`   // SGD's heavy-ball momentum in [0, 1); 0 = plain SGD
+	// N3 and F2 weigh the regularisers of the batch's embedding rows
+	// added to the objective (objectives.Regularized): Σ|x|³ (complex
+	// entries by their modulus; Lacroix et al. 2018) and Σx², per triple;
+	// 0 = none. Energy and squared models only.
+	N3        float64 `toml:"n3" json:"n3,omitempty"`
+	F2        float64 `toml:"f2" json:"f2,omitempty"`
+	Optimizer string  `toml:"optimizer" json:"optimizer"` // "adam", "adagrad" or "sgd"
+	Momentum  float64 `toml:"momentum" json:"momentum"`   // SGD's heavy-ball momentum in [0, 1); 0 = plain SGD
 	// InitialAccumulator is where Adagrad's sums of squared gradients
 	// start (PyTorch's and kbc's default 0).
 	InitialAccumulator float64  `toml:"initial_accumulator" json:"initial_accumulator"`

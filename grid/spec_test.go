@@ -60,6 +60,8 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		{"eval.sem_k", func(s *RunSpec) { s.Eval.SemK = []int{5} }},
 		{"eval.test_on", func(s *RunSpec) { s.Eval.TestOn = "FB15k-237" }},
 		{"distill_from", func(s *RunSpec) { s.DistillFrom = "cp-pll-x" }},
+		{"n3", func(s *RunSpec) { s.N3 = 0.05 }},
+		{"f2", func(s *RunSpec) { s.F2 = 0.05 }},
 	}
 	covered := map[string]bool{}
 	ids := map[string]string{exampleSpec().ID(): "base"}

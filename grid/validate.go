@@ -93,6 +93,14 @@ func DefaultValidator(s RunSpec) error {
 	if s.Objective == "pll" && w.Subject == 0 && w.Object == 0 && w.Relation == 0 {
 		bad("pll_weights: all zero, so the PLL objective is constant")
 	}
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"n3", s.N3}, {"f2", s.F2}} {
+		if !(x.v >= 0) || math.IsInf(x.v, 0) {
+			bad("%s %v: want 0 (none) or a finite positive weight", x.name, x.v)
+		}
+	}
 	oneOf("optimizer", s.Optimizer, Optimizers)
 	if !(s.Momentum >= 0 && s.Momentum < 1) {
 		bad("momentum %v: want a value in [0, 1)", s.Momentum)

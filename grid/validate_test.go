@@ -2,6 +2,7 @@ package grid
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,9 @@ func TestDefaultValidator(t *testing.T) {
 		{"unknown optimizer", func(s *RunSpec) { s.Optimizer = "lbfgs" }, `optimizer "lbfgs"`},
 		{"adagrad", func(s *RunSpec) { s.Optimizer, s.InitialAccumulator = "adagrad", 0.1 }, ""},
 		{"sgd with momentum", func(s *RunSpec) { s.Optimizer, s.Momentum = "sgd", 0.9 }, ""},
+		{"n3 and f2", func(s *RunSpec) { s.N3, s.F2 = 0.05, 1e-3 }, ""},
+		{"negative n3", func(s *RunSpec) { s.N3 = -0.1 }, "n3 -0.1: want 0 (none) or a finite positive weight"},
+		{"infinite f2", func(s *RunSpec) { s.F2 = math.Inf(1) }, "f2 +Inf: want 0 (none) or a finite positive weight"},
 		{"momentum outside sgd", func(s *RunSpec) { s.Momentum = 0.9 }, `momentum 0.9 is SGD's; optimizer is "adam"`},
 		{"momentum of 1", func(s *RunSpec) { s.Optimizer, s.Momentum = "sgd", 1 }, "momentum 1: want a value in [0, 1)"},
 		{"initial accumulator outside adagrad", func(s *RunSpec) { s.Optimizer, s.InitialAccumulator = "sgd", 0.1 }, "initial_accumulator 0.1 is Adagrad's"},

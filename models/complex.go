@@ -74,6 +74,10 @@ func (ComplEx) SquaredPartition(t Tables) (*G.Node, error) {
 	return e.Result(e.Sum(z))
 }
 
+// ModulusParts: every slot's rows are [re | im], so the Lp regularisers
+// penalise the complex moduli.
+func (ComplEx) ModulusParts(Var) int { return 2 }
+
 // LogFeatures maps parameter rows [log Re | θ] to log input values
 // [log Re | log Re + log σ(θ)], so Im = Re·σ(θ) never exceeds Re.
 func (ComplEx) LogFeatures(rows *G.Node) (*G.Node, error) {

@@ -51,7 +51,9 @@
 //   - MixtureScore: ancestral sampling of the + model (without it, the +
 //     model samples by inverse transform, slower at scale);
 //   - ProductUnitScore: the product units, needed for KTD's ψ features
-//     (-analyze ktd -features <run> refuses the model without it).
+//     (-analyze ktd -features <run> refuses the model without it);
+//   - ModulusScore: rows that pack the parts of one number ([re | im]),
+//     whose modulus the N3 and F2 regularisers then penalise (LpPenalty).
 //
 // Then give it a plain-Go evaluation of φ in its own _test.go file,
 // registered for the brute-force suite in init: references["f"] = refF (see

@@ -193,3 +193,13 @@ type ProductUnitScore interface {
 	// given the rows of the subject, relation and object tables.
 	ProductUnitValues(sz Sizes, s, r, o, out []float64)
 }
+
+// ModulusScore is implemented by score functions whose rows pack the parts
+// of one number side by side, such as ComplEx's [re | im]: the Lp
+// regularisers (Circuit.LpPenalty) then penalise the numbers' moduli, as
+// N3 does for ComplEx (Lacroix et al. 2018), rather than each part apart.
+type ModulusScore interface {
+	// ModulusParts is how many blocks of equal width a row of slot v's
+	// table holds, the parts of one number each.
+	ModulusParts(v Var) int
+}

@@ -3,6 +3,7 @@ package objectives
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"gekc/graph"
 	"gekc/models"
@@ -68,6 +69,42 @@ func (MLE) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, e
 	}
 	var e graph.Builder
 	return e.Result(e.Sub(logZ, e.Dot(e.Use(c.LogScore(b)), weights)))
+}
+
+// Regularized adds the weighted Lp penalties of the batch's embedding rows
+// (models.Circuit.LpPenalty) to an objective's loss:
+//
+//	loss + N3·Σ_i w_i Σ_v ‖x_{v,i}‖₃³ + F2·Σ_i w_i Σ_v ‖x_{v,i}‖₂²
+//
+// once per triple, over its subject, relation and object rows (complex
+// entries by their modulus): the N3 regulariser of Lacroix et al. (2018)
+// with which kbc and the paper's ψ (Chen et al. 2021) train ComplEx, and
+// the squared Frobenius norm F2. Zero weights leave the loss as it is.
+type Regularized struct {
+	Objective
+	N3, F2 float64
+}
+
+// Name is the regularised objective's: a run's objective is still "pll".
+func (r Regularized) Name() string { return r.Objective.Name() }
+
+func (r Regularized) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
+	for _, w := range []struct {
+		name string
+		v    float64
+	}{{"N3", r.N3}, {"F2", r.F2}} {
+		if !(w.v >= 0) || math.IsInf(w.v, 0) {
+			return nil, fmt.Errorf("objectives.Regularized: %s weight %g; want a finite weight ≥ 0", w.name, w.v)
+		}
+	}
+	var e graph.Builder
+	terms := G.Nodes{e.Use(r.Objective.Loss(c, b, weights))}
+	for _, t := range []struct{ weight, p float64 }{{r.N3, 3}, {r.F2, 2}} {
+		if t.weight > 0 {
+			terms = append(terms, e.Scale(e.Dot(e.Use(c.LpPenalty(b, t.p)), weights), t.weight))
+		}
+	}
+	return e.Result(e.AddAll(terms...))
 }
 
 // Parse returns the objective named in a grid ("pll" or "mle").

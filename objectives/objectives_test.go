@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gekc/graph"
@@ -99,7 +100,20 @@ func TestLossesMatchEnumeration(t *testing.T) {
 				wantPLL -= weights[i] * (w.Subject*cond(0, i) + w.Relation*cond(1, i) + w.Object*cond(2, i))
 				wantMLE -= weights[i] * logp[index(bs[i], br[i], bo[i])]
 			}
-			for _, obj := range []objectives.Objective{objectives.PLL{Weights: w}, objectives.MLE{}} {
+			var pen2, pen3 float64 // Σ_i w_i Σ_v ‖x_v‖_p^p
+			for i := range bs {
+				pen2 += weights[i] * rowPenalty(m, bs[i], br[i], bo[i], 2)
+				pen3 += weights[i] * rowPenalty(m, bs[i], br[i], bo[i], 3)
+			}
+			want := map[string]float64{"pll": wantPLL, "mle": wantMLE,
+				"pll+n3+f2": wantPLL + 0.3*pen3 + 0.2*pen2, "mle+n3": wantMLE + 0.1*pen3}
+			for _, obj := range []objectives.Objective{objectives.PLL{Weights: w}, objectives.MLE{},
+				objectives.Regularized{Objective: objectives.PLL{Weights: w}, N3: 0.3, F2: 0.2},
+				objectives.Regularized{Objective: objectives.MLE{}, N3: 0.1}} {
+				label := obj.Name()
+				if r, ok := obj.(objectives.Regularized); ok {
+					label += map[bool]string{true: "+n3"}[r.N3 > 0] + map[bool]string{true: "+f2"}[r.F2 > 0]
+				}
 				g := G.NewGraph()
 				c := m.Bind(g)
 				b, err := c.NewBatch(ints(g, "s", bs), ints(g, "r", br), ints(g, "o", bo))
@@ -115,6 +129,12 @@ func TestLossesMatchEnumeration(t *testing.T) {
 					}
 					continue
 				}
+				if _, ok := obj.(objectives.Regularized); ok && m.Semantics == models.NonNegative {
+					if err == nil {
+						t.Errorf("%s of a non-negative model: no error", label)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -126,11 +146,34 @@ func TestLossesMatchEnumeration(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := float64(*loss.Value().(*G.F64))
-				want := map[string]float64{"pll": wantPLL, "mle": wantMLE}[obj.Name()]
-				if math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
-					t.Errorf("%s loss = %.12g, enumeration %.12g", obj.Name(), got, want)
+				if want := want[label]; math.Abs(got-want) > 1e-9*math.Max(1, math.Abs(want)) {
+					t.Errorf("%s loss = %.12g, enumeration %.12g", label, got, want)
 				}
 			}
 		})
 	}
+}
+
+// rowPenalty is Σ_v Σ_j |x_{v,j}|^p over the rows of triple (s, r, o) in
+// the model's tables, ComplEx's [re | im] entries by their complex modulus.
+func rowPenalty(m *models.Model, s, r, o int, p float64) float64 {
+	var sum float64
+	for _, slot := range []struct {
+		table string
+		row   int
+	}{{m.Layout.Subject, s}, {m.Layout.Relation, r}, {m.Layout.Object, o}} {
+		t := m.Param(slot.table)
+		cols := t.Shape()[1]
+		x := t.Data().([]float64)[slot.row*cols : (slot.row+1)*cols]
+		if strings.HasPrefix(m.Name, "complex") {
+			for j := range cols / 2 {
+				sum += math.Pow(math.Hypot(x[j], x[cols/2+j]), p)
+			}
+			continue
+		}
+		for _, v := range x {
+			sum += math.Pow(math.Abs(v), p)
+		}
+	}
+	return sum
 }

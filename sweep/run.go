@@ -177,6 +177,9 @@ func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	if err != nil {
 		return train.Config{}, err
 	}
+	if spec.N3 != 0 || spec.F2 != 0 {
+		obj = objectives.Regularized{Objective: obj, N3: spec.N3, F2: spec.F2}
+	}
 	tie, err := metrics.ParseTiePolicy(spec.Eval.TiePolicy)
 	if err != nil {
 		return train.Config{}, err

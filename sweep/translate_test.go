@@ -55,6 +55,12 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 		cfg.Eval.ECE || cfg.Eval.SemK != nil || cfg.Eval.TiePolicy != metrics.Realistic || cfg.Eval.StopOnLL {
 		t.Errorf("second spec: %+v", cfg)
 	}
+	spec.N3, spec.F2 = 0.05, 0.001
+	cfg, err = TrainConfig(spec)
+	must(t, err)
+	if want := (objectives.Regularized{Objective: objectives.MLE{}, N3: 0.05, F2: 0.001}); cfg.Objective != want {
+		t.Errorf("n3, f2: objective %#v, want %#v", cfg.Objective, want)
+	}
 }
 
 // A distilled run records epoch 0, the validation of the converted model:

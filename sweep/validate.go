@@ -28,6 +28,9 @@ func validateModels(s grid.RunSpec) error {
 	if s.Eval.Select == "ll" && sem == models.Energy {
 		return fmt.Errorf("model %q cannot select on the log-likelihood (eval.select = \"ll\"): it is energy-based", s.Model)
 	}
+	if (s.N3 != 0 || s.F2 != 0) && sem == models.NonNegative {
+		return fmt.Errorf("model %q with n3/f2: its parameters are log-values, which the Lp regularisers do not apply to; regularise an energy-based or squared (2) model", s.Model)
+	}
 	if s.Constraints == "domain" && sem == models.Energy {
 		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}

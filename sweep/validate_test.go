@@ -24,6 +24,9 @@ func TestValidateModels(t *testing.T) {
 		{"constrained squared model", func(s *grid.RunSpec) { s.Constraints = "domain" }, ""},
 		{"constrained non-negative model by MLE", func(s *grid.RunSpec) { s.Model, s.Objective, s.Constraints = "cp+", "mle", "domain" }, ""},
 		{"constrained energy model", func(s *grid.RunSpec) { s.Model, s.Constraints = "complex", "domain" }, "constraints"},
+		{"n3 and f2 on an energy model", func(s *grid.RunSpec) { s.Model, s.N3, s.F2 = "complex", 0.05, 0.01 }, ""},
+		{"n3 on a squared model", func(s *grid.RunSpec) { s.N3 = 0.05 }, ""},
+		{"n3 on a non-negative model", func(s *grid.RunSpec) { s.Model, s.N3 = "complex+", 0.05 }, "log-values"},
 		{"energy model by MLE", func(s *grid.RunSpec) { s.Model, s.Objective = "rescal", "mle" }, "objective mle"},
 		{"energy model selected on ll", func(s *grid.RunSpec) { s.Model, s.Eval.Select = "tucker", "ll" }, "log-likelihood"},
 	} {

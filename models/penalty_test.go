@@ -1,0 +1,76 @@
+package models
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// complexParts are the score functions whose rows pack complex numbers
+// [re | im] (ComplEx, its moduli penalised): written out here rather than
+// read from ModulusParts, so that the test catches a missing or wrong hook.
+var complexParts = map[string]bool{"complex": true}
+
+// LpPenalty is, for every energy and squared model, the sum over a
+// triple's three parameter rows of |entry|^p, complex entries by their
+// modulus.
+func TestLpPenaltyMatchesRows(t *testing.T) {
+	S, R, O := []int{0, 3, 6, 2}, []int{1, 0, 2, 1}, []int{5, 3, 0, 6}
+	for _, name := range Names() {
+		base, sem, err := Lookup(name)
+		if err != nil || sem == NonNegative {
+			continue
+		}
+		for _, p := range []float64{2, 3} {
+			m := newTiny(t, name, 5)
+			g := G.NewGraph()
+			c := m.Bind(g)
+			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
+			if err != nil {
+				t.Fatal(err)
+			}
+			pen, err := c.LpPenalty(b, p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			run(t, pen)
+			got := vec(pen)
+			for i := range S {
+				want := 0.0
+				for _, v := range Vars {
+					row := [3]int{S[i], R[i], O[i]}[v]
+					tab := m.Param(m.Layout.table(v))
+					cols := tab.Shape()[1]
+					x := tab.Data().([]float64)[row*cols : (row+1)*cols]
+					if complexParts[base.Name()] {
+						for j := range cols / 2 {
+							want += math.Pow(math.Hypot(x[j], x[cols/2+j]), p)
+						}
+						continue
+					}
+					for _, xj := range x {
+						want += math.Pow(math.Abs(xj), p)
+					}
+				}
+				if !close(got[i], want) {
+					t.Errorf("%s, p = %g, triple %d: penalty %.12g, want %.12g", name, p, i, got[i], want)
+				}
+			}
+		}
+	}
+}
+
+func TestLpPenaltyRefusesNonNegativeModels(t *testing.T) {
+	m := newTiny(t, "complex+", 1)
+	g := G.NewGraph()
+	c := m.Bind(g)
+	b, err := c.NewBatch(intNode(g, "s", []int{0}), intNode(g, "r", []int{0}), intNode(g, "o", []int{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.LpPenalty(b, 3); err == nil || !strings.Contains(err.Error(), "log-values") {
+		t.Errorf("complex+: %v, want a refusal naming its log-values", err)
+	}
+}
