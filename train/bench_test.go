@@ -14,7 +14,8 @@ import (
 // BenchmarkStep times one training step (forward, backward, Adam) of the
 // real models at FB15k-237's sizes (|E| = 14,541, |R| = 237), B = 500, the
 // setting of ../shared/bench/torch_peer.py. PLL here uses the subject and
-// object terms only, as the peer does; "pll3" adds the relation term. The
+// object terms only, as the peer does; "pll3" adds the relation term,
+// "pll+n3" the N3 regulariser (kbc's ComplEx). The
 // peer's "cp" and "cp2" share one entity table between subjects and
 // objects: they are distmult and distmult2 here, while cp and cp2 have the
 // paper's two role tables (two Gram matrices for cp2).
@@ -23,6 +24,7 @@ func BenchmarkStep(b *testing.B) {
 	for _, c := range []struct{ model, obj string }{
 		{"cp", "pll"}, {"distmult", "pll"}, {"complex", "pll"}, {"cp2", "pll"}, {"distmult2", "pll"}, {"complex2", "pll"},
 		{"cp2", "mle"}, {"complex2", "mle"}, {"cp+", "pll"}, {"complex+", "pll"}, {"complex2", "pll3"},
+		{"complex", "pll+n3"},
 	} {
 		for _, d := range []int{200, 1000} {
 			b.Run(fmt.Sprintf("%s/%s/d=%d", c.model, c.obj, d), func(b *testing.B) {
@@ -36,6 +38,8 @@ func BenchmarkStep(b *testing.B) {
 					obj = objectives.MLE{}
 				case "pll3":
 					obj = objectives.PLL{Weights: objectives.Uniform}
+				case "pll+n3":
+					obj = objectives.Regularized{Objective: obj, N3: 0.05}
 				}
 				st, err := NewStepper(m, obj, batch, graph.NewAdam(1e-3))
 				if err != nil {
