@@ -574,5 +574,11 @@ func DescribeRun(s RunSpec) string {
 	if s.Constraints != "none" {
 		parts = append(parts, "constraints="+s.Constraints)
 	}
+	if s.N3 != 0 {
+		parts = append(parts, "n3="+formatFloat(s.N3))
+	}
+	if s.F2 != 0 {
+		parts = append(parts, "f2="+formatFloat(s.F2))
+	}
 	return strings.Join(parts, " ")
 }

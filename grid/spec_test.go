@@ -166,3 +166,22 @@ func TestSettings(t *testing.T) {
 		t.Errorf("the default spec's settings: %q", got)
 	}
 }
+
+// -dry-run's one line tells apart runs that differ in a key people sweep.
+func TestDescribeRun(t *testing.T) {
+	for _, c := range []struct {
+		mutate func(*RunSpec)
+		want   string
+	}{
+		{func(*RunSpec) {}, "umls cp2 pll d=4 b=100 lr=0.01 seed=0"},
+		{func(s *RunSpec) { s.Constraints = "domain" }, "umls cp2 pll d=4 b=100 lr=0.01 seed=0 constraints=domain"},
+		{func(s *RunSpec) { s.N3, s.F2 = 0.05, 1e-3 }, "umls cp2 pll d=4 b=100 lr=0.01 seed=0 n3=0.05 f2=0.001"},
+	} {
+		s := exampleSpec()
+		s.Dataset, s.Model, s.Objective, s.Rank, s.BatchSize, s.LearningRate, s.Seed = "umls", "cp2", "pll", 4, 100, 0.01, 0
+		c.mutate(&s)
+		if got := DescribeRun(s); got != c.want {
+			t.Errorf("DescribeRun: %q, want %q", got, c.want)
+		}
+	}
+}

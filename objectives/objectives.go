@@ -80,6 +80,12 @@ func (MLE) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, e
 // entries by their modulus): the N3 regulariser of Lacroix et al. (2018)
 // with which kbc and the paper's ψ (Chen et al. 2021) train ComplEx, and
 // the squared Frobenius norm F2. Zero weights leave the loss as it is.
+//
+// A squared model's distribution does not change with the scale of its
+// embeddings but for the ε mass (models.Options.EpsMass): there the
+// penalty shrinks them until ε carries more of the probability, which is
+// a different effect from an energy model's, whose scale is the logits'
+// temperature.
 type Regularized struct {
 	Objective
 	N3, F2 float64
@@ -89,6 +95,9 @@ type Regularized struct {
 func (r Regularized) Name() string { return r.Objective.Name() }
 
 func (r Regularized) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
+	if r.Objective == nil {
+		return nil, errors.New("objectives.Regularized: no objective to regularise")
+	}
 	for _, w := range []struct {
 		name string
 		v    float64

@@ -154,6 +154,28 @@ func TestLossesMatchEnumeration(t *testing.T) {
 	}
 }
 
+func TestRegularizedNeedsAnObjective(t *testing.T) {
+	m, err := models.New("cp2", models.Sizes{Entities: 3, Relations: 1, Rank: 2}, models.Options{Dtype: tensor.Float64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := G.NewGraph()
+	c := m.Bind(g)
+	b, err := c.NewBatch(ints(g, "s", []int{0}), ints(g, "r", []int{0}), ints(g, "o", []int{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := G.NewVector(g, tensor.Float64, G.WithShape(1), G.WithName("w"), G.WithValue(tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{1}))))
+	for _, r := range []objectives.Regularized{{N3: 0.1}, {Objective: objectives.MLE{}, F2: -1}, {Objective: objectives.MLE{}, N3: math.NaN()}} {
+		if _, err := r.Loss(c, b, w); err == nil {
+			t.Errorf("%+v: no error", r)
+		}
+	}
+	if _, err := (objectives.Regularized{Objective: objectives.MLE{}, N3: 0.1}).Loss(c, b, w); err != nil {
+		t.Errorf("a valid regularised MLE: %v", err)
+	}
+}
+
 // rowPenalty is Σ_v Σ_j |x_{v,j}|^p over the rows of triple (s, r, o) in
 // the model's tables, ComplEx's [re | im] entries by their complex modulus.
 func rowPenalty(m *models.Model, s, r, o int, p float64) float64 {

@@ -14,6 +14,7 @@ import (
 
 	_ "gekc/graph/openblas" // train as the command does, and as fast
 	"gekc/grid"
+	"gekc/internal/filelock"
 	"gekc/internal/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
@@ -112,6 +113,11 @@ objective = "pll"
 		}
 	}
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes after epoch 2", 2)
+	// While another process trains it (holds its lock), it is running.
+	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	must(t, err)
+	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "running, saved after epoch 2", 2)
+	must(t, lock.Unlock())
 
 	// The second run's state is garbage: it trains from scratch, with a note.
 	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[1]), 0o755))

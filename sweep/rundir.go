@@ -115,7 +115,7 @@ func RunState(out string, r grid.Run) string {
 // valid mrr 0.4686 at epoch 10; 2h5m3s trained)".
 func stateSummary(info *ckpt.StateInfo, selectMetric string) string {
 	var extra []string
-	if info.BestEpoch > 0 && !math.IsNaN(info.Best) && !math.IsInf(info.Best, 0) {
+	if info.BestEpoch >= 0 && !math.IsNaN(info.Best) && !math.IsInf(info.Best, 0) {
 		extra = append(extra, fmt.Sprintf("best valid %s %.4g at epoch %d", selectMetric, info.Best, info.BestEpoch))
 	}
 	if info.Wall > 0 {
