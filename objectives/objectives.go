@@ -92,7 +92,12 @@ type Regularized struct {
 }
 
 // Name is the regularised objective's: a run's objective is still "pll".
-func (r Regularized) Name() string { return r.Objective.Name() }
+func (r Regularized) Name() string {
+	if r.Objective == nil {
+		return "regularized"
+	}
+	return r.Objective.Name()
+}
 
 func (r Regularized) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
 	if r.Objective == nil {
