@@ -69,16 +69,21 @@ func rowModulusPowers[T Float](x, out []T, k, parts int, p float64) {
 			row := x[i*n : (i+1)*n]
 			var sum float64
 			for j := range k {
-				sq := 0.0
-				for b := range parts {
-					v := float64(row[b*k+j])
-					sq += v * v
-				}
-				sum += modulusPower(sq, p)
+				sum += modulusPower(squaredModulus(row, j, k, parts), p)
 			}
 			out[i] = T(sum)
 		}
 	})
+}
+
+// squaredModulus is m_j² of a row of parts blocks of k columns.
+func squaredModulus[T Float](row []T, j, k, parts int) float64 {
+	sq := 0.0
+	for b := range parts {
+		v := float64(row[b*k+j])
+		sq += v * v
+	}
+	return sq
 }
 
 // modulusPower is m^p for m² = sq, exact for the common N3 and F2.
@@ -90,6 +95,18 @@ func modulusPower(sq, p float64) float64 {
 		return sq * math.Sqrt(sq)
 	}
 	return math.Pow(sq, p/2)
+}
+
+// modulusPowerSlope is ∂m^p/∂x ÷ x = p·m^(p−2) for m² = sq, with m^0 = 1
+// also where m = 0 (p = 2).
+func modulusPowerSlope(sq, p float64) float64 {
+	switch p {
+	case 2:
+		return 2
+	case 3:
+		return 3 * math.Sqrt(sq)
+	}
+	return p * math.Pow(sq, p/2-1)
 }
 
 // SymDiff: ∂/∂x[i, b·k+j] = g_i · p · m_ij^(p−2) · x[i, b·k+j].
@@ -139,22 +156,7 @@ func rowModulusPowersGrad[T Float](g, x, out []T, k, parts int, p float64) {
 			row, dst := x[i*n:(i+1)*n], out[i*n:(i+1)*n]
 			gi := float64(g[i])
 			for j := range k {
-				sq := 0.0
-				for b := range parts {
-					v := float64(row[b*k+j])
-					sq += v * v
-				}
-				// p·m^(p−2), with m^0 = 1 also where m = 0 (p = 2).
-				var f float64
-				switch p {
-				case 2:
-					f = 2
-				case 3:
-					f = 3 * math.Sqrt(sq)
-				default:
-					f = p * math.Pow(sq, p/2-1)
-				}
-				f *= gi
+				f := gi * modulusPowerSlope(squaredModulus(row, j, k, parts), p)
 				for b := range parts {
 					dst[b*k+j] = T(f * float64(row[b*k+j]))
 				}

@@ -89,22 +89,24 @@ func FinishedRuns(out string) ([]string, error) {
 // state stands: a sweep left running for days is read from here.
 func RunState(out string, r grid.Run) string {
 	dir := filepath.Join(out, runsDirName, r.ID)
-	info, stateErr := ckpt.ReadStateInfo(filepath.Join(dir, ckpt.StateName))
-	if filelock.IsLocked(filepath.Join(dir, runLockName)) {
-		if stateErr != nil {
-			return "running"
+	// withState adds where the run's resume state stands, if it has one;
+	// only unfinished runs read it.
+	withState := func(status, verb string) string {
+		info, err := ckpt.ReadStateInfo(filepath.Join(dir, ckpt.StateName))
+		if err != nil {
+			return status
 		}
-		return "running, saved " + stateSummary(info, r.Spec.Eval.Select)
+		return status + ", " + verb + " " + stateSummary(info, r.Spec.Eval.Select)
+	}
+	if filelock.IsLocked(filepath.Join(dir, runLockName)) {
+		return withState("running", "saved")
 	}
 	rec, err := readRecord(filepath.Join(dir, metricsName))
 	switch {
 	case err != nil:
 		return "unreadable metrics.json"
 	case rec == nil:
-		if stateErr == nil {
-			return "pending, resumes " + stateSummary(info, r.Spec.Eval.Select)
-		}
-		return "pending"
+		return withState("pending", "resumes")
 	case rec.Status == train.Failed:
 		return "failed (will retry)"
 	}
