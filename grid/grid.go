@@ -574,6 +574,12 @@ func DescribeRun(s RunSpec) string {
 	if s.Constraints != "none" {
 		parts = append(parts, "constraints="+s.Constraints)
 	}
+	if s.Optimizer != "" && s.Optimizer != "adam" {
+		parts = append(parts, "optimizer="+s.Optimizer)
+	}
+	if w := s.PLLWeights; s.Objective == "pll" && (w.Subject != 1 || w.Relation != 1 || w.Object != 1) {
+		parts = append(parts, "ω_s,r,o="+formatFloat(w.Subject)+","+formatFloat(w.Relation)+","+formatFloat(w.Object))
+	}
 	if s.N3 != 0 {
 		parts = append(parts, "n3="+formatFloat(s.N3))
 	}

@@ -176,6 +176,9 @@ func TestDescribeRun(t *testing.T) {
 		{func(*RunSpec) {}, "umls cp2 pll d=4 b=100 lr=0.01 seed=0"},
 		{func(s *RunSpec) { s.Constraints = "domain" }, "umls cp2 pll d=4 b=100 lr=0.01 seed=0 constraints=domain"},
 		{func(s *RunSpec) { s.N3, s.F2 = 0.05, 1e-3 }, "umls cp2 pll d=4 b=100 lr=0.01 seed=0 n3=0.05 f2=0.001"},
+		{func(s *RunSpec) { s.Optimizer, s.PLLWeights.Relation = "adagrad", 8 },
+			"umls cp2 pll d=4 b=100 lr=0.01 seed=0 optimizer=adagrad ω_s,r,o=1,8,1"},
+		{func(s *RunSpec) { s.Objective, s.PLLWeights.Relation = "mle", 0 }, "umls cp2 mle d=4 b=100 lr=0.01 seed=0"},
 	} {
 		s := exampleSpec()
 		s.Dataset, s.Model, s.Objective, s.Rank, s.BatchSize, s.LearningRate, s.Seed = "umls", "cp2", "pll", 4, 100, 0.01, 0
