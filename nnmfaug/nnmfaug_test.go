@@ -1,0 +1,277 @@
+package nnmfaug
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"gekc/kg"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// greedyWard merges the cheapest pair of clusters until k are left, by
+// brute force over all pairs: the definition the chain must agree with.
+func greedyWard(x []float64, n, d, k int) []int32 {
+	type cluster struct {
+		members []int
+		cent    []float64
+	}
+	cs := make([]*cluster, n)
+	for i := range cs {
+		cs[i] = &cluster{[]int{i}, slices.Clone(x[i*d : (i+1)*d])}
+	}
+	cost := func(a, b *cluster) float64 {
+		var s float64
+		for j := range a.cent {
+			s += (a.cent[j] - b.cent[j]) * (a.cent[j] - b.cent[j])
+		}
+		na, nb := float64(len(a.members)), float64(len(b.members))
+		return na * nb / (na + nb) * s
+	}
+	for len(cs) > k {
+		bi, bj, best := -1, -1, math.Inf(1)
+		for i := range cs {
+			for j := i + 1; j < len(cs); j++ {
+				if c := cost(cs[i], cs[j]); c < best {
+					bi, bj, best = i, j, c
+				}
+			}
+		}
+		a, b := cs[bi], cs[bj]
+		na, nb := float64(len(a.members)), float64(len(b.members))
+		for j := range a.cent {
+			a.cent[j] = (na*a.cent[j] + nb*b.cent[j]) / (na + nb)
+		}
+		a.members = append(a.members, b.members...)
+		cs = append(cs[:bj], cs[bj+1:]...)
+	}
+	root := make([]int, n)
+	for ci, c := range cs {
+		for _, m := range c.members {
+			root[m] = ci
+		}
+	}
+	label := map[int]int32{}
+	out := make([]int32, n)
+	for i, r := range root {
+		l, ok := label[r]
+		if !ok {
+			l = int32(len(label))
+			label[r] = l
+		}
+		out[i] = l
+	}
+	return out
+}
+
+func TestWardMatchesGreedy(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		n, d := 10+rng.IntN(40), 1+rng.IntN(4)
+		x := make([]float64, n*d)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for _, k := range []int{1, 2, 3, n / 3, n - 1, n} {
+			if got, want := wardClusters(x, n, d, k), greedyWard(x, n, d, k); !slices.Equal(got, want) {
+				t.Errorf("seed %d, %d points in %d dimensions, k = %d:\n got  %v\n want %v", seed, n, d, k, got, want)
+			}
+		}
+	}
+}
+
+// Points that coincide (entities with the same features, such as those
+// never seen in training) tie at cost zero, where the chain may take
+// another tie first than the greedy order: coinciding points must still
+// share a cluster while k is at most the number of distinct points.
+func TestWardDuplicates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 7))
+	const n, d, distinct = 60, 3, 12
+	base := make([]float64, distinct*d)
+	for i := range base {
+		base[i] = rng.NormFloat64()
+	}
+	x := make([]float64, n*d)
+	of := make([]int, n)
+	for i := 0; i < n; i++ {
+		of[i] = rng.IntN(distinct)
+		copy(x[i*d:(i+1)*d], base[of[i]*d:(of[i]+1)*d])
+	}
+	for k := 1; k <= distinct; k++ {
+		got := wardClusters(x, n, d, k)
+		if c := slices.Max(got) + 1; int(c) != k {
+			t.Errorf("k = %d: %d clusters", k, c)
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				if of[i] == of[j] && got[i] != got[j] {
+					t.Errorf("k = %d: points %d and %d coincide but are in clusters %d and %d", k, j, i, got[j], got[i])
+				}
+			}
+		}
+	}
+}
+
+// randomCounts returns an n × m matrix of small counts.
+func randomCounts(rng *rand.Rand, n, m int) *mat.Dense {
+	x := mat.NewDense(n, m, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < m; j++ {
+			if rng.IntN(3) == 0 {
+				x.Set(i, j, float64(1+rng.IntN(4)))
+			}
+		}
+	}
+	return x
+}
+
+func TestFactorize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	h, tt := randomCounts(rng, 15, 4), randomCounts(rng, 15, 4)
+	var x mat.Dense
+	x.Mul(h, tt.T())
+	explicit := func(w, v *mat.Dense) float64 {
+		var wv, diff mat.Dense
+		wv.Mul(w, v)
+		diff.Sub(&x, &wv)
+		return mat.Norm(&diff, 2) * mat.Norm(&diff, 2)
+	}
+	f := factorize(h, tt, 3, 500, 0, rand.New(rand.NewPCG(1, 1)))
+	for i := 1; i < len(f.Errors); i++ {
+		if f.Errors[i] > f.Errors[i-1]*(1+1e-12) {
+			t.Errorf("error rose from %g to %g at measurement %d", f.Errors[i-1], f.Errors[i], i)
+		}
+	}
+	if first, last := f.Errors[0], f.Errors[len(f.Errors)-1]; !(last < first/2) {
+		t.Errorf("the factorisation did not fit: error %g at the start, %g at the end", first, last)
+	}
+	for _, m := range []*mat.Dense{f.W, f.V} {
+		if mat.Min(m) < 0 {
+			t.Errorf("a negative factor entry %g", mat.Min(m))
+		}
+	}
+	// With an infinite tolerance it stops at the second measurement,
+	// taken from the factors it returns: the error through H and T is
+	// the error of the matrix X itself.
+	g := factorize(h, tt, 3, 500, math.Inf(1), rand.New(rand.NewPCG(1, 1)))
+	if g.Iters != 10 || len(g.Errors) != 2 {
+		t.Fatalf("stopped after %d iterations with %d errors; want 10 and 2", g.Iters, len(g.Errors))
+	}
+	if got, want := g.Errors[1], explicit(g.W, g.V); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("error through H and T %g; of X itself %g", got, want)
+	}
+}
+
+// tinyGraph is a graph of 8 entities and 3 relations with 30 triples.
+func tinyGraph() (train []kg.Triple, entities, relations int) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for len(train) < 30 {
+		train = append(train, kg.Triple{S: int32(rng.IntN(8)), R: int32(rng.IntN(3)), O: int32(rng.IntN(8))})
+	}
+	return train, 8, 3
+}
+
+func tinyOptions() Options {
+	o := DefaultOptions()
+	o.Components, o.Clusters, o.Alpha = 2, 3, 0.5
+	return o
+}
+
+func TestLogProbIsADistribution(t *testing.T) {
+	train, ne, nr := tinyGraph()
+	m, err := Fit(train, ne, nr, tinyOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Clusters() != 3 {
+		t.Fatalf("%d clusters; want 3", m.Clusters())
+	}
+	var sum float64
+	zero := 0
+	for s := int32(0); s < int32(ne); s++ {
+		for r := int32(0); r < int32(nr); r++ {
+			for o := int32(0); o < int32(ne); o++ {
+				tr := kg.Triple{S: s, R: r, O: o}
+				lp, paper := m.LogProb(tr), m.PaperLogProb(tr)
+				sum += math.Exp(lp)
+				switch {
+				case math.IsInf(lp, -1):
+					zero++
+					if m.Cluster[s] == m.Cluster[o] || math.IsInf(paper, 0) || math.IsNaN(paper) {
+						t.Errorf("%v: log p −∞ with clusters %d and %d, paper's %g", tr, m.Cluster[s], m.Cluster[o], paper)
+					}
+				case lp != paper:
+					t.Errorf("%v: log p %g but the paper's %g within one cluster", tr, lp, paper)
+				}
+			}
+		}
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("probabilities sum to %.15f", sum)
+	}
+	if zero == 0 {
+		t.Error("no triple across clusters: the test does not check them")
+	}
+}
+
+func TestSampleMatchesLogProb(t *testing.T) {
+	train, ne, nr := tinyGraph()
+	m, err := Fit(train, ne, nr, tinyOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200_000
+	counts := map[kg.Triple]float64{}
+	for _, tr := range m.Sample(n, rand.New(rand.NewPCG(9, 9))) {
+		counts[tr]++
+	}
+	var chi2 float64
+	df := -1
+	for s := int32(0); s < int32(ne); s++ {
+		for r := int32(0); r < int32(nr); r++ {
+			for o := int32(0); o < int32(ne); o++ {
+				tr := kg.Triple{S: s, R: r, O: o}
+				e := n * math.Exp(m.LogProb(tr))
+				if e == 0 {
+					if counts[tr] > 0 {
+						t.Fatalf("%v sampled %g times with probability zero", tr, counts[tr])
+					}
+					continue
+				}
+				chi2 += (counts[tr] - e) * (counts[tr] - e) / e
+				df++
+			}
+		}
+	}
+	if p := (distuv.ChiSquared{K: float64(df)}).Survival(chi2); p < 1e-3 {
+		t.Errorf("χ² %g with %d degrees of freedom: p = %g", chi2, df, p)
+	}
+}
+
+func TestFitRefuses(t *testing.T) {
+	train, ne, nr := tinyGraph()
+	for _, c := range []struct {
+		name   string
+		mutate func(*Options, *[]kg.Triple, *int)
+		want   string
+	}{
+		{"no triples", func(_ *Options, tr *[]kg.Triple, _ *int) { *tr = nil }, "no training triples"},
+		{"entity out of range", func(_ *Options, tr *[]kg.Triple, _ *int) { *tr = append(slices.Clone(*tr), kg.Triple{S: 8}) }, "outside 8 entities"},
+		{"no entities", func(_ *Options, _ *[]kg.Triple, e *int) { *e = 0 }, "0 entities"},
+		{"too many clusters", func(o *Options, _ *[]kg.Triple, _ *int) { o.Clusters = 9 }, "9 clusters of 8 entities"},
+		{"no components", func(o *Options, _ *[]kg.Triple, _ *int) { o.Components = 0 }, "0 components"},
+		{"zero alpha", func(o *Options, _ *[]kg.Triple, _ *int) { o.Alpha = 0 }, "α 0"},
+		{"NaN tolerance", func(o *Options, _ *[]kg.Triple, _ *int) { o.Tolerance = math.NaN() }, "tolerance NaN"},
+	} {
+		o, tr, e := tinyOptions(), train, ne
+		c.mutate(&o, &tr, &e)
+		_, err := Fit(tr, e, nr, o)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v; want one naming %q", c.name, err, c.want)
+		}
+	}
+}

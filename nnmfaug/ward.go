@@ -1,0 +1,165 @@
+package nnmfaug
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// merge is one step of the agglomeration: the clusters held in slots a and
+// b joined (into slot min(a, b)) at Ward's cost Δ, the rise of the
+// within-cluster sum of squares.
+type merge struct {
+	a, b  int
+	delta float64
+}
+
+// wardClusters partitions the n rows of x (row-major, d columns) into k
+// clusters by Ward's minimum-variance agglomerative clustering, returning
+// each row's cluster in [0, k), numbered by first appearance.
+//
+// Ward's linkage is reducible, so the nearest-neighbour chain finds the
+// same hierarchy as merging the cheapest pair each time, while keeping
+// only the clusters' centroids and sizes (O(n·d) memory, O(n²·d) time; the
+// cost of joining A and B is |A||B|/(|A|+|B|)·‖c_A − c_B‖²). The chain
+// makes its merges out of order, so the partition into k clusters is the
+// one the n − k cheapest merges make.
+func wardClusters(x []float64, n, d, k int) []int32 {
+	cent := slices.Clone(x)
+	size := make([]float64, n)
+	for i := range size {
+		size[i] = 1
+	}
+	active := make([]int, n) // slots of the current clusters
+	for i := range active {
+		active[i] = i
+	}
+	pos := make([]int, n) // a slot's index in active
+	for i := range pos {
+		pos[i] = i
+	}
+	cost := func(a, b int) float64 {
+		ca, cb := cent[a*d:(a+1)*d], cent[b*d:(b+1)*d]
+		var s float64
+		for j := range ca {
+			diff := ca[j] - cb[j]
+			s += diff * diff
+		}
+		return size[a] * size[b] / (size[a] + size[b]) * s
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/2048))
+	type nearest struct {
+		slot int
+		cost float64
+	}
+	found := make([]nearest, workers)
+	// nearestTo returns the cluster closest to a, other than a; on ties the
+	// first in active order, or prev when prev is among the closest (the
+	// chain's rule that makes it end in a reciprocal pair).
+	nearestTo := func(a, prev int) (int, float64) {
+		var wg sync.WaitGroup
+		chunk := (len(active) + workers - 1) / workers
+		for w := 0; w < workers; w++ {
+			lo, hi := w*chunk, min((w+1)*chunk, len(active))
+			wg.Add(1)
+			go func(w, lo, hi int) {
+				defer wg.Done()
+				best := nearest{-1, math.Inf(1)}
+				for _, c := range active[lo:hi] {
+					if c == a || c == prev {
+						continue
+					}
+					if dc := cost(a, c); dc < best.cost {
+						best = nearest{c, dc}
+					}
+				}
+				found[w] = best
+			}(w, lo, hi)
+		}
+		wg.Wait()
+		best := nearest{-1, math.Inf(1)}
+		if prev >= 0 {
+			best = nearest{prev, cost(a, prev)}
+		}
+		for _, f := range found {
+			if f.slot >= 0 && f.cost < best.cost {
+				best = f
+			}
+		}
+		return best.slot, best.cost
+	}
+
+	merges := make([]merge, 0, n-1)
+	var chain []int
+	for len(active) > 1 {
+		if len(chain) == 0 {
+			chain = append(chain, active[0])
+		}
+		a, prev := chain[len(chain)-1], -1
+		if len(chain) >= 2 {
+			prev = chain[len(chain)-2]
+		}
+		b, delta := nearestTo(a, prev)
+		if b != prev {
+			chain = append(chain, b)
+			continue
+		}
+		chain = chain[:len(chain)-2]
+		lo, hi := min(a, b), max(a, b)
+		merges = append(merges, merge{lo, hi, delta})
+		cl, ch := cent[lo*d:(lo+1)*d], cent[hi*d:(hi+1)*d]
+		total := size[lo] + size[hi]
+		for j := range cl {
+			cl[j] = (size[lo]*cl[j] + size[hi]*ch[j]) / total
+		}
+		size[lo] = total
+		// hi leaves active: the last slot takes its place.
+		i, last := pos[hi], active[len(active)-1]
+		active[i], pos[last] = last, i
+		active = active[:len(active)-1]
+	}
+
+	// The n − k cheapest merges, in the order the chain made equal ones
+	// (which respects their dependencies: a merge's clusters were formed
+	// earlier, at no higher cost, since Ward's costs never decrease).
+	order := make([]int, len(merges))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		switch {
+		case merges[i].delta < merges[j].delta:
+			return -1
+		case merges[i].delta > merges[j].delta:
+			return 1
+		}
+		return 0
+	})
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	root := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for _, m := range order[:n-k] {
+		parent[root(merges[m].b)] = root(merges[m].a)
+	}
+	label := make(map[int]int32, k)
+	out := make([]int32, n)
+	for i := range out {
+		r := root(i)
+		l, ok := label[r]
+		if !ok {
+			l = int32(len(label))
+			label[r] = l
+		}
+		out[i] = l
+	}
+	return out
+}
