@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gekc/kg"
 	"gekc/metrics"
+	"gekc/nnmfaug"
 	"gekc/report"
 )
 
@@ -32,8 +35,8 @@ const (
 func KTDSize(tests, samples int) int { return min(KTDDrawSize, tests, samples) }
 
 // KTDRow is one line of the KTD tables: a model's samples (Run names the
-// run), or a baseline (Model "training set" or "uniform", no Objective or
-// Run). Sampled says which of the run's parameters were sampled, e.g.
+// run), or a baseline (Model "training set", "uniform" or NNMFAugName, no
+// Objective or Run). Sampled says which of the run's parameters were sampled, e.g.
 // "best valid LL, epoch 5" (the paper's) or "best valid MRR, epoch 17";
 // "" for baselines and for rows of tables from before it was recorded.
 type KTDRow struct {
@@ -63,6 +66,50 @@ func KTDBaselines(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, si
 		return rows, err
 	}
 	return rows, baseline("uniform", metrics.UniformTriples(samples, ds.Entities.Len(), ds.Relations.Len(), rng))
+}
+
+// NNMFAugName is the model name of the NNMFAug baseline's row.
+const NNMFAugName = "NNMFAug"
+
+// NNMFAugReport is the NNMFAug baseline of a data set: its KTD row and its
+// test log-likelihood, as the paper's code computes it (PaperLL: a triple
+// across clusters scored as if within its subject's) and under the sampler
+// (Across of the Tests test triples lie across clusters, where the
+// sampler's probability is zero).
+type NNMFAugReport struct {
+	Row           KTDRow
+	PaperLL       float64
+	Across, Tests int
+	Model         *nnmfaug.Model
+}
+
+// NNMFAugBaseline fits NNMFAug (nnmfaug.DefaultOptions, the paper's code's
+// settings; at most one cluster per entity) to ds's training triples and
+// measures samples of it against the test triples, as KTDBaselines does
+// for the training set and uniform triples.
+func NNMFAugBaseline(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, size, samples int, rng *rand.Rand) (NNMFAugReport, error) {
+	opt := nnmfaug.DefaultOptions()
+	opt.Clusters = min(opt.Clusters, ds.Entities.Len())
+	m, err := nnmfaug.Fit(ds.Train, ds.Entities.Len(), ds.Relations.Len(), opt)
+	if err != nil {
+		return NNMFAugReport{}, err
+	}
+	rep := NNMFAugReport{Model: m, Tests: len(ds.Test)}
+	for _, t := range ds.Test {
+		rep.PaperLL += m.PaperLogProb(t)
+		if math.IsInf(m.LogProb(t), -1) {
+			rep.Across++
+		}
+	}
+	rep.PaperLL /= float64(len(ds.Test))
+	st, err := KTD(psi, m.Sample(samples, rng), ds.Test, size, rng)
+	rep.Row = KTDRow{Dataset: dataset, Model: NNMFAugName, Stat: st}
+	return rep, err
+}
+
+// isBaseline says whether a KTD row's model names a baseline (no run).
+func isBaseline(model string) bool {
+	return model == "training set" || model == "uniform" || model == NNMFAugName
 }
 
 // KTDSetting is what makes two KTD rows comparable: the run whose product
@@ -153,7 +200,7 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 		if r.Dataset == "" || r.Model == "" {
 			return nil, KTDSetting{}, bad("row", errors.New("no dataset or model"))
 		}
-		baseline := r.Model == "training set" || r.Model == "uniform"
+		baseline := isBaseline(r.Model)
 		if baseline != (r.Run == "") || r.Run == "." || r.Run == ".." || strings.ContainsAny(r.Run, `/\`) {
 			return nil, KTDSetting{}, bad("run", fmt.Errorf("%q is not a run ID for model %q", r.Run, r.Model))
 		}
@@ -220,7 +267,9 @@ type KTDMerge struct {
 
 // MergeKTDRows joins the rows of a KTD analysis of some runs (fresh,
 // computed in setting set) with those an earlier analysis wrote (old, in
-// oldSet): fresh's baselines come first and replace the old ones; old rows
+// oldSet): fresh's baselines come first and replace the old ones, and an
+// old baseline fresh lacks (NNMFAug, measured only when asked) follows them
+// where the setting is the same; old rows
 // of runs keep their order, each replaced by its fresh row if the run was
 // analysed again; fresh rows of runs new to the table follow. Old rows of
 // runs not analysed again are kept only where oldSet is known (not zero)
@@ -236,6 +285,13 @@ func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSettin
 		}
 	}
 	same := oldSet != KTDSetting{} && oldSet == set
+	if same {
+		for _, r := range old {
+			if r.Run == "" && !slices.ContainsFunc(m.Rows, func(f KTDRow) bool { return f.Model == r.Model && f.Dataset == r.Dataset }) {
+				m.Rows = append(m.Rows, r)
+			}
+		}
+	}
 	placed := map[string]bool{}
 	for _, r := range old {
 		if r.Run == "" || placed[r.Run] {

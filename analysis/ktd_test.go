@@ -2,13 +2,18 @@ package analysis
 
 import (
 	"bytes"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"gekc/kg"
 	"gekc/metrics"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func ktdRow(model, objective, run string, mean float64) KTDRow {
@@ -114,6 +119,7 @@ func TestMergeKTDRows(t *testing.T) {
 	old := []KTDRow{
 		ktdRow("training set", "", "", 0.04),
 		ktdRow("uniform", "", "", 0.49),
+		ktdRow("NNMFAug", "", "", 0.41), // measured only when asked: kept, not recomputed
 		ktdRow("cp2", "pll", "a", 0.39),
 		ktdRow("cp2", "mle", "b", 0.03),
 		ktdRow("cp+", "pll", "c", 0.03),
@@ -141,9 +147,9 @@ func TestMergeKTDRows(t *testing.T) {
 		other      []string
 	}{
 		{"same setting", set, set, all,
-			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0, nil},
+			[]string{"training set:", "uniform:", "NNMFAug:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0, nil},
 		{"a run gone", set, set, func(id string) bool { return id != "c" },
-			[]string{"training set:", "uniform:", "cp2:a", "cp2:b", "complex2:d"}, 1, 1, nil},
+			[]string{"training set:", "uniform:", "NNMFAug:", "cp2:a", "cp2:b", "complex2:d"}, 1, 1, nil},
 		{"another ψ", set, KTDSetting{Features: "complex-s1", DrawSize: 1000, Samples: 25000}, all,
 			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
 		{"other sizes", set, KTDSetting{Features: "complex-s0", DrawSize: 500, Samples: 25000}, all,
@@ -161,12 +167,18 @@ func TestMergeKTDRows(t *testing.T) {
 				t.Errorf("rows %v, kept %d, gone %d, other %v; want %v, %d, %d, %v", got, m.Kept, m.Gone, m.Other, tc.want, tc.kept, tc.gone, tc.other)
 			}
 			for _, r := range m.Rows {
-				want, ok := map[string]float64{"training set:": 0.041, "uniform:": 0.491, "cp2:b": 0.031, "complex2:d": 0.05}[r.Model+":"+r.Run]
+				want, ok := map[string]float64{"training set:": 0.041, "uniform:": 0.491, "NNMFAug:": 0.41, "cp2:b": 0.031, "complex2:d": 0.05}[r.Model+":"+r.Run]
 				if ok && r.Stat.Mean != want {
 					t.Errorf("%s:%s is %v, not its fresh value %v", r.Model, r.Run, r.Stat.Mean, want)
 				}
 			}
 		})
+	}
+	// A fresh NNMFAug row replaces the old one, in the baselines' place.
+	withNNMF := append(append([]KTDRow{}, fresh[:2]...), ktdRow("NNMFAug", "", "", 0.42))
+	withNNMF = append(withNNMF, fresh[2:]...)
+	if m := MergeKTDRows(withNNMF, set, old, set, all); len(m.Rows) != 7 || m.Rows[2].Model != "NNMFAug" || m.Rows[2].Stat.Mean != 0.42 {
+		t.Errorf("a fresh NNMFAug: %v, %+v", runs(m.Rows), m.Rows[2])
 	}
 	// No earlier table: the fresh rows as they are.
 	if m := MergeKTDRows(fresh, set, nil, KTDSetting{}, all); !reflect.DeepEqual(m.Rows, fresh) || m.Kept+m.Gone+len(m.Other) != 0 {
@@ -175,7 +187,7 @@ func TestMergeKTDRows(t *testing.T) {
 	// An old table holding a run twice (ReadKTDTSV refuses one) still
 	// gives the run once.
 	twice := append(append([]KTDRow{}, old...), ktdRow("cp2", "pll", "a", 0.5))
-	if m := MergeKTDRows(fresh, set, twice, set, all); len(m.Rows) != 6 || m.Kept != 2 {
+	if m := MergeKTDRows(fresh, set, twice, set, all); len(m.Rows) != 7 || m.Kept != 2 {
 		t.Errorf("a run twice: %v, kept %d", runs(m.Rows), m.Kept)
 	}
 }
@@ -271,5 +283,42 @@ func TestCommittedKTDTables(t *testing.T) {
 				t.Errorf("%s: run %s has a KTD but no record: %v", dir, r.Run, err)
 			}
 		}
+	}
+}
+
+// NNMFAug's baseline on Nations: a row like the other baselines', the
+// paper's log-likelihood finite and above the sampler's test triples'
+// share, and samples that are the sampler's.
+func TestNNMFAugBaseline(t *testing.T) {
+	ds := nations(t)
+	psi := func(ts []kg.Triple) *mat.Dense { // ψ: one-hot subject and object
+		n := ds.Entities.Len()
+		x := mat.NewDense(len(ts), 2*n, nil)
+		for i, tr := range ts {
+			x.Set(i, int(tr.S), 1)
+			x.Set(i, n+int(tr.O), 1)
+		}
+		return x
+	}
+	rep, err := NNMFAugBaseline(metrics.TripleFeatures(psi), "nations", ds, 100, 2000, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Row.Model != NNMFAugName || rep.Row.Run != "" || rep.Row.Stat.Draws != KTDDraws || !(rep.Row.Stat.Mean > 0) {
+		t.Errorf("row %+v", rep.Row)
+	}
+	if rep.Model.Clusters() != ds.Entities.Len() {
+		t.Errorf("%d clusters of Nations' %d entities: want one each (50 asked)", rep.Model.Clusters(), ds.Entities.Len())
+	}
+	var want float64
+	across := 0
+	for _, tr := range ds.Test {
+		want += rep.Model.PaperLogProb(tr)
+		if math.IsInf(rep.Model.LogProb(tr), -1) {
+			across++
+		}
+	}
+	if want /= float64(len(ds.Test)); math.Abs(rep.PaperLL-want) > 1e-12 || rep.Across != across || rep.Tests != len(ds.Test) {
+		t.Errorf("report %g, %d of %d; want %g, %d of %d", rep.PaperLL, rep.Across, rep.Tests, want, across, len(ds.Test))
 	}
 }

@@ -126,6 +126,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\", \"paper\" or \"tables\" (results.tsv, results.md and paper.md again from the run records)")
 		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
 		ktdTable   = fs.String("ktd-table", "", "for -analyze ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
+		nnmf       = fs.Bool("nnmfaug", false, "for -analyze ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
 		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
 		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state at most this `often`, after an epoch or inside a long one (0: after every epoch only, negative: never)")
@@ -264,7 +265,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		refPath = inDir(wd, refPath)
 	}
 	if *analyze != "" {
-		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, KTDTable: *ktdTable, Reference: refPath, Samples: *samples, Out: out,
+		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, KTDTable: *ktdTable, NNMFAug: *nnmf, Reference: refPath, Samples: *samples, Out: out,
 			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)

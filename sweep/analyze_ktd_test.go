@@ -208,3 +208,40 @@ objective = "pll"
 	}
 	sweeptest.NoTempFiles(t, ts.out)
 }
+
+// -nnmfaug adds NNMFAug's row after the other baselines and says its test
+// log-likelihood; an analysis without it keeps that row.
+func TestKTDNNMFAug(t *testing.T) {
+	data := shippedData(t, "nations")
+	ts := trainedSweep(t, `name = "ktd-nnmfaug"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 1
+
+[[sweep]]
+model = ["complex", "cp2"]
+objective = "pll"
+`, data)
+	ids := ts.ids()
+	a := Analysis{Kind: "ktd", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs, NNMFAug: true}
+	_, stderr := mustAnalyze(t, a)
+	b, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDTSVName))
+	must(t, err)
+	rows := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(rows) != 5 || !strings.HasPrefix(rows[3], "nations\tNNMFAug\t\t\t\t") || !strings.Contains(rows[4], ids[1]) {
+		t.Fatalf("%s:\n%s", analysis.KTDTSVName, strings.Join(rows, "\n"))
+	}
+	if !strings.Contains(stderr, "NNMFAug (") || !strings.Contains(stderr, "as the paper's code computes it") {
+		t.Errorf("stderr does not report NNMFAug:\n%s", stderr)
+	}
+	a.NNMFAug = false
+	mustAnalyze(t, a)
+	b, err = os.ReadFile(filepath.Join(ts.out, analysis.KTDTSVName))
+	must(t, err)
+	if again := strings.Split(strings.TrimSpace(string(b)), "\n"); again[3] != rows[3] || len(again) != len(rows) {
+		t.Errorf("without -nnmfaug the NNMFAug row is not kept:\n%s", strings.Join(again, "\n"))
+	}
+}
