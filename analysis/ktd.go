@@ -90,6 +90,9 @@ type NNMFAugReport struct {
 func NNMFAugBaseline(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, size, samples int, rng *rand.Rand) (NNMFAugReport, error) {
 	opt := nnmfaug.DefaultOptions()
 	opt.Clusters = min(opt.Clusters, ds.Entities.Len())
+	if len(ds.Test) == 0 {
+		return NNMFAugReport{}, errors.New("NNMFAug: no test triples")
+	}
 	m, err := nnmfaug.Fit(ds.Train, ds.Entities.Len(), ds.Relations.Len(), opt)
 	if err != nil {
 		return NNMFAugReport{}, err
@@ -268,7 +271,7 @@ type KTDMerge struct {
 // MergeKTDRows joins the rows of a KTD analysis of some runs (fresh,
 // computed in setting set) with those an earlier analysis wrote (old, in
 // oldSet): fresh's baselines come first and replace the old ones, and an
-// old baseline fresh lacks (NNMFAug, measured only when asked) follows them
+// old NNMFAug row fresh lacks (it is measured only when asked) follows them
 // where the setting is the same; old rows
 // of runs keep their order, each replaced by its fresh row if the run was
 // analysed again; fresh rows of runs new to the table follow. Old rows of
@@ -287,7 +290,7 @@ func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSettin
 	same := oldSet != KTDSetting{} && oldSet == set
 	if same {
 		for _, r := range old {
-			if r.Run == "" && !slices.ContainsFunc(m.Rows, func(f KTDRow) bool { return f.Model == r.Model && f.Dataset == r.Dataset }) {
+			if r.Model == NNMFAugName && !slices.ContainsFunc(m.Rows, func(f KTDRow) bool { return f.Model == r.Model && f.Dataset == r.Dataset }) {
 				m.Rows = append(m.Rows, r)
 			}
 		}

@@ -6,7 +6,7 @@
 //   - count each entity's relations as a subject, H[e, r], and as an
 //     object, T[e, r], over the training triples;
 //   - factorise the entity co-occurrence matrix X = H·Tᵀ (|E| × |E|) by
-//     non-negative matrix factorisation, X ≈ W·V with k components (128);
+//     non-negative matrix factorisation, X ≈ W·V with k components (256);
 //   - cluster the entities' features [W | Vᵀ] by Ward's agglomerative
 //     clustering into C clusters (50);
 //   - sample a triple: a cluster c uniformly, a subject and an object

@@ -23,8 +23,8 @@ type factorization struct {
 // multiplicative updates for the Frobenius norm, from scikit-learn's
 // "random" initialisation (entries √(mean X / k)·|N(0, 1)|). Every product
 // with X goes through H and T. It stops after maxIter iterations, or once
-// ten iterations lower the error by less than tol times the initial error
-// (scikit-learn's rule).
+// ten iterations lower ‖X − W·V‖_F by less than tol times its initial value
+// (the rule of scikit-learn's multiplicative-update solver).
 func factorize(h, t *mat.Dense, k, maxIter int, tol float64, rng *rand.Rand) factorization {
 	n, m := h.Dims()
 	// mean X = Σ_r (Σ_i H_ir)(Σ_j T_jr) / n².
@@ -67,13 +67,14 @@ func factorize(h, t *mat.Dense, k, maxIter int, tol float64, rng *rand.Rand) fac
 			wtw.Mul(w.T(), w)
 			e := norm2 - 2*elementDot(w, xvt) + elementDot(wtw, vvt)
 			f.Errors = append(f.Errors, e)
+			norm := math.Sqrt(max(e, 0))
 			if it == 0 {
-				initial = e
-			} else if (last-e)/initial < tol {
+				initial = norm
+			} else if (last-norm)/initial < tol {
 				f.Iters = it
 				return f
 			}
-			last = e
+			last = norm
 		}
 		den.Mul(w, vvt)
 		multiplicativeUpdate(w, xvt, den)

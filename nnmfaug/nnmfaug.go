@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"gekc/kg"
 
@@ -13,18 +14,20 @@ import (
 
 // Options are NNMFAug's settings; DefaultOptions gives the paper's.
 type Options struct {
-	Components int     // NMF components k (128)
+	Components int     // NMF components k (256)
 	Clusters   int     // Ward clusters C (50)
 	Alpha      float64 // added to every relation's weight H[s,r]·T[o,r] (1e-3)
 	Iterations int     // NMF iterations at most (1000)
-	Tolerance  float64 // NMF stops when ten iterations gain less than this fraction of the initial error (1e-4)
+	Tolerance  float64 // NMF stops when ten iterations lower ‖X − W·V‖_F by less than this fraction of its initial value (1e-4)
 	Seed       uint64  // of the NMF's initialisation
 }
 
-// DefaultOptions are the settings of the paper's code: 128 NMF components
-// (at most 1000 iterations, scikit-learn's tolerance), 50 clusters, α = 10⁻³.
+// DefaultOptions are the settings of the paper's code: 256 NMF components
+// (its preprocessing command's default, which its README runs; the
+// function it calls defaults to 128), at most 1000 iterations with
+// scikit-learn's tolerance, 50 clusters, α = 10⁻³.
 func DefaultOptions() Options {
-	return Options{Components: 128, Clusters: 50, Alpha: 1e-3, Iterations: 1000, Tolerance: 1e-4, Seed: 42}
+	return Options{Components: 256, Clusters: 50, Alpha: 1e-3, Iterations: 1000, Tolerance: 1e-4, Seed: 42}
 }
 
 // Model is a fitted NNMFAug sampler over a graph's entities and relations.
@@ -86,7 +89,7 @@ func Fit(train []kg.Triple, entities, relations int, opt Options) (*Model, error
 		mat.Row(row[:k], e, f.W)
 		mat.Col(row[k:], e, f.V)
 	}
-	m.Cluster = wardClusters(feats, entities, 2*k, opt.Clusters)
+	m.Cluster = wardClusters(feats, entities, 2*k, opt.Clusters, min(runtime.GOMAXPROCS(0), entities/2048))
 	m.members = make([][]int32, opt.Clusters)
 	for e, c := range m.Cluster {
 		m.members[c] = append(m.members[c], int32(e))
@@ -109,10 +112,10 @@ func (m *Model) relationWeights(s, o int32, w []float64) float64 {
 	return z
 }
 
-// Sample draws n triples: a cluster uniformly, a subject and an object
-// uniformly from it, the relation ∝ H[s,r]·T[o,r] + α.
+// Sample draws n triples (none for n ≤ 0): a cluster uniformly, a subject
+// and an object uniformly from it, the relation ∝ H[s,r]·T[o,r] + α.
 func (m *Model) Sample(n int, rng *rand.Rand) []kg.Triple {
-	out := make([]kg.Triple, n)
+	out := make([]kg.Triple, max(n, 0))
 	w := make([]float64, m.Relations)
 	for i := range out {
 		es := m.members[rng.IntN(len(m.members))]
@@ -132,7 +135,7 @@ func (m *Model) Sample(n int, rng *rand.Rand) []kg.Triple {
 }
 
 // LogProb is log p(s, r, o) under the sampler: −∞ when s and o lie in
-// different clusters.
+// different clusters. The triple's ids must be within the model's sizes.
 func (m *Model) LogProb(t kg.Triple) float64 {
 	if m.Cluster[t.S] != m.Cluster[t.O] {
 		return math.Inf(-1)

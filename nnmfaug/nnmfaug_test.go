@@ -77,8 +77,13 @@ func TestWardMatchesGreedy(t *testing.T) {
 			x[i] = rng.NormFloat64()
 		}
 		for _, k := range []int{1, 2, 3, n / 3, n - 1, n} {
-			if got, want := wardClusters(x, n, d, k), greedyWard(x, n, d, k); !slices.Equal(got, want) {
-				t.Errorf("seed %d, %d points in %d dimensions, k = %d:\n got  %v\n want %v", seed, n, d, k, got, want)
+			want := greedyWard(x, n, d, k)
+			// More workers than clusters are left at the end: their
+			// chunks of the search are empty.
+			for _, workers := range []int{1, 3, 8} {
+				if got := wardClusters(x, n, d, k, workers); !slices.Equal(got, want) {
+					t.Errorf("seed %d, %d points in %d dimensions, k = %d, %d workers:\n got  %v\n want %v", seed, n, d, k, workers, got, want)
+				}
 			}
 		}
 	}
@@ -102,7 +107,10 @@ func TestWardDuplicates(t *testing.T) {
 		copy(x[i*d:(i+1)*d], base[of[i]*d:(of[i]+1)*d])
 	}
 	for k := 1; k <= distinct; k++ {
-		got := wardClusters(x, n, d, k)
+		got := wardClusters(x, n, d, k, 1)
+		if par := wardClusters(x, n, d, k, 5); !slices.Equal(par, got) {
+			t.Errorf("k = %d: five workers give %v, one %v", k, par, got)
+		}
 		if c := slices.Max(got) + 1; int(c) != k {
 			t.Errorf("k = %d: %d clusters", k, c)
 		}
@@ -215,6 +223,36 @@ func TestLogProbIsADistribution(t *testing.T) {
 	}
 	if zero == 0 {
 		t.Error("no triple across clusters: the test does not check them")
+	}
+}
+
+// LogProb and PaperLogProb against values worked by hand, on a model whose
+// counts differ between roles and whose clusters differ in size.
+func TestLogProbByHand(t *testing.T) {
+	m := &Model{Entities: 3, Relations: 2, Cluster: []int32{0, 0, 1}, members: [][]int32{{0, 1}, {2}},
+		head:  []float64{1, 2, 0, 1, 3, 0}, // H: subject counts, rows (e, r)
+		tail:  []float64{2, 0, 1, 3, 0, 1}, // T: object counts
+		alpha: 0.5}
+	for _, c := range []struct {
+		t           kg.Triple
+		want, paper float64
+	}{
+		// (0, 1, 1): cluster 0 of two; weights H[0]·T[1] + α = (1.5, 6.5).
+		{kg.Triple{S: 0, R: 1, O: 1}, -3*math.Ln2 + math.Log(6.5/8), -3*math.Ln2 + math.Log(6.5/8)},
+		{kg.Triple{S: 1, R: 0, O: 0}, -4 * math.Ln2, -4 * math.Ln2}, // H[1]·T[0] + α = (0.5, 0.5)
+		// (2, 0, 0) crosses clusters: the paper's code uses the subject's
+		// cluster, of one entity; weights H[2]·T[0] + α = (6.5, 0.5).
+		{kg.Triple{S: 2, R: 0, O: 0}, math.Inf(-1), -math.Ln2 + math.Log(6.5/7)},
+	} {
+		if got := m.LogProb(c.t); math.Abs(got-c.want) > 1e-12 && got != c.want {
+			t.Errorf("LogProb%v = %g, want %g", c.t, got, c.want)
+		}
+		if got := m.PaperLogProb(c.t); math.Abs(got-c.paper) > 1e-12 {
+			t.Errorf("PaperLogProb%v = %g, want %g", c.t, got, c.paper)
+		}
+	}
+	if got := m.Sample(-1, rand.New(rand.NewPCG(1, 1))); len(got) != 0 {
+		t.Errorf("Sample(-1): %d triples", len(got))
 	}
 }
 

@@ -2,7 +2,6 @@ package nnmfaug
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 )
@@ -24,8 +23,9 @@ type merge struct {
 // only the clusters' centroids and sizes (O(n·d) memory, O(n²·d) time; the
 // cost of joining A and B is |A||B|/(|A|+|B|)·‖c_A − c_B‖²). The chain
 // makes its merges out of order, so the partition into k clusters is the
-// one the n − k cheapest merges make.
-func wardClusters(x []float64, n, d, k int) []int32 {
+// one the n − k cheapest merges make. The nearest-neighbour searches are
+// split among workers goroutines; the result does not depend on how many.
+func wardClusters(x []float64, n, d, k, workers int) []int32 {
 	cent := slices.Clone(x)
 	size := make([]float64, n)
 	for i := range size {
@@ -48,7 +48,7 @@ func wardClusters(x []float64, n, d, k int) []int32 {
 		}
 		return size[a] * size[b] / (size[a] + size[b]) * s
 	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/2048))
+	workers = max(1, workers)
 	type nearest struct {
 		slot int
 		cost float64
@@ -61,7 +61,9 @@ func wardClusters(x []float64, n, d, k int) []int32 {
 		var wg sync.WaitGroup
 		chunk := (len(active) + workers - 1) / workers
 		for w := 0; w < workers; w++ {
-			lo, hi := w*chunk, min((w+1)*chunk, len(active))
+			// Late in the agglomeration fewer clusters are left than
+			// workers: the last chunks are empty.
+			lo, hi := min(w*chunk, len(active)), min((w+1)*chunk, len(active))
 			wg.Add(1)
 			go func(w, lo, hi int) {
 				defer wg.Done()
@@ -91,6 +93,7 @@ func wardClusters(x []float64, n, d, k int) []int32 {
 	}
 
 	merges := make([]merge, 0, n-1)
+	formed := make([]float64, n) // the cost of the merge that formed a slot's cluster
 	var chain []int
 	for len(active) > 1 {
 		if len(chain) == 0 {
@@ -107,6 +110,11 @@ func wardClusters(x []float64, n, d, k int) []int32 {
 		}
 		chain = chain[:len(chain)-2]
 		lo, hi := min(a, b), max(a, b)
+		// Ward's costs never fall below those of the merges that formed
+		// the two clusters; in floating point they can, by an ulp, at exact
+		// ties, and the cut below must not apply a merge before its parts.
+		delta = max(delta, formed[lo], formed[hi])
+		formed[lo] = delta
 		merges = append(merges, merge{lo, hi, delta})
 		cl, ch := cent[lo*d:(lo+1)*d], cent[hi*d:(hi+1)*d]
 		total := size[lo] + size[hi]
@@ -122,7 +130,7 @@ func wardClusters(x []float64, n, d, k int) []int32 {
 
 	// The n − k cheapest merges, in the order the chain made equal ones
 	// (which respects their dependencies: a merge's clusters were formed
-	// earlier, at no higher cost, since Ward's costs never decrease).
+	// earlier, at no higher cost).
 	order := make([]int, len(merges))
 	for i := range order {
 		order[i] = i

@@ -436,7 +436,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		start := time.Now()
 		rep, err := analysis.NNMFAugBaseline(psi, ref.Spec.Dataset, ds, size, a.Samples, rand.New(rand.NewPCG(2, 0x7d)))
 		if err != nil {
-			return fmt.Errorf("NNMFAug: %w", err)
+			return err
 		}
 		rows = append(rows, rep.Row)
 		fmt.Fprintf(a.Stderr, "NNMFAug (%d NMF iterations, relative error %.3f; %d clusters; %s): KTD %.4f ± %.4f; test LL %.3f as the paper's code computes it, "+
