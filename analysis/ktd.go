@@ -36,9 +36,10 @@ func KTDSize(tests, samples int) int { return min(KTDDrawSize, tests, samples) }
 
 // KTDRow is one line of the KTD tables: a model's samples (Run names the
 // run), or a baseline (Model "training set", "uniform" or NNMFAugName, no
-// Objective or Run). Sampled says which of the run's parameters were sampled, e.g.
-// "best valid LL, epoch 5" (the paper's) or "best valid MRR, epoch 17";
-// "" for baselines and for rows of tables from before it was recorded.
+// Objective or Run). Sampled says which of the run's parameters were
+// sampled, e.g. "best valid LL, epoch 5" (the paper's) or "best valid MRR,
+// epoch 17"; "" for baselines and for rows of tables from before it was
+// recorded.
 type KTDRow struct {
 	Dataset, Model, Objective, Run string
 	Sampled                        string

@@ -286,9 +286,10 @@ func TestCommittedKTDTables(t *testing.T) {
 	}
 }
 
-// NNMFAug's baseline on Nations: a row like the other baselines', the
-// paper's log-likelihood finite and above the sampler's test triples'
-// share, and samples that are the sampler's.
+// NNMFAug's baseline on Nations: a row like the other baselines', one
+// cluster per entity where the graph has fewer than 50, and the report's
+// log-likelihood and count of test triples across clusters as its model
+// gives them.
 func TestNNMFAugBaseline(t *testing.T) {
 	ds := nations(t)
 	psi := func(ts []kg.Triple) *mat.Dense { // ψ: one-hot subject and object
