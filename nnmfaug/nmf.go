@@ -11,11 +11,12 @@ import (
 const nmfEpsilon = 1e-16
 
 // factorization is W (n × k) and V (k × n), non-negative, with W·V ≈ H·Tᵀ,
-// and the squared Frobenius error ‖H·Tᵀ − W·V‖² measured every tenth
-// iteration (and at the start).
+// the squared Frobenius error ‖H·Tᵀ − W·V‖² measured every tenth
+// iteration (and at the start), and ‖H·Tᵀ‖² (Norm2).
 type factorization struct {
 	W, V   *mat.Dense
 	Errors []float64
+	Norm2  float64
 	Iters  int
 }
 
@@ -56,7 +57,7 @@ func factorize(h, t *mat.Dense, k, maxIter int, tol float64, rng *rand.Rand) fac
 		wtw  = mat.NewDense(k, k, nil)
 		denV = mat.NewDense(k, n, nil)
 	)
-	f := factorization{W: w, V: v}
+	f := factorization{W: w, V: v, Norm2: norm2}
 	var initial, last float64
 	for it := 0; it < maxIter; it++ {
 		tv.Mul(t.T(), v.T())

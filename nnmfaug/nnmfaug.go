@@ -76,10 +76,7 @@ func Fit(train []kg.Triple, entities, relations int, opt Options) (*Model, error
 	f := factorize(h, t, opt.Components, opt.Iterations, opt.Tolerance, rand.New(rand.NewPCG(opt.Seed, 0x6e6e6d66)))
 	m.NMFIterations = f.Iters
 	if len(f.Errors) > 0 {
-		var hh, tt mat.Dense
-		hh.Mul(h.T(), h)
-		tt.Mul(t.T(), t)
-		m.NMFError = math.Sqrt(max(0, f.Errors[len(f.Errors)-1]) / elementDot(&hh, &tt))
+		m.NMFError = math.Sqrt(max(0, f.Errors[len(f.Errors)-1]) / f.Norm2)
 	}
 	// Each entity's features: its row of W and its column of V.
 	k := opt.Components

@@ -55,17 +55,7 @@ func greedyWard(x []float64, n, d, k int) []int32 {
 			root[m] = ci
 		}
 	}
-	label := map[int]int32{}
-	out := make([]int32, n)
-	for i, r := range root {
-		l, ok := label[r]
-		if !ok {
-			l = int32(len(label))
-			label[r] = l
-		}
-		out[i] = l
-	}
-	return out
+	return labelsByFirstAppearance(n, func(i int) int { return root[i] })
 }
 
 func TestWardMatchesGreedy(t *testing.T) {

@@ -158,14 +158,20 @@ func wardClusters(x []float64, n, d, k, workers int) []int32 {
 	for _, m := range order[:n-k] {
 		parent[root(merges[m].b)] = root(merges[m].a)
 	}
-	label := make(map[int]int32, k)
+	return labelsByFirstAppearance(n, root)
+}
+
+// labelsByFirstAppearance numbers the groups of n items, item i in group
+// group(i), 0, 1, … in the order their first items come.
+func labelsByFirstAppearance(n int, group func(int) int) []int32 {
+	label := map[int]int32{}
 	out := make([]int32, n)
 	for i := range out {
-		r := root(i)
-		l, ok := label[r]
+		g := group(i)
+		l, ok := label[g]
 		if !ok {
 			l = int32(len(label))
-			label[r] = l
+			label[g] = l
 		}
 		out[i] = l
 	}
