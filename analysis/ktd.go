@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -38,12 +39,22 @@ func KTDSize(tests, samples int) int { return min(KTDDrawSize, tests, samples) }
 // Objective or Run). Sampled says which of the run's parameters were
 // sampled, e.g. "best valid LL, epoch 5" (the paper's) or "best valid MRR,
 // epoch 17"; "" for baselines and for rows of tables from before it was
-// recorded.
+// recorded. LL, where HasLL, is the test log-likelihood (nats per
+// triple) of the distribution the samples were drawn from, the number the
+// paper's Tables 3 and 4 set beside the KTD: a run's at the parameters
+// sampled, uniform's −log(|E|²|R|), NNMFAug's by the paper's code's formula
+// (see NNMFAugReport); the training set has none.
 type KTDRow struct {
 	Dataset, Model, Objective, Run string
 	Sampled                        string
 	Stat                           metrics.KTDStat
+	LL                             float64
+	HasLL                          bool
 }
+
+// UniformLL is the log-likelihood of any triple under the uniform
+// distribution over all triples of e entities and r relations.
+func UniformLL(e, r int) float64 { return -(2*math.Log(float64(e)) + math.Log(float64(r))) }
 
 // KTD is the kernel triple distance of ts to the test triples, with
 // features psi: KTDDraws draws of size triples from each, using rng.
@@ -65,7 +76,10 @@ func KTDBaselines(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, si
 	if err := baseline("training set", ds.Train); err != nil {
 		return rows, err
 	}
-	return rows, baseline("uniform", metrics.UniformTriples(samples, ds.Entities.Len(), ds.Relations.Len(), rng))
+	e, r := ds.Entities.Len(), ds.Relations.Len()
+	err := baseline("uniform", metrics.UniformTriples(samples, e, r, rng))
+	rows[1].LL, rows[1].HasLL = UniformLL(e, r), true
+	return rows, err
 }
 
 // NNMFAugName is the model name of the NNMFAug baseline's row.
@@ -106,7 +120,7 @@ func NNMFAugBaseline(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset,
 	}
 	rep.PaperLL /= float64(len(ds.Test))
 	st, err := KTD(psi, m.Sample(samples, rng), ds.Test, size, rng)
-	rep.Row = KTDRow{Dataset: dataset, Model: NNMFAugName, Stat: st}
+	rep.Row = KTDRow{Dataset: dataset, Model: NNMFAugName, Stat: st, LL: rep.PaperLL, HasLL: true}
 	return rep, err
 }
 
@@ -124,12 +138,14 @@ type KTDSetting struct {
 	DrawSize, Samples int
 }
 
-// ktdColumns are ktd.tsv's columns; ktdSettingColumns those of files
-// written before the sampled parameters were, ktdOldColumns before the
-// setting was recorded on every row.
+// ktdColumns are ktd.tsv's columns; ktdSampledColumns those of files
+// written before the test log-likelihood was, ktdSettingColumns before the
+// sampled parameters were, ktdOldColumns before the setting was recorded
+// on every row.
 var (
-	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
-	ktdSettingColumns = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
+	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "draw_size", "samples"}
+	ktdSampledColumns = slices.Delete(slices.Clone(ktdColumns), 7, 8)
+	ktdSettingColumns = slices.Delete(slices.Clone(ktdSampledColumns), 4, 5)
 	ktdOldColumns     = ktdSettingColumns[:7]
 )
 
@@ -138,20 +154,48 @@ var (
 func KTDTables(rows []KTDRow, set KTDSetting) (tsv, md []byte, err error) {
 	var t, m bytes.Buffer
 	fmt.Fprintf(&t, "%s\n", strings.Join(ktdColumns, "\t"))
+	nnmf := false
 	for _, r := range rows {
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
-			r.Stat.Mean, r.Stat.Std, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
+		ll := ""
+		if r.HasLL {
+			ll = fmt.Sprintf("%.6g", r.LL)
+		}
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
+			r.Stat.Mean, r.Stat.Std, ll, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
+		nnmf = nnmf || r.Model == NNMFAugName && r.HasLL // its LL needs the footnote
 	}
-	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better.\n\n",
+	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better. "+
+		"Beside it, as the paper's Tables 3 and 4 pair them, the test log-likelihood (nats per triple; higher is better) of the distribution sampled: a run's at the parameters sampled, uniform's −log(|E|²|R|).\n\n",
 		set.Features, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
 	var cells [][]string
 	for _, r := range rows {
-		cells = append(cells, []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", r.Stat.Mean, r.Stat.Std), r.Sampled, r.Run})
+		ll := "–"
+		if r.HasLL {
+			ll = fmt.Sprintf("%.3f", asKept(r.LL))
+			if r.Model == NNMFAugName {
+				ll += " ¹"
+			}
+		}
+		cells = append(cells, []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", asKept(r.Stat.Mean), asKept(r.Stat.Std)), ll, r.Sampled, r.Run})
 	}
-	if err := report.MarkdownTable(&m, []string{"dataset", "model", "objective", "KTD", "sampled at", "run"}, cells); err != nil {
+	if err := report.MarkdownTable(&m, []string{"dataset", "model", "objective", "KTD", "test LL", "sampled at", "run"}, cells); err != nil {
 		return nil, nil, err
 	}
+	if nnmf {
+		fmt.Fprintf(&m, "\n¹ NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is (the analysis says how many).\n")
+	}
 	return t.Bytes(), m.Bytes(), nil
+}
+
+// asKept is x as ktd.tsv keeps it (%.6g), so that ktd.md, which rounds
+// further, is what the file gives: rounding -18.18654 to three decimals
+// and rounding -18.1865 are not always the same.
+func asKept(x float64) float64 {
+	v, err := strconv.ParseFloat(fmt.Sprintf("%.6g", x), 64)
+	if err != nil {
+		return x
+	}
+	return v
 }
 
 // ReadKTDTSV reads the rows an earlier KTD analysis wrote, in their order,
@@ -171,7 +215,7 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	// A table edited on another system may end its lines in \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
 	var columns []string
-	for _, c := range [][]string{ktdColumns, ktdSettingColumns, ktdOldColumns} {
+	for _, c := range [][]string{ktdColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
 		if lines[0] == strings.Join(c, "\t") {
 			columns = c
 		}
@@ -217,6 +261,15 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 		}
 		if r.Stat.Std, err = strconv.ParseFloat(field("ktd_std"), 64); err != nil {
 			return nil, KTDSetting{}, bad("ktd_std", err)
+		}
+		if _, ok := col["test_ll"]; ok && field("test_ll") != "" {
+			if r.LL, err = strconv.ParseFloat(field("test_ll"), 64); err != nil || math.IsNaN(r.LL) || r.LL > 0 {
+				return nil, KTDSetting{}, bad("test_ll", fmt.Errorf("%q is not a log-likelihood", field("test_ll")))
+			}
+			if r.Model == "training set" {
+				return nil, KTDSetting{}, bad("test_ll", errors.New("the training set has none"))
+			}
+			r.HasLL = true
 		}
 		key := r.Run
 		if baseline {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,8 +26,13 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 	rows := []KTDRow{
 		ktdRow("training set", "", "", 0.0021),
 		ktdRow("uniform", "", "", 0.8312),
+		ktdRow("NNMFAug", "", "", 0.4101),
 		ktdRow("complex2", "mle", "complex2-mle-s0", 0.0136),
+		ktdRow("complex2", "pll", "complex2-pll-s0", 0.0311), // a record without the LL
 	}
+	rows[1].LL, rows[1].HasLL = -13.6392, true
+	rows[2].LL, rows[2].HasLL = math.Inf(-1), true
+	rows[3].LL, rows[3].HasLL = -9.2741, true
 	set := KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000}
 	tsv, _, err := KTDTables(rows, set)
 	if err != nil {
@@ -56,6 +62,26 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 		t.Errorf("old table: %+v, %+v, %v", got, gotSet, err)
 	}
 
+	// A table from before the test LL was recorded reads with none.
+	var noLL []string
+	for _, line := range strings.Split(string(tsv), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == len(ktdColumns) {
+			line = strings.Join(slices.Delete(f, 7, 8), "\t")
+		}
+		noLL = append(noLL, line)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(noLL, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, gotSet, err = ReadKTDTSV(path)
+	want := slices.Clone(rows)
+	for i := range want {
+		want[i].LL, want[i].HasLL = 0, false
+	}
+	if err != nil || !reflect.DeepEqual(got, want) || gotSet != set {
+		t.Errorf("a table without test_ll: %+v, %+v, %v", got, gotSet, err)
+	}
+
 	// Lines ended by \r\n read the same.
 	if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(tsv), "\n", "\r\n")), 0o644); err != nil {
 		t.Fatal(err)
@@ -82,6 +108,8 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 func TestReadKTDTSVErrors(t *testing.T) {
 	header := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n"
 	good := "umls\tcp2\tmle\tcp2-mle-s0\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"
+	llHeader := strings.Join(ktdColumns, "\t") + "\n"
+	goodLL := "umls\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t0.01\t0.001\t-9.27\t100\tcomplex-s0\t661\t25000\n"
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -100,6 +128,10 @@ func TestReadKTDTSVErrors(t *testing.T) {
 		{"a baseline twice", header + strings.Repeat("umls\tuniform\t\t\t0.8\t0.01\t100\tcomplex-s0\t661\t25000\n", 2), ":3: row"},
 		{"no draws", header + strings.Replace(good, "\t100\t", "\t0\t", 1), ":2: draws: 0 is not positive"},
 		{"negative samples", header + strings.Replace(good, "25000", "-1", 1), ":2: samples: -1 is not positive"},
+		{"bad test LL", llHeader + strings.Replace(goodLL, "-9.27", "x", 1), `:2: test_ll: "x" is not a log-likelihood`},
+		{"positive test LL", llHeader + strings.Replace(goodLL, "-9.27", "9.27", 1), `:2: test_ll: "9.27" is not a log-likelihood`},
+		{"NaN test LL", llHeader + strings.Replace(goodLL, "-9.27", "NaN", 1), `:2: test_ll: "NaN" is not a log-likelihood`},
+		{"the training set's test LL", llHeader + strings.NewReplacer("\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t", "\ttraining set\t\t\t\t").Replace(goodLL), ":2: test_ll: the training set has none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), KTDTSVName)
@@ -189,6 +221,27 @@ func TestMergeKTDRows(t *testing.T) {
 	twice := append(append([]KTDRow{}, old...), ktdRow("cp2", "pll", "a", 0.5))
 	if m := MergeKTDRows(fresh, set, twice, set, all); len(m.Rows) != 7 || m.Kept != 2 {
 		t.Errorf("a run twice: %v, kept %d", runs(m.Rows), m.Kept)
+	}
+}
+
+// Uniform's log-likelihood against the paper's Table 4 (its appendix's
+// average test log-likelihoods), which prints it for the three data sets.
+func TestUniformLL(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		e, r  int
+		paper float64
+	}{
+		{"FB15k-237", 14541, 237, -24.638},
+		{"WN18RR", 40943, 11, -23.638},
+		{"ogbl-biokg", 93773, 51, -26.829},
+	} {
+		if got := UniformLL(tc.e, tc.r); math.Abs(got-tc.paper) > 0.0005 {
+			t.Errorf("%s: %.4f, the paper %.3f", tc.name, got, tc.paper)
+		}
+	}
+	if got, want := UniformLL(2, 3), math.Log(1.0/12); math.Abs(got-want) > 1e-15 {
+		t.Errorf("2 entities, 3 relations: %g, want log(1/12) = %g", got, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -174,6 +175,22 @@ func sampledAt(rec *Record) string {
 	return s
 }
 
+// sampledLL is the test log-likelihood of the parameters a run's samples
+// come from (as sampledAt names them), for the KTD table; false when the
+// record has none (an energy-based run, or a record from before the LL at
+// the best validation LL was kept).
+func sampledLL(rec *Record) (float64, bool) {
+	key := "ll"
+	if samplesFromLL(rec.Spec) {
+		key = "ll_at_best_ll"
+	}
+	ll, ok := rec.Test[key]
+	if !ok || math.IsNaN(float64(ll)) {
+		return 0, false
+	}
+	return float64(ll), true
+}
+
 // llCheckpointMissing says whether a run whose samples come from the
 // parameters of its best validation log-likelihood (sample_from = "ll")
 // lacks checkpoint-ll.npz: a run resumed from a state that did not keep
@@ -293,15 +310,17 @@ func (a *Analysis) tables() error {
 			return err
 		}
 		fmt.Fprintf(a.Stderr, "wrote %s and %s from %d run records\n", filepath.Join(a.Out, resultsTSVName), ResultsMDName, len(recs))
-		return a.fillKTDSampled(recs)
+		return a.fillKTDFromRecords(recs)
 	})
 }
 
-// fillKTDSampled gives the rows of the KTD tables in Out (ktd*.tsv) that
-// do not say which parameters were sampled (tables written before they
-// did) the answer of their run's record, and writes those tables again.
-// Tables that record no setting are left as they are.
-func (a *Analysis) fillKTDSampled(recs []*Record) error {
+// fillKTDFromRecords gives the rows of the KTD tables in Out (ktd*.tsv)
+// that do not say which parameters were sampled, or their test
+// log-likelihood (tables written before they did), the answer of their
+// run's record (uniform's from the data set's sizes a record gives), and
+// writes those tables again. Tables that record no
+// setting are left as they are.
+func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 	byID := map[string]*Record{}
 	for _, rec := range recs {
 		byID[rec.ID] = rec
@@ -320,8 +339,27 @@ func (a *Analysis) fillKTDSampled(recs []*Record) error {
 		}
 		filled := 0
 		for i, r := range rows {
-			if rec := byID[r.Run]; r.Run != "" && r.Sampled == "" && rec != nil {
+			if r.Model == "uniform" && !r.HasLL {
+				// −log(|E|²|R|), from the sizes any run of the data set recorded.
+				for _, rec := range recs {
+					if rec.Spec.Dataset == r.Dataset && rec.Data != nil && rec.Data.Entities > 0 && rec.Data.Relations > 0 {
+						rows[i].LL, rows[i].HasLL = analysis.UniformLL(rec.Data.Entities, rec.Data.Relations), true
+						filled++
+						break
+					}
+				}
+			}
+			rec := byID[r.Run]
+			if r.Run == "" || rec == nil {
+				continue
+			}
+			if r.Sampled == "" {
 				rows[i].Sampled = sampledAt(rec)
+			}
+			if !r.HasLL {
+				rows[i].LL, rows[i].HasLL = sampledLL(rec)
+			}
+			if rows[i] != r {
 				filled++
 			}
 		}
@@ -338,7 +376,7 @@ func (a *Analysis) fillKTDSampled(recs []*Record) error {
 		if err := atomicfile.WriteFile(strings.TrimSuffix(path, ".tsv")+".md", md, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Stderr, "%s: said which parameters %d runs' samples come from, from their records\n", path, filled)
+		fmt.Fprintf(a.Stderr, "%s: said which parameters the samples of %d rows come from, or their test log-likelihood, from the run records\n", path, filled)
 	}
 	return nil
 }
@@ -448,7 +486,8 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		id, spec := rec.ID, rec.Spec
 		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(id), 0x7d))
 		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
-		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Sampled: sampledAt(rec), Stat: st})
+		ll, hasLL := sampledLL(rec)
+		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Sampled: sampledAt(rec), Stat: st, LL: ll, HasLL: hasLL})
 		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", id, st.Mean, st.Std)
 		return err
 	}

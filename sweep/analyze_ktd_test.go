@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -74,10 +75,53 @@ objective = "pll"
 			t.Errorf("row %q does not say its samples come from epoch %d's parameters", all[3+i], rec.BestEpoch)
 		}
 	}
+	// Each row's test log-likelihood: uniform's −log(|E|²|R|) (Nations: 14
+	// entities, 55 relations), a run's that of the parameters sampled, none
+	// for the training set.
+	parsed, set, err := analysis.ReadKTDTSV(tsvPath)
+	must(t, err)
+	if r := parsed[0]; r.HasLL {
+		t.Errorf("the training set has a test LL: %+v", r)
+	}
+	if r := parsed[1]; !r.HasLL || math.Abs(r.LL+2*math.Log(14)+math.Log(55)) > 1e-5 {
+		t.Errorf("uniform's test LL %+v, want %.6g", r, -2*math.Log(14)-math.Log(55))
+	}
+	for _, r := range parsed[2:] {
+		rec, err := readRecord(filepath.Join(ts.out, runsDirName, r.Run, metricsName))
+		must(t, err)
+		if want := float64(rec.Test["ll"]); !r.HasLL || math.Abs(r.LL-want) > 1e-5*math.Abs(want) {
+			t.Errorf("%s: test LL %v (%v), want its record's %v", r.Run, r.LL, r.HasLL, want)
+		}
+	}
 	md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName))
 	must(t, err)
 	if stdout != string(md) {
 		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
+	}
+
+	// A table from before the test LL was kept (and the sampled
+	// parameters) gets both from the run records when the tables are
+	// written again (-analyze tables), and is then what the analysis wrote.
+	var older []string
+	for _, line := range all {
+		f := strings.Split(line, "\t")
+		if f[1] != "model" {
+			f[4] = "" // sampled
+		}
+		older = append(older, strings.Join(slices.Delete(f, 7, 8), "\t"))
+	}
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
+	if rows, oldSet, err := analysis.ReadKTDTSV(tsvPath); err != nil || oldSet != set || rows[1].HasLL || rows[2].Sampled != "" {
+		t.Fatalf("the older table reads as %+v, %+v, %v", rows, oldSet, err)
+	}
+	if _, stderr := mustAnalyze(t, Analysis{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "the samples of 3 rows") {
+		t.Errorf("-analyze tables does not say it filled 3 rows:\n%s", stderr)
+	}
+	if got := readRows(); !slices.Equal(got, all) {
+		t.Errorf("filled from the records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
+	}
+	if filled, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !bytes.Equal(filled, md) {
+		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", analysis.KTDMarkdownName, filled, md, err)
 	}
 
 	// A run whose checkpoint is gone but whose samples were published
