@@ -18,7 +18,7 @@ func ExampleKTDTables() {
 		{Dataset: "umls", Model: "uniform", Stat: metrics.KTDStat{Mean: 0.8312, Std: 0.0133, Draws: 100}, LL: analysis.UniformLL(135, 46), HasLL: true},
 		{Dataset: "umls", Model: "complex2", Objective: "mle", Run: "complex2-mle-s0", Sampled: "best valid LL, epoch 12", Stat: metrics.KTDStat{Mean: 0.0136, Std: 0.0021, Draws: 100}, LL: -9.2741, HasLL: true},
 	}
-	tsv, md, err := analysis.KTDTables(rows, analysis.KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000})
+	tsv, md, err := analysis.KTDTables(rows, analysis.KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func ExampleKTDTables() {
 	// Output:
 	// dataset	model	objective	run	sampled	ktd_mean	ktd_std	test_ll	draws	features	draw_size	samples
 	// umls	training set				0.0021	0.0004		100	complex-pll-s0	661	25000
-	// umls	uniform				0.8312	0.0133	-13.6392	100	complex-pll-s0	661	25000
+	// umls	uniform				0.8312	0.0133	-13.639191	100	complex-pll-s0	661	25000
 	// umls	complex2	mle	complex2-mle-s0	best valid LL, epoch 12	0.0136	0.0021	-9.2741	100	complex-pll-s0	661	25000
 	//
 	// # Kernel triple distance to the test triples

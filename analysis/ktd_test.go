@@ -34,7 +34,7 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 	rows[2].LL, rows[2].HasLL = math.Inf(-1), true
 	rows[3].LL, rows[3].HasLL = -9.2741, true
 	set := KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000}
-	tsv, _, err := KTDTables(rows, set)
+	tsv, _, err := KTDTables(rows, set, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func FuzzReadKTDTSV(f *testing.F) {
 			return
 		}
 		// What reads without error writes back and reads again the same.
-		tsv, _, err := KTDTables(rows, set)
+		tsv, _, err := KTDTables(rows, set, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,6 +304,10 @@ func TestCommittedKTDTables(t *testing.T) {
 	if len(paths) == 0 {
 		t.Fatal("no committed ktd.tsv")
 	}
+	ref, err := ReadKTDReference(filepath.Join("..", "results", KTDReferenceName))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range paths {
 		dir := filepath.Dir(p)
 		rows, set, err := ReadKTDTSV(p)
@@ -313,7 +317,7 @@ func TestCommittedKTDTables(t *testing.T) {
 		if set == (KTDSetting{}) {
 			t.Errorf("%s: no ψ and sizes on its rows", p)
 		}
-		tsv, md, err := KTDTables(rows, set)
+		tsv, md, err := KTDTables(rows, set, ref)
 		if err != nil {
 			t.Fatal(err)
 		}

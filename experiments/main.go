@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"gekc/analysis"
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
 	"gekc/grid"
 	"gekc/report"
@@ -265,7 +266,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		refPath = inDir(wd, refPath)
 	}
 	if *analyze != "" {
-		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, KTDTable: *ktdTable, NNMFAug: *nnmf, Reference: refPath, Samples: *samples, Out: out,
+		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, KTDTable: *ktdTable, NNMFAug: *nnmf, Reference: refPath,
+			KTDReference: filepath.Join(filepath.Dir(refPath), analysis.KTDReferenceName), Samples: *samples, Out: out,
 			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)

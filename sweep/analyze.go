@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -31,7 +32,9 @@ import (
 //
 //	-analyze samples          write runs/<id>/samples.tsv (-samples N, default 25000)
 //	-analyze ktd -features R  kernel triple distance of each run's samples to the
-//	                          test triples, with ψ from the ComplEx run R; writes
+//	                          test triples, with ψ from the ComplEx run R, beside
+//	                          the test LL of the distribution sampled and the
+//	                          paper's KTD (results/paper-ktd-reference.tsv); writes
 //	                          ktd.tsv and ktd.md next to results.tsv
 //	-analyze calibration      ECE of every finished run (energy-based ones too) on
 //	                          the test triples and hard negatives, under both
@@ -218,12 +221,15 @@ type Analysis struct {
 	// later analysis without it keeps its row).
 	NNMFAug   bool
 	Reference string // for paper: the reference table (see report.ReadReference)
-	Samples   int    // samples per run; <= 0 means analysis.DefaultSamples
-	Out       string // the results directory
-	DataRoot  string
-	Runs      []grid.Run // the runs to analyse; those not finished are passed over
-	Stdout    io.Writer  // the markdown table of ktd and calibration
-	Stderr    io.Writer  // a line per run
+	// KTDReference is the file of published KTDs the KTD tables set beside
+	// their rows (analysis.ReadKTDReference); "" or a missing file: none.
+	KTDReference string
+	Samples      int    // samples per run; <= 0 means analysis.DefaultSamples
+	Out          string // the results directory
+	DataRoot     string
+	Runs         []grid.Run // the runs to analyse; those not finished are passed over
+	Stdout       io.Writer  // the markdown table of ktd and calibration
+	Stderr       io.Writer  // a line per run
 }
 
 // Run runs the analysis, writing its files into the results directory.
@@ -318,9 +324,14 @@ func (a *Analysis) tables() error {
 // that do not say which parameters were sampled, or their test
 // log-likelihood (tables written before they did), the answer of their
 // run's record (uniform's from the data set's sizes a record gives), and
-// writes those tables again. Tables that record no
+// writes those tables again; every ktd*.md is written again from its
+// ktd*.tsv where it differs (a new reference, say). Tables that record no
 // setting are left as they are.
 func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
+	ktdRef, err := a.readKTDReference()
+	if err != nil {
+		return err
+	}
 	byID := map[string]*Record{}
 	for _, rec := range recs {
 		byID[rec.ID] = rec
@@ -363,20 +374,23 @@ func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 				filled++
 			}
 		}
-		if filled == 0 {
-			continue
-		}
-		tsv, md, err := analysis.KTDTables(rows, set)
+		tsv, md, err := analysis.KTDTables(rows, set, ktdRef)
 		if err != nil {
 			return err
 		}
-		if err := atomicfile.WriteFile(path, tsv, 0o644); err != nil {
-			return err
+		if filled > 0 {
+			if err := atomicfile.WriteFile(path, tsv, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.Stderr, "%s: said which parameters the samples of %d rows come from, or their test log-likelihood, from the run records\n", path, filled)
 		}
-		if err := atomicfile.WriteFile(strings.TrimSuffix(path, ".tsv")+".md", md, 0o644); err != nil {
-			return err
+		// ktd.md is written again when it changed, as with a new reference.
+		mdPath := strings.TrimSuffix(path, ".tsv") + ".md"
+		if old, err := os.ReadFile(mdPath); err != nil || !bytes.Equal(old, md) {
+			if err := atomicfile.WriteFile(mdPath, md, 0o644); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintf(a.Stderr, "%s: said which parameters the samples of %d rows come from, or their test log-likelihood, from the run records\n", path, filled)
 	}
 	return nil
 }
@@ -447,6 +461,10 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	}
 	tsvPath := filepath.Join(a.Out, tsvName)
 	old, oldSet, err := analysis.ReadKTDTSV(tsvPath)
+	if err != nil {
+		return err
+	}
+	ktdRef, err := a.readKTDReference()
 	if err != nil {
 		return err
 	}
@@ -553,12 +571,24 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		if m.Gone > 0 {
 			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, tsvName, a.Out)
 		}
-		tsv, md, err := analysis.KTDTables(m.Rows, set)
+		tsv, md, err := analysis.KTDTables(m.Rows, set, ktdRef)
 		if err != nil {
 			return err
 		}
 		return a.writeTables(tsvName, tsv, mdName, md)
 	})
+}
+
+// readKTDReference reads a.KTDReference; nil when there is none.
+func (a *Analysis) readKTDReference() (*analysis.KTDReference, error) {
+	if a.KTDReference == "" {
+		return nil, nil
+	}
+	ref, err := analysis.ReadKTDReference(a.KTDReference)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return ref, err
 }
 
 // refuseKTDDrop is the error of a KTD analysis that would drop the rows

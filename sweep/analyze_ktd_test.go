@@ -254,7 +254,8 @@ objective = "pll"
 }
 
 // -nnmfaug adds NNMFAug's row after the other baselines and says its test
-// log-likelihood; an analysis without it keeps that row.
+// log-likelihood; an analysis without it keeps that row. A KTD reference
+// puts its values beside the rows.
 func TestKTDNNMFAug(t *testing.T) {
 	data := shippedData(t, "nations")
 	ts := trainedSweep(t, `name = "ktd-nnmfaug"
@@ -281,8 +282,21 @@ objective = "pll"
 	if !strings.Contains(stderr, "NNMFAug (") || !strings.Contains(stderr, "as the paper's code computes it") {
 		t.Errorf("stderr does not report NNMFAug:\n%s", stderr)
 	}
+	// With a reference of Nations' KTDs, ktd.md sets them beside the rows;
+	// a malformed one is an error naming its line.
+	refPath := filepath.Join(t.TempDir(), analysis.KTDReferenceName)
+	must(t, os.WriteFile(refPath, []byte("dataset\tmodel\tobjective\tktd\tktd_sd\nnations\tNNMFAug\t-\t0.4321\t0.0123\n"), 0o644))
+	a.KTDReference = refPath
 	a.NNMFAug = false
 	mustAnalyze(t, a)
+	if md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !strings.Contains(string(md), "| 0.432 ± 0.012 |") {
+		t.Errorf("ktd.md without the reference's value (%v):\n%s", err, md)
+	}
+	must(t, os.WriteFile(refPath, []byte("dataset\tmodel\tobjective\tktd\tktd_sd\nnations\tNNMFAug\tpll\t0.4\t0.01\n"), 0o644))
+	if _, _, err := runAnalysis(a); err == nil || !strings.Contains(err.Error(), refPath+":2:") {
+		t.Errorf("a malformed reference: %v", err)
+	}
+	a.KTDReference = ""
 	b, err = os.ReadFile(filepath.Join(ts.out, analysis.KTDTSVName))
 	must(t, err)
 	if again := strings.Split(strings.TrimSpace(string(b)), "\n"); again[3] != rows[3] || len(again) != len(rows) {
