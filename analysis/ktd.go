@@ -151,7 +151,7 @@ var (
 
 // llDigits are the significant digits ktd.tsv keeps of a test
 // log-likelihood: the KTD's 6 would leave -24.6375 of uniform's
-// -24.63755 on FB15k-237, which ktd.md would round to -24.637.
+// -24.6375152 on FB15k-237, which ktd.md would round to -24.637.
 const llDigits = 9
 
 // KTDTables renders the KTD rows as ktd.tsv (which ReadKTDTSV reads back)

@@ -260,6 +260,9 @@ func FuzzReadKTDTSV(f *testing.F) {
 	f.Add([]byte("dataset\tmodel\tobjective\trun\tsampled\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n" +
 		"umls\ttraining set\t\t\t\t0.01\t0.002\t100\tcomplex-s0\t661\t25000\n" +
 		"umls\tcp2\tmle\tcp2-mle-s0\tbest valid LL, epoch 5\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"))
+	f.Add([]byte(strings.Join(ktdColumns, "\t") + "\n" +
+		"umls\tuniform\t\t\t\t0.8\t0.01\t-13.639191\t100\tcomplex-s0\t661\t25000\n" +
+		"umls\tcp2\tmle\tcp2-mle-s0\tbest valid LL, epoch 5\t0.01\t0.001\t-Inf\t100\tcomplex-s0\t661\t25000\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), KTDTSVName)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -286,7 +289,7 @@ func FuzzReadKTDTSV(f *testing.F) {
 		}
 		for i := range rows {
 			a, b := again[i], rows[i]
-			if a.Dataset != b.Dataset || a.Model != b.Model || a.Objective != b.Objective || a.Run != b.Run || a.Sampled != b.Sampled || a.Stat.Draws != b.Stat.Draws {
+			if a.Dataset != b.Dataset || a.Model != b.Model || a.Objective != b.Objective || a.Run != b.Run || a.Sampled != b.Sampled || a.Stat.Draws != b.Stat.Draws || a.HasLL != b.HasLL {
 				t.Fatalf("row %d read back as %+v, want %+v", i, a, b)
 			}
 		}
