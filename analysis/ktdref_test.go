@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,34 @@ func TestKTDTablesReference(t *testing.T) {
 	if _, md, _ := KTDTables(rows, set, ref); strings.Contains(string(md), "paper KTD") {
 		t.Errorf("a data set the reference lacks:\n%s", md)
 	}
+}
+
+// Whatever ReadKTDReference accepts holds finite values with non-negative
+// spreads, each under a key its file named; nothing panics.
+func FuzzReadKTDReference(f *testing.F) {
+	f.Add([]byte("# c\ndataset\tmodel\tobjective\tktd\tktd_sd\nFB15k-237\tuniform\t-\t0.589\t0.012\nFB15k-237\tcp2\tmle\t0.070\t0.007\n"))
+	f.Add([]byte("dataset\tmodel\tobjective\tktd\tktd_sd\r\nWN18RR\tNNMFAug\t-\t-1e-3\t0\r\n"))
+	f.Add([]byte("dataset\tmodel\tobjective\tktd\tktd_sd\nx\tcp2\t-\t1\t1\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), KTDReferenceName)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := ReadKTDReference(path)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), path) {
+				t.Errorf("error %q does not name the file", err)
+			}
+			return
+		}
+		for k, st := range ref.rows {
+			if math.IsNaN(st.Mean) || math.IsInf(st.Mean, 0) || !(st.Std >= 0) || math.IsInf(st.Std, 0) {
+				t.Errorf("%v: %+v", k, st)
+			}
+			if got, ok := ref.Lookup(k[0], k[1], k[2]); !ok || got != st || !strings.Contains(string(b), k[0]) {
+				t.Errorf("%v: looked up %+v, %v", k, got, ok)
+			}
+		}
+	})
 }
