@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -78,7 +79,8 @@ func KTDBaselines(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, si
 	}
 	e, r := ds.Entities.Len(), ds.Relations.Len()
 	err := baseline("uniform", metrics.UniformTriples(samples, e, r, rng))
-	rows[1].LL, rows[1].HasLL = UniformLL(e, r), true
+	u := &rows[len(rows)-1]
+	u.LL, u.HasLL = UniformLL(e, r), true
 	return rows, err
 }
 
@@ -144,15 +146,18 @@ type KTDSetting struct {
 // on every row.
 var (
 	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "draw_size", "samples"}
-	ktdSampledColumns = slices.Delete(slices.Clone(ktdColumns), 7, 8)
-	ktdSettingColumns = slices.Delete(slices.Clone(ktdSampledColumns), 4, 5)
+	ktdSampledColumns = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
+	ktdSettingColumns = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
 	ktdOldColumns     = ktdSettingColumns[:7]
 )
 
-// llDigits are the significant digits ktd.tsv keeps of a test
-// log-likelihood: the KTD's 6 would leave -24.6375 of uniform's
-// -24.6375152 on FB15k-237, which ktd.md would round to -24.637.
-const llDigits = 9
+// ktdDigits and llDigits are the significant digits ktd.tsv keeps of a
+// KTD and of a test log-likelihood (of about 20 nats: 6 would keep three
+// decimals and a half).
+const (
+	ktdDigits = 6
+	llDigits  = 9
+)
 
 // KTDTables renders the KTD rows as ktd.tsv (which ReadKTDTSV reads back)
 // and ktd.md; ktd.md sets the reference's value beside each row where ref
@@ -162,31 +167,34 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 	fmt.Fprintf(&t, "%s\n", strings.Join(ktdColumns, "\t"))
 	nnmf, withRef := false, false
 	for _, r := range rows {
+		if r.HasLL && (math.IsNaN(r.LL) || r.LL > 0 || r.Model == "training set") {
+			return nil, nil, fmt.Errorf("KTD row %s %s %s: test LL %v is not one of a distribution sampled", r.Model, r.Objective, r.Run, r.LL)
+		}
 		withRef = withRef || ref.covers(r.Dataset)
 		ll := ""
 		if r.HasLL {
-			ll = fmt.Sprintf("%.*g", llDigits, r.LL)
+			ll = kept(r.LL, llDigits)
 		}
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
-			r.Stat.Mean, r.Stat.Std, ll, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
+			kept(r.Stat.Mean, ktdDigits), kept(r.Stat.Std, ktdDigits), ll, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
 		nnmf = nnmf || r.Model == NNMFAugName && r.HasLL // its LL needs the footnote
 	}
 	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better. "+
 		"Beside it, as the paper's Tables 3 and 4 pair them, the test log-likelihood (nats per triple; higher is better) of the distribution sampled: a run's at the parameters sampled, uniform's −log(|E|²|R|).\n\n",
 		set.Features, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
 	if withRef {
-		fmt.Fprintf(&m, "paper KTD: the paper's Table 3 (its appendix's extended table: mean ± one standard deviation over draws as these; GeKCs at d = 1000), measured with its ψ, the ComplEx of Chen et al. (2021): with another ψ only the order of the rows compares, not the values.\n\n")
+		m.WriteString("paper KTD: the paper's Table 3 (its appendix's extended table: mean ± one standard deviation over draws as these; GeKCs at d = 1000), measured with its ψ, the ComplEx of Chen et al. (2021): with another ψ only the order of the rows compares, not the values.\n\n")
 	}
 	var cells [][]string
 	for _, r := range rows {
 		ll := "–"
 		if r.HasLL {
-			ll = fmt.Sprintf("%.3f", asKept(r.LL, llDigits))
+			ll = keptRounded(r.LL, llDigits)
 			if r.Model == NNMFAugName {
 				ll += " ¹"
 			}
 		}
-		row := []string{r.Dataset, r.Model, r.Objective, fmt.Sprintf("%.3f ± %.3f", asKept(r.Stat.Mean, 6), asKept(r.Stat.Std, 6))}
+		row := []string{r.Dataset, r.Model, r.Objective, keptRounded(r.Stat.Mean, ktdDigits) + " ± " + keptRounded(r.Stat.Std, ktdDigits)}
 		if withRef {
 			paper := "–"
 			if st, ok := ref.Lookup(r.Dataset, r.Model, r.Objective); ok {
@@ -204,20 +212,26 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 		return nil, nil, err
 	}
 	if nnmf {
-		fmt.Fprintf(&m, "\n¹ NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is (the analysis says how many).\n")
+		m.WriteString("\n¹ NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is (the analysis says how many).\n")
 	}
 	return t.Bytes(), m.Bytes(), nil
 }
 
-// asKept is x as ktd.tsv keeps it (%.<digits>g), so that ktd.md, which
-// rounds further, is what the file gives: rounding -18.18654 to three
-// decimals and rounding -18.1865 are not always the same.
-func asKept(x float64, digits int) float64 {
-	v, err := strconv.ParseFloat(fmt.Sprintf("%.*g", digits, x), 64)
-	if err != nil {
-		return x
+// kept is x as ktd.tsv keeps it: digits significant digits.
+func kept(x float64, digits int) string { return strconv.FormatFloat(x, 'g', digits, 64) }
+
+// keptRounded is x as ktd.tsv keeps it, rounded to three decimals for
+// ktd.md: the decimal text is rounded (halves away from zero), not the
+// float it parses to, so that ktd.md is what ktd.tsv says (0.0435000012,
+// kept as 0.0435, is 0.044, where the float nearest 0.0435 rounds to
+// 0.043).
+func keptRounded(x float64, digits int) string {
+	s := kept(x, digits)
+	r, ok := new(big.Rat).SetString(s)
+	if !ok { // ±Inf
+		return s
 	}
-	return v
+	return r.FloatString(3)
 }
 
 // ReadKTDTSV reads the rows an earlier KTD analysis wrote, in their order,

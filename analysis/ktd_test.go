@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -245,6 +246,43 @@ func TestUniformLL(t *testing.T) {
 	}
 }
 
+// ktd.md rounds the decimal text ktd.tsv keeps, halves away from zero:
+// ktd.md is what the file gives.
+func TestKeptRounded(t *testing.T) {
+	for _, tc := range []struct {
+		x      float64
+		digits int
+		want   string
+	}{
+		{0.0435000012, ktdDigits, "0.044"}, // kept as 0.0435; the float 0.0435 is below it
+		{0.0625000001, ktdDigits, "0.063"},
+		{0.1234996, ktdDigits, "0.124"}, // kept as 0.1235: what the file gives
+		{-24.637515190162105, llDigits, "-24.638"},
+		{-13.63919, llDigits, "-13.639"},
+		{math.Inf(-1), llDigits, "-Inf"},
+		{-0.0001, ktdDigits, "-0.000"},
+	} {
+		if got := keptRounded(tc.x, tc.digits); got != tc.want {
+			t.Errorf("keptRounded(%v, %d) = %s, want %s", tc.x, tc.digits, got, tc.want)
+		}
+	}
+}
+
+// KTDTables refuses a row ktd.tsv could not be read back with.
+func TestKTDTablesRefuseLL(t *testing.T) {
+	set := KTDSetting{Features: "complex-s0", DrawSize: 100, Samples: 1000}
+	for _, r := range []KTDRow{
+		{Dataset: "umls", Model: "cp2", Objective: "mle", Run: "a", LL: 0.5, HasLL: true},
+		{Dataset: "umls", Model: "cp2", Objective: "mle", Run: "a", LL: math.Inf(1), HasLL: true},
+		{Dataset: "umls", Model: "cp2", Objective: "mle", Run: "a", LL: math.NaN(), HasLL: true},
+		{Dataset: "umls", Model: "training set", LL: -3, HasLL: true},
+	} {
+		if _, _, err := KTDTables([]KTDRow{r}, set, nil); err == nil || !strings.Contains(err.Error(), "test LL") {
+			t.Errorf("%+v: %v", r, err)
+		}
+	}
+}
+
 func TestKTDRunSeed(t *testing.T) {
 	if KTDRunSeed("cp2-mle-s0") != KTDRunSeed("cp2-mle-s0") || KTDRunSeed("cp2-mle-s0") == KTDRunSeed("cp2-mle-s1") {
 		t.Error("a run's seed is not a function of its ID alone")
@@ -292,6 +330,9 @@ func FuzzReadKTDTSV(f *testing.F) {
 			if a.Dataset != b.Dataset || a.Model != b.Model || a.Objective != b.Objective || a.Run != b.Run || a.Sampled != b.Sampled || a.Stat.Draws != b.Stat.Draws || a.HasLL != b.HasLL {
 				t.Fatalf("row %d read back as %+v, want %+v", i, a, b)
 			}
+			if want, _ := strconv.ParseFloat(kept(b.LL, llDigits), 64); b.HasLL && a.LL != want {
+				t.Fatalf("row %d read back as %+v, want %+v", i, a, b)
+			}
 		}
 	})
 }
@@ -336,6 +377,9 @@ func TestCommittedKTDTables(t *testing.T) {
 			t.Errorf("%s differs from what %s gives", mdPath, p)
 		}
 		for _, r := range rows {
+			if r.Model == "uniform" && !r.HasLL {
+				t.Errorf("%s: uniform has no test LL", p)
+			}
 			if r.Run == "" {
 				continue
 			}

@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -20,7 +19,6 @@ const KTDReferenceName = "paper-ktd-reference.tsv"
 // table's rows. Its ψ is the publication's: with another ψ only the order
 // of the rows compares, not the values.
 type KTDReference struct {
-	Path string
 	rows map[[3]string]metrics.KTDStat
 }
 
@@ -49,14 +47,14 @@ func (ref *KTDReference) covers(dataset string) bool {
 
 // ReadKTDReference reads a KTD reference: a tab-separated file whose
 // header is dataset, model, objective, ktd, ktd_sd; lines starting with #
-// are comments; a baseline's objective is "-". Errors name the file and
-// line.
+// are comments; a baseline's objective is "-" (a model's is never empty).
+// Errors name the file and line.
 func ReadKTDReference(path string) (*KTDReference, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	ref := &KTDReference{Path: path, rows: map[[3]string]metrics.KTDStat{}}
+	ref := &KTDReference{rows: map[[3]string]metrics.KTDStat{}}
 	header := false
 	seen := map[[3]string]int{}
 	for i, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
@@ -79,7 +77,7 @@ func ReadKTDReference(path string) (*KTDReference, error) {
 		if key[2] == "-" {
 			key[2] = ""
 		}
-		if key[0] == "" || key[1] == "" || isBaseline(key[1]) != (key[2] == "") {
+		if key[0] == "" || key[1] == "" || f[2] == "" || isBaseline(key[1]) != (key[2] == "") {
 			return nil, fmt.Errorf("%s:%d: %q %q %q: want a data set, and a model with its objective or a baseline (training set, uniform, %s) with \"-\"", path, n, f[0], f[1], f[2], NNMFAugName)
 		}
 		if at, ok := seen[key]; ok {
@@ -98,7 +96,7 @@ func ReadKTDReference(path string) (*KTDReference, error) {
 		ref.rows[key] = st
 	}
 	if !header {
-		return nil, errors.New(path + ": no header line")
+		return nil, fmt.Errorf("%s: no header line", path)
 	}
 	return ref, nil
 }

@@ -51,6 +51,7 @@ func TestReadKTDReferenceErrors(t *testing.T) {
 		{"baseline with an objective", header + "FB15k-237\tuniform\tpll\t0.5\t0.1\n", ":3: "},
 		{"model without one", header + "FB15k-237\tcp2\t-\t0.5\t0.1\n", ":3: "},
 		{"no data set", header + "\tcp2\tmle\t0.5\t0.1\n", ":3: "},
+		{"baseline with an empty objective", header + "FB15k-237\tuniform\t\t0.5\t0.1\n", ":3: "},
 		{"bad KTD", header + "FB15k-237\tcp2\tmle\tx\t0.1\n", `:3: ktd: "x" is not a number`},
 		{"negative spread", header + "FB15k-237\tcp2\tmle\t0.5\t-0.1\n", `:3: ktd_sd: "-0.1" is not a non-negative number`},
 		{"NaN", header + "FB15k-237\tcp2\tmle\tNaN\t0.1\n", `:3: ktd: "NaN"`},

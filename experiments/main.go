@@ -256,18 +256,19 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// The paper's values (or -reference's): a sweep writes paper.md beside
 	// results.md when they cover one of its datasets. Without -reference a
 	// missing default file (outside the repository) only means no paper.md.
+	// Run from outside the repository (a sweep kept elsewhere), the grid's
+	// repository still has the paper's values.
+	paperResults := resultsDir(cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, g.Path)))), wd)
 	refPath := *reference
 	if refPath == "" {
-		// Run from outside the repository (a sweep kept elsewhere), the
-		// grid's repository still has the paper's values.
-		refRepo := cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, g.Path))))
-		refPath = filepath.Join(resultsDir(refRepo, wd), "paper-reference.tsv")
+		refPath = filepath.Join(paperResults, "paper-reference.tsv")
 	} else {
 		refPath = inDir(wd, refPath)
 	}
 	if *analyze != "" {
+		// The paper's KTDs, whatever -reference says of Table 2's values.
 		a := &sweep.Analysis{Kind: *analyze, Title: g.Name, Features: *features, KTDTable: *ktdTable, NNMFAug: *nnmf, Reference: refPath,
-			KTDReference: filepath.Join(filepath.Dir(refPath), analysis.KTDReferenceName), Samples: *samples, Out: out,
+			KTDReference: filepath.Join(paperResults, analysis.KTDReferenceName), Samples: *samples, Out: out,
 			DataRoot: dataRoot, Runs: selected, Stdout: env.stdout, Stderr: env.stderr}
 		if err := a.Run(ctx); err != nil {
 			return fail(exitRunsFailed, "%v", err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -188,7 +187,7 @@ func sampledLL(rec *Record) (float64, bool) {
 		key = "ll_at_best_ll"
 	}
 	ll, ok := rec.Test[key]
-	if !ok || math.IsNaN(float64(ll)) {
+	if !ok || !(ll <= 0) { // NaN, or +Inf of an underflowing Z: none
 		return 0, false
 	}
 	return float64(ll), true
@@ -321,12 +320,11 @@ func (a *Analysis) tables() error {
 }
 
 // fillKTDFromRecords gives the rows of the KTD tables in Out (ktd*.tsv)
-// that do not say which parameters were sampled, or their test
-// log-likelihood (tables written before they did), the answer of their
-// run's record (uniform's from the data set's sizes a record gives), and
-// writes those tables again; every ktd*.md is written again from its
-// ktd*.tsv where it differs (a new reference, say). Tables that record no
-// setting are left as they are.
+// what they lack and the run records say (see fillKTDRow; uniform's test
+// LL from the data set's sizes, see uniformLLs), and writes those tables
+// again; every ktd*.md is written again from its ktd*.tsv where it
+// differs (a new reference, say). Tables that record no setting are left
+// as they are.
 func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 	ktdRef, err := a.readKTDReference()
 	if err != nil {
@@ -336,6 +334,7 @@ func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 	for _, rec := range recs {
 		byID[rec.ID] = rec
 	}
+	uniform := a.uniformLLs(recs)
 	paths, err := filepath.Glob(filepath.Join(a.Out, "ktd*.tsv"))
 	if err != nil {
 		return err
@@ -351,38 +350,32 @@ func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 		filled := 0
 		for i, r := range rows {
 			if r.Model == "uniform" && !r.HasLL {
-				// −log(|E|²|R|), from the sizes any run of the data set recorded.
-				for _, rec := range recs {
-					if rec.Spec.Dataset == r.Dataset && rec.Data != nil && rec.Data.Entities > 0 && rec.Data.Relations > 0 {
-						rows[i].LL, rows[i].HasLL = analysis.UniformLL(rec.Data.Entities, rec.Data.Relations), true
-						filled++
-						break
-					}
+				if rows[i].LL, rows[i].HasLL = uniform(r.Dataset); rows[i].HasLL {
+					filled++
 				}
 			}
-			rec := byID[r.Run]
-			if r.Run == "" || rec == nil {
-				continue
-			}
-			if r.Sampled == "" {
-				rows[i].Sampled = sampledAt(rec)
-			}
-			if !r.HasLL {
-				rows[i].LL, rows[i].HasLL = sampledLL(rec)
-			}
-			if rows[i] != r {
+			if rec := byID[r.Run]; r.Run != "" && rec != nil && fillKTDRow(&rows[i], rec) {
 				filled++
 			}
 		}
 		tsv, md, err := analysis.KTDTables(rows, set, ktdRef)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		if filled > 0 {
 			if err := atomicfile.WriteFile(path, tsv, 0o644); err != nil {
 				return err
 			}
-			fmt.Fprintf(a.Stderr, "%s: said which parameters the samples of %d rows come from, or their test log-likelihood, from the run records\n", path, filled)
+			fmt.Fprintf(a.Stderr, "%s: rows filled in from the run records (which parameters were sampled, or their test log-likelihood): %d\n", path, filled)
+		}
+		for _, r := range rows {
+			switch {
+			case r.HasLL:
+			case r.Model == "uniform":
+				fmt.Fprintf(a.Stderr, "%s: %s uniform has no test log-likelihood: no record gives the data set's sizes, and -data has no %s\n", path, r.Dataset, r.Dataset)
+			case r.Model == analysis.NNMFAugName:
+				fmt.Fprintf(a.Stderr, "%s: %s NNMFAug has no test log-likelihood: measured before it was kept; -analyze ktd -nnmfaug measures it again\n", path, r.Dataset)
+			}
 		}
 		// ktd.md is written again when it changed, as with a new reference.
 		mdPath := strings.TrimSuffix(path, ".tsv") + ".md"
@@ -390,9 +383,54 @@ func (a *Analysis) fillKTDFromRecords(recs []*Record) error {
 			if err := atomicfile.WriteFile(mdPath, md, 0o644); err != nil {
 				return err
 			}
+			if filled == 0 {
+				fmt.Fprintf(a.Stderr, "%s: written again from %s\n", mdPath, filepath.Base(path))
+			}
 		}
 	}
 	return nil
+}
+
+// fillKTDRow gives the KTD row r of rec's run what it lacks and rec says:
+// which parameters were sampled, and their test log-likelihood, the latter
+// only where the row names the parameters rec's run samples (a run
+// trained again under the same ID may have sampled others). It says
+// whether r changed.
+func fillKTDRow(r *analysis.KTDRow, rec *Record) bool {
+	at := sampledAt(rec)
+	before := *r
+	if r.Sampled == "" {
+		r.Sampled = at
+	}
+	if !r.HasLL && r.Sampled == at {
+		r.LL, r.HasLL = sampledLL(rec)
+	}
+	return *r != before
+}
+
+// uniformLLs returns uniform's test log-likelihood, −log(|E|²|R|), by data
+// set: from the sizes a run record gives, else from the data set under
+// DataRoot (read once); false when neither is at hand.
+func (a *Analysis) uniformLLs(recs []*Record) func(dataset string) (float64, bool) {
+	known := map[string]float64{}
+	for _, rec := range recs {
+		if d := rec.Data; d != nil && d.Entities > 0 && d.Relations > 0 {
+			known[rec.Spec.Dataset] = analysis.UniformLL(d.Entities, d.Relations)
+		}
+	}
+	tried := map[string]bool{}
+	return func(dataset string) (float64, bool) {
+		if ll, ok := known[dataset]; ok || tried[dataset] || a.DataRoot == "" {
+			return ll, ok
+		}
+		tried[dataset] = true
+		ds, err := loadDataset(filepath.Join(a.DataRoot, dataset))
+		if err != nil {
+			return 0, false
+		}
+		known[dataset] = analysis.UniformLL(ds.Entities.Len(), ds.Relations.Len())
+		return known[dataset], true
+	}
 }
 
 // each calls f on every selected finished GeKC run, but those for which
@@ -570,6 +608,13 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		}
 		if m.Gone > 0 {
 			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, tsvName, a.Out)
+		}
+		for i, r := range m.Rows { // kept rows of a table from before their LL was
+			if r.Run != "" && (!r.HasLL || r.Sampled == "") {
+				if rec, err := readRecord(filepath.Join(a.Out, runsDirName, r.Run, metricsName)); err == nil && rec != nil {
+					fillKTDRow(&m.Rows[i], rec)
+				}
+			}
 		}
 		tsv, md, err := analysis.KTDTables(m.Rows, set, ktdRef)
 		if err != nil {

@@ -114,7 +114,7 @@ objective = "pll"
 	if rows, oldSet, err := analysis.ReadKTDTSV(tsvPath); err != nil || oldSet != set || rows[1].HasLL || rows[2].Sampled != "" {
 		t.Fatalf("the older table reads as %+v, %+v, %v", rows, oldSet, err)
 	}
-	if _, stderr := mustAnalyze(t, Analysis{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "the samples of 3 rows") {
+	if _, stderr := mustAnalyze(t, Analysis{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "rows filled in from the run records (which parameters were sampled, or their test log-likelihood): 3") {
 		t.Errorf("-analyze tables does not say it filled 3 rows:\n%s", stderr)
 	}
 	if got := readRows(); !slices.Equal(got, all) {
@@ -122,6 +122,12 @@ objective = "pll"
 	}
 	if filled, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !bytes.Equal(filled, md) {
 		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", analysis.KTDMarkdownName, filled, md, err)
+	}
+	// So does a KTD analysis of one run: the row it keeps gets its LL.
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
+	mustAnalyze(t, ktd(300, true))
+	if got := readRows(); !slices.Equal(got, all) {
+		t.Errorf("the rows kept by an analysis of run 2:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
 
 	// A run whose checkpoint is gone but whose samples were published
@@ -301,5 +307,44 @@ objective = "pll"
 	must(t, err)
 	if again := strings.Split(strings.TrimSpace(string(b)), "\n"); again[3] != rows[3] || len(again) != len(rows) {
 		t.Errorf("without -nnmfaug the NNMFAug row is not kept:\n%s", strings.Join(again, "\n"))
+	}
+}
+
+// A KTD row gets the LL of its record only where it names the parameters
+// the record's run samples; uniform's LL comes from a record's sizes, else
+// from the data set under DataRoot, else is unknown.
+func TestKTDFillFromRecords(t *testing.T) {
+	rec := &Record{ID: "cp2-s0", BestEpoch: 3, Spec: grid.RunSpec{Dataset: "nations"},
+		Test: map[string]jsonFloat{"ll": -5.5, "ll_at_best_ll": -5.25}}
+	rec.Spec.Eval.Select = "mrr"
+	r := analysis.KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0"}
+	if !fillKTDRow(&r, rec) || r.Sampled != "best valid MRR, epoch 3" || !r.HasLL || r.LL != -5.5 {
+		t.Errorf("filled %+v", r)
+	}
+	other := analysis.KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0", Sampled: "best valid LL, epoch 1"}
+	if fillKTDRow(&other, rec) || other.HasLL {
+		t.Errorf("a row naming other parameters got the record's LL: %+v", other)
+	}
+	rec.Test["ll"] = jsonFloat(math.Inf(1)) // an underflowing Z
+	if inf := (analysis.KTDRow{Run: "cp2-s0"}); fillKTDRow(&inf, rec) && inf.HasLL {
+		t.Errorf("+Inf taken for a test LL: %+v", inf)
+	}
+
+	data := shippedData(t, "nations")
+	a := &Analysis{DataRoot: data}
+	sized := &Record{Spec: grid.RunSpec{Dataset: "umls"}, Data: &dataJSON{Entities: 135, Relations: 46}}
+	uniform := a.uniformLLs([]*Record{rec, sized})
+	for _, tc := range []struct {
+		dataset string
+		want    float64
+		ok      bool
+	}{
+		{"umls", analysis.UniformLL(135, 46), true},   // from the record
+		{"nations", analysis.UniformLL(14, 55), true}, // from the data set
+		{"no-such-data", 0, false},
+	} {
+		if got, ok := uniform(tc.dataset); ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %v, %v; want %v, %v", tc.dataset, got, ok, tc.want, tc.ok)
+		}
 	}
 }
