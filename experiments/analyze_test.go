@@ -33,7 +33,7 @@ func TestAnalyzeDispatch(t *testing.T) {
 		{[]string{"-analyze", "paper", "-reference", missing}, exitRunsFailed, missing},
 		{[]string{"-analyze", "calibration", "-data", noData}, exitUsage, "dataset directory not found: " + filepath.Join(noData, "toy")},
 		{[]string{"-analyze", "ktd"}, exitRunsFailed, "experiments: -analyze ktd needs -features"},
-		{[]string{"-analyze", "nonsense"}, exitRunsFailed, `experiments: -analyze "nonsense": want samples, ktd, calibration, plots, paper or tables`},
+		{[]string{"-analyze", "nonsense"}, exitRunsFailed, `experiments: -analyze "nonsense": want samples, ktd, tsne, calibration, plots, paper or tables`},
 	} {
 		code, _, stderr := runInProcess(t, context.Background(), newFake(), fx.args(tt.args...)...)
 		if code != tt.code || !strings.Contains(stderr, tt.stderr) {

@@ -87,6 +87,8 @@ epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
 -analyze works on the finished runs of the grid in -out instead of training:
   samples      sample triples from each GeKC into runs/<id>/samples.tsv
   ktd          kernel triple distance of the samples (needs -features)
+  tsne         t-SNE figure of ψ of test and sampled triples, the paper's
+               (needs -features): runs/<id>/tsne.png
   calibration  ECE of every run on the test split (logistic and min-max);
                runs/<id>/calibration.png, calibration.tsv and calibration.md
   plots        draw runs/<id>/curves.png again from metrics.json
@@ -124,8 +126,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		jobs       = fs.Int("j", 1, "runs trained at once by this process")
 		emit       = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
 		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
-		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"calibration\", \"plots\", \"paper\" or \"tables\" (results.tsv, results.md and paper.md again from the run records)")
-		features   = fs.String("features", "", "for -analyze ktd: ID or directory of the finished ComplEx `run` giving ψ")
+		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"tsne\", \"calibration\", \"plots\", \"paper\" or \"tables\" (results.tsv, results.md and paper.md again from the run records)")
+		features   = fs.String("features", "", "for -analyze ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
 		ktdTable   = fs.String("ktd-table", "", "for -analyze ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
 		nnmf       = fs.Bool("nnmfaug", false, "for -analyze ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
 		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")

@@ -10,6 +10,7 @@ import (
 	"gekc/metrics"
 	"gekc/train"
 
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -282,3 +283,48 @@ func yRange(xys plotter.XYs) (lo, hi float64) {
 }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// SampleColor is the colour of sampled triples beside test triples
+// (RunColor) in TSNE.
+var SampleColor = color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+
+// TSNE returns a PNG of a t-SNE embedding (n×2) of test triples, its first
+// tests rows, and a model's sampled triples, the rest: the paper's figure
+// "Sampled triples are close to test triples". title heads it.
+func TSNE(title string, y *mat.Dense, tests int) ([]byte, error) {
+	return safeRender(func() ([]byte, error) { return renderTSNE(title, y, tests) })
+}
+
+func renderTSNE(title string, y *mat.Dense, tests int) ([]byte, error) {
+	if y == nil {
+		return nil, fmt.Errorf("no embedding to plot")
+	}
+	n, c := y.Dims()
+	if c != 2 || tests <= 0 || tests >= n {
+		return nil, fmt.Errorf("an embedding of %d×%d with %d test triples: want two columns, and test and sampled triples both", n, c, tests)
+	}
+	p := plot.New()
+	p.Title.Text = title
+	p.HideAxes()
+	for _, g := range []struct {
+		name     string
+		from, to int
+		color    color.Color
+	}{{"test triples", 0, tests, RunColor}, {"sampled triples", tests, n, SampleColor}} {
+		xys := make(plotter.XYs, 0, g.to-g.from)
+		for i := g.from; i < g.to; i++ {
+			if isFinite(y.At(i, 0)) && isFinite(y.At(i, 1)) {
+				xys = append(xys, plotter.XY{X: y.At(i, 0), Y: y.At(i, 1)})
+			}
+		}
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		s.Color, s.Shape, s.Radius = g.color, draw.CircleGlyph{}, vg.Points(1.5)
+		p.Add(s)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", g.name, len(xys)), s)
+	}
+	p.Legend.Top = true
+	return renderTiles([][]*plot.Plot{{p}}, 7*vg.Inch, 7*vg.Inch)
+}

@@ -35,6 +35,9 @@ import (
 //	                          the test LL of the distribution sampled and the
 //	                          paper's KTD (results/paper-ktd-reference.tsv); writes
 //	                          ktd.tsv and ktd.md next to results.tsv
+//	-analyze tsne -features R the paper's t-SNE figure of each run: ψ (from R) of
+//	                          1000 test and 1000 sampled triples embedded in the
+//	                          plane; writes runs/<id>/tsne.png
 //	-analyze calibration      ECE of every finished run (energy-based ones too) on
 //	                          the test triples and hard negatives, under both
 //	                          mappings; writes runs/<id>/calibration.png, and
@@ -208,9 +211,9 @@ func llCheckpointMissing(dir string, rec *Record) bool {
 // Analysis is a post-hoc analysis of the finished runs of a results
 // directory (see the list above).
 type Analysis struct {
-	Kind     string // "samples", "ktd", "calibration", "plots", "paper" or "tables"
+	Kind     string // "samples", "ktd", "tsne", "calibration", "plots", "paper" or "tables"
 	Title    string // for tables: the grid's name, results.md's title
-	Features string // for ktd: the ID or directory of the finished ComplEx run giving ψ
+	Features string // for ktd and tsne: the ID or directory of the finished ComplEx run giving ψ
 	// KTDTable names the KTD's tables, <KTDTable>.tsv and .md ("" is
 	// "ktd"): a table of another ψ lives beside the first.
 	KTDTable string
@@ -256,6 +259,8 @@ func (a *Analysis) Run(ctx context.Context) error {
 		})
 	case "ktd":
 		return a.ktd(ctx)
+	case "tsne":
+		return a.tsne(ctx)
 	case "calibration":
 		return a.calibration(ctx)
 	case "plots":
@@ -269,7 +274,7 @@ func (a *Analysis) Run(ctx context.Context) error {
 }
 
 // analyzeKinds lists the -analyze modes, for messages.
-const analyzeKinds = "samples, ktd, calibration, plots, paper or tables"
+const analyzeKinds = "samples, ktd, tsne, calibration, plots, paper or tables"
 
 // tables writes results.tsv, results.md and, when the reference covers
 // them, paper.md again from the records of every run in Out/runs, in the
@@ -468,19 +473,25 @@ func (a *Analysis) each(ctx context.Context, skip func(id, dir string, rec *Reco
 	return nil
 }
 
-func (a *Analysis) ktd(ctx context.Context) error {
+// features loads the run -features names and its product units, ψ.
+func (a *Analysis) features() (*Finished, metrics.TripleFeatures, error) {
 	if a.Features == "" {
-		return errors.New("-analyze ktd needs -features: the ID or directory of a finished ComplEx run whose product units give ψ")
+		return nil, nil, fmt.Errorf("-analyze %s needs -features: the ID or directory of a finished ComplEx run whose product units give ψ", a.Kind)
 	}
 	dir, err := ResolveRun(a.Out, a.Features)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	ref, err := LoadFinished(dir, a.DataRoot)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	psi, err := metrics.ProductUnitFeatures(ref.Model)
+	return ref, psi, err
+}
+
+func (a *Analysis) ktd(ctx context.Context) error {
+	ref, psi, err := a.features()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,94 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"time"
+
+	"gekc/analysis"
+	"gekc/internal/atomicfile"
+	"gekc/kg"
+	"gekc/report"
+	"gekc/tsne"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TSNEName is the t-SNE figure of a run (-analyze tsne), in its directory.
+const TSNEName = "tsne.png"
+
+// tsneOptions are the paper's: perplexity 50, 5000 iterations, the rest
+// scikit-learn's defaults.
+func tsneOptions(seed uint64) tsne.Options {
+	o := tsne.DefaultOptions()
+	o.Perplexity, o.Iterations, o.Seed = 50, 5000, seed
+	return o
+}
+
+// tsne draws the paper's figure "Sampled triples are close to test
+// triples" for every selected finished GeKC run of ψ's data set: the ψ
+// features of analysis.KTDDrawSize test triples and as many of the run's
+// samples (its stored ones, else drawn as -analyze samples draws them),
+// embedded together by t-SNE, into runs/<id>/tsne.png. The triples are
+// drawn with the run's KTD seed, so a figure is the same however many runs
+// an analysis covers.
+func (a *Analysis) tsne(ctx context.Context) error {
+	ref, psi, err := a.features()
+	if err != nil {
+		return err
+	}
+	ds := ref.Data
+	return a.each(ctx, nil, func(fr *Finished) error {
+		if fr.Spec.Dataset != ref.Spec.Dataset {
+			return nil
+		}
+		samples, err := runSamples(fr, a.Samples, a.Stderr)
+		if err != nil {
+			return err
+		}
+		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x75e))
+		n := min(analysis.KTDDrawSize, len(ds.Test), len(samples))
+		if n < 2 {
+			return fmt.Errorf("t-SNE of %d test and %d sampled triples: too few", len(ds.Test), len(samples))
+		}
+		test, sampled := draw(ds.Test, n, rng), draw(samples, n, rng)
+		start := time.Now()
+		var x mat.Dense
+		x.Stack(psi(test), psi(sampled))
+		opt := tsneOptions(analysis.KTDRunSeed(fr.ID))
+		// The perplexity must stay below the number of points: a third of
+		// them on a small data set.
+		opt.Perplexity = min(opt.Perplexity, float64(2*n)/3)
+		res, err := tsne.Embed(&x, opt)
+		if err != nil {
+			return err
+		}
+		title := fmt.Sprintf("%s, sampled at its %s\nt-SNE of ψ from %s\nperplexity %g, %d iterations, KL %.3f",
+			fr.ID, sampledAt(fr.Record), ref.ID, opt.Perplexity, opt.Iterations, res.KL)
+		png, err := report.TSNE(title, res.Y, n)
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFile(filepath.Join(fr.Dir, TSNEName), png, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stderr, "%s: t-SNE of %d test and %d sampled triples, KL %.3f, in %s: %s\n",
+			fr.ID, n, n, res.KL, time.Since(start).Round(time.Second), filepath.Join(fr.Dir, TSNEName))
+		return nil
+	})
+}
+
+// draw returns n of ts chosen uniformly without replacement (all of them,
+// in order, when there are no more).
+func draw(ts []kg.Triple, n int, rng *rand.Rand) []kg.Triple {
+	if n >= len(ts) {
+		return ts
+	}
+	out := make([]kg.Triple, n)
+	for i, j := range rng.Perm(len(ts))[:n] {
+		out[i] = ts[j]
+	}
+	return out
+}

@@ -1,0 +1,55 @@
+package sweep
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// -analyze tsne draws each GeKC's figure beside its record (not the
+// energy-based ψ's own), says what it embedded, and draws the same figure
+// again; without -features it says what it needs.
+func TestTSNEAnalysis(t *testing.T) {
+	data := shippedData(t, "nations")
+	ts := trainedSweep(t, `name = "tsne"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 1
+
+[[sweep]]
+model = ["complex", "cp2"]
+objective = "pll"
+`, data)
+	ids := ts.ids()
+	a := Analysis{Kind: "tsne", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
+	_, stderr := mustAnalyze(t, a)
+	fig := filepath.Join(ts.out, runsDirName, ids[1], TSNEName)
+	first, err := os.ReadFile(fig)
+	must(t, err)
+	if dst := os.Getenv("GEKC_TSNE_COPY"); dst != "" {
+		must(t, os.WriteFile(dst, first, 0o644))
+	}
+	if _, err := png.Decode(bytes.NewReader(first)); err != nil {
+		t.Errorf("%s: %v", fig, err)
+	}
+	if _, err := os.Stat(filepath.Join(ts.out, runsDirName, ids[0], TSNEName)); err == nil {
+		t.Error("the energy-based ψ run got a t-SNE figure")
+	}
+	if !strings.Contains(stderr, ids[1]+": t-SNE of 201 test and 201 sampled triples, KL ") { // Nations: 201 test triples
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	mustAnalyze(t, a)
+	if again, err := os.ReadFile(fig); err != nil || !bytes.Equal(again, first) {
+		t.Errorf("a second analysis drew another figure (%v)", err)
+	}
+	a.Features = ""
+	if _, _, err := runAnalysis(a); err == nil || !strings.Contains(err.Error(), "-analyze tsne needs -features") {
+		t.Errorf("no -features: %v", err)
+	}
+}
