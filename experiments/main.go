@@ -87,8 +87,8 @@ epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
 -analyze works on the finished runs of the grid in -out instead of training:
   samples      sample triples from each GeKC into runs/<id>/samples.tsv
   ktd          kernel triple distance of the samples (needs -features)
-  tsne         t-SNE figure of ψ of test and sampled triples, the paper's
-               (needs -features): runs/<id>/tsne.png
+  tsne         the paper's t-SNE figure of test and sampled triples (their
+               product units under -features' model): runs/<id>/tsne.png
   calibration  ECE of every run on the test split (logistic and min-max);
                runs/<id>/calibration.png, calibration.tsv and calibration.md
   plots        draw runs/<id>/curves.png again from metrics.json

@@ -160,6 +160,16 @@ func TestKTDFeatureRowsAndDraws(t *testing.T) {
 			t.Errorf("feature %d of a zero subject: %v, want 0", j, got)
 		}
 	}
+	// The raw units are the same, unnormalised.
+	raw, err := RawProductUnitFeatures(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, v := range want {
+		if got := raw([]kg.Triple{{S: 1, R: 1, O: 0}}).At(0, j); got != v {
+			t.Errorf("raw feature %d of (1, 1, 0): %v, want %v", j, got, v)
+		}
+	}
 	a := []kg.Triple{{S: 0, R: 0, O: 1}, {S: 1, R: 1, O: 0}}
 	if _, err := KTDDraws(psi, a, a, 2, 1, rand.New(rand.NewPCG(1, 1))); err != nil {
 		t.Errorf("two triples per set, one draw: %v", err)

@@ -24,9 +24,19 @@ type TripleFeatures func(triples []kg.Triple) *mat.Dense
 // score function declares its units (models.ProductUnitScore); the model's
 // parameters are read when called.
 func ProductUnitFeatures(m *models.Model) (TripleFeatures, error) {
+	return productUnits(m, true)
+}
+
+// RawProductUnitFeatures is ProductUnitFeatures without the normalisation:
+// what the paper's code embeds for its t-SNE figure.
+func RawProductUnitFeatures(m *models.Model) (TripleFeatures, error) {
+	return productUnits(m, false)
+}
+
+func productUnits(m *models.Model, normalise bool) (TripleFeatures, error) {
 	pu, ok := m.Score.(models.ProductUnitScore)
 	if !ok || m.Semantics == models.NonNegative {
-		return nil, fmt.Errorf("metrics.ProductUnitFeatures: need an energy-based or squared model whose score declares its product units (e.g. complex, complex2), got %s", m.Name)
+		return nil, fmt.Errorf("metrics: product units need an energy-based or squared model whose score declares its product units (e.g. complex, complex2), got %s", m.Name)
 	}
 	lay, sz := m.Layout, m.Sizes
 	n := pu.ProductUnits(sz)
@@ -41,6 +51,9 @@ func ProductUnitFeatures(m *models.Model) (TripleFeatures, error) {
 		for i, t := range ts {
 			out := f.RawRowView(i)
 			pu.ProductUnitValues(sz, row(0, int(t.S)), row(1, int(t.R)), row(2, int(t.O)), out)
+			if !normalise {
+				continue
+			}
 			var norm float64
 			for _, v := range out {
 				norm += v * v

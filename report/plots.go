@@ -296,35 +296,51 @@ func TSNE(title string, y *mat.Dense, tests int) ([]byte, error) {
 }
 
 func renderTSNE(title string, y *mat.Dense, tests int) ([]byte, error) {
-	if y == nil {
-		return nil, fmt.Errorf("no embedding to plot")
-	}
-	n, c := y.Dims()
-	if c != 2 || tests <= 0 || tests >= n {
-		return nil, fmt.Errorf("an embedding of %d×%d with %d test triples: want two columns, and test and sampled triples both", n, c, tests)
+	groups, err := tsneGroups(y, tests)
+	if err != nil {
+		return nil, err
 	}
 	p := plot.New()
 	p.Title.Text = title
 	p.HideAxes()
-	for _, g := range []struct {
-		name     string
-		from, to int
-		color    color.Color
-	}{{"test triples", 0, tests, RunColor}, {"sampled triples", tests, n, SampleColor}} {
-		xys := make(plotter.XYs, 0, g.to-g.from)
-		for i := g.from; i < g.to; i++ {
-			if isFinite(y.At(i, 0)) && isFinite(y.At(i, 1)) {
-				xys = append(xys, plotter.XY{X: y.At(i, 0), Y: y.At(i, 1)})
-			}
-		}
-		s, err := plotter.NewScatter(xys)
+	for i, name := range []string{"test triples", "sampled triples"} {
+		s, err := plotter.NewScatter(groups[i])
 		if err != nil {
 			return nil, err
 		}
-		s.Color, s.Shape, s.Radius = g.color, draw.CircleGlyph{}, vg.Points(1.5)
+		s.Color, s.Shape, s.Radius = []color.Color{RunColor, SampleColor}[i], draw.CircleGlyph{}, vg.Points(1.5)
 		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", g.name, len(xys)), s)
+		p.Legend.Add(fmt.Sprintf("%s (%d)", name, len(groups[i])), s)
 	}
 	p.Legend.Top = true
 	return renderTiles([][]*plot.Plot{{p}}, 7*vg.Inch, 7*vg.Inch)
+}
+
+// tsneGroups splits an embedding's finite points into test (the first
+// tests rows) and sampled triples; an embedding without finite points of
+// both is an error.
+func tsneGroups(y *mat.Dense, tests int) ([2]plotter.XYs, error) {
+	var groups [2]plotter.XYs
+	if y == nil {
+		return groups, fmt.Errorf("no embedding to plot")
+	}
+	n, c := y.Dims()
+	if c != 2 || tests <= 0 || tests >= n {
+		return groups, fmt.Errorf("an embedding of %d×%d with %d test triples: want two columns, and test and sampled triples both", n, c, tests)
+	}
+	for i := range n {
+		if x, yy := y.At(i, 0), y.At(i, 1); isFinite(x) && isFinite(yy) {
+			g := 0
+			if i >= tests {
+				g = 1
+			}
+			groups[g] = append(groups[g], plotter.XY{X: x, Y: yy})
+		}
+	}
+	for i, name := range []string{"test", "sampled"} {
+		if len(groups[i]) == 0 {
+			return groups, fmt.Errorf("no finite point of the %s triples to plot", name)
+		}
+	}
+	return groups, nil
 }

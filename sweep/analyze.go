@@ -35,9 +35,9 @@ import (
 //	                          the test LL of the distribution sampled and the
 //	                          paper's KTD (results/paper-ktd-reference.tsv); writes
 //	                          ktd.tsv and ktd.md next to results.tsv
-//	-analyze tsne -features R the paper's t-SNE figure of each run: ψ (from R) of
-//	                          1000 test and 1000 sampled triples embedded in the
-//	                          plane; writes runs/<id>/tsne.png
+//	-analyze tsne -features R the paper's t-SNE figure of each run: the product
+//	                          units of R's model for 1000 test and 1000 sampled
+//	                          triples in the plane; writes runs/<id>/tsne.png
 //	-analyze calibration      ECE of every finished run (energy-based ones too) on
 //	                          the test triples and hard negatives, under both
 //	                          mappings; writes runs/<id>/calibration.png, and

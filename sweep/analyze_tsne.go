@@ -10,6 +10,7 @@ import (
 	"gekc/analysis"
 	"gekc/internal/atomicfile"
 	"gekc/kg"
+	"gekc/metrics"
 	"gekc/report"
 	"gekc/tsne"
 
@@ -19,8 +20,9 @@ import (
 // TSNEName is the t-SNE figure of a run (-analyze tsne), in its directory.
 const TSNEName = "tsne.png"
 
-// tsneOptions are the paper's: perplexity 50, 5000 iterations, the rest
-// scikit-learn's defaults.
+// tsneOptions are the paper's: perplexity 50, at most 5000 iterations,
+// the rest scikit-learn's defaults (the exact method where its default is
+// Barnes–Hut).
 func tsneOptions(seed uint64) tsne.Options {
 	o := tsne.DefaultOptions()
 	o.Perplexity, o.Iterations, o.Seed = 50, 5000, seed
@@ -28,14 +30,22 @@ func tsneOptions(seed uint64) tsne.Options {
 }
 
 // tsne draws the paper's figure "Sampled triples are close to test
-// triples" for every selected finished GeKC run of ψ's data set: the ψ
-// features of analysis.KTDDrawSize test triples and as many of the run's
-// samples (its stored ones, else drawn as -analyze samples draws them),
-// embedded together by t-SNE, into runs/<id>/tsne.png. The triples are
-// drawn with the run's KTD seed, so a figure is the same however many runs
-// an analysis covers.
+// triples" for every selected finished GeKC run of ψ's data set (others
+// are passed over): the product units of ψ's model, unnormalised as the
+// paper's code takes them, of analysis.KTDDrawSize test triples and as
+// many of the run's samples (its stored ones, else drawn and written to
+// samples.tsv as -analyze samples does), embedded together by t-SNE, into
+// runs/<id>/tsne.png (replacing a figure of another ψ). The paper's code
+// embeds all test triples (up to 25,000) and as many samples by
+// scikit-learn's Barnes–Hut approximation; exact t-SNE is O(n²) a step,
+// hence 1000 of each. The triples are drawn with the run's KTD seed, so a
+// figure is the same however many runs an analysis covers.
 func (a *Analysis) tsne(ctx context.Context) error {
-	ref, psi, err := a.features()
+	ref, _, err := a.features()
+	if err != nil {
+		return err
+	}
+	psi, err := metrics.RawProductUnitFeatures(ref.Model)
 	if err != nil {
 		return err
 	}
@@ -48,7 +58,7 @@ func (a *Analysis) tsne(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x75e))
+		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x75f)) // tsne.Embed's stream is 0x75e
 		n := min(analysis.KTDDrawSize, len(ds.Test), len(samples))
 		if n < 2 {
 			return fmt.Errorf("t-SNE of %d test and %d sampled triples: too few", len(ds.Test), len(samples))
@@ -65,8 +75,8 @@ func (a *Analysis) tsne(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		title := fmt.Sprintf("%s, sampled at its %s\nt-SNE of ψ from %s\nperplexity %g, %d iterations, KL %.3f",
-			fr.ID, sampledAt(fr.Record), ref.ID, opt.Perplexity, opt.Iterations, res.KL)
+		title := fmt.Sprintf("%s, sampled at its %s\nt-SNE of the product units of %s\nperplexity %g, %d iterations, KL %.3f",
+			fr.ID, sampledAt(fr.Record), ref.ID, opt.Perplexity, res.Iterations, res.KL)
 		png, err := report.TSNE(title, res.Y, n)
 		if err != nil {
 			return err
@@ -74,8 +84,8 @@ func (a *Analysis) tsne(ctx context.Context) error {
 		if err := atomicfile.WriteFile(filepath.Join(fr.Dir, TSNEName), png, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(a.Stderr, "%s: t-SNE of %d test and %d sampled triples, KL %.3f, in %s: %s\n",
-			fr.ID, n, n, res.KL, time.Since(start).Round(time.Second), filepath.Join(fr.Dir, TSNEName))
+		fmt.Fprintf(a.Stderr, "%s: t-SNE of %d test and %d sampled triples, perplexity %g, %d iterations, KL %.3f, in %s: %s\n",
+			fr.ID, n, n, opt.Perplexity, res.Iterations, res.KL, time.Since(start).Round(time.Second), filepath.Join(fr.Dir, TSNEName))
 		return nil
 	})
 }

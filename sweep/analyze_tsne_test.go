@@ -3,10 +3,13 @@ package sweep
 import (
 	"bytes"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gekc/kg"
 )
 
 // -analyze tsne draws each GeKC's figure beside its record (not the
@@ -41,7 +44,7 @@ objective = "pll"
 	if _, err := os.Stat(filepath.Join(ts.out, runsDirName, ids[0], TSNEName)); err == nil {
 		t.Error("the energy-based ψ run got a t-SNE figure")
 	}
-	if !strings.Contains(stderr, ids[1]+": t-SNE of 201 test and 201 sampled triples, KL ") { // Nations: 201 test triples
+	if !strings.Contains(stderr, ids[1]+": t-SNE of 201 test and 201 sampled triples, perplexity 50, ") { // Nations: 201 test triples
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	mustAnalyze(t, a)
@@ -51,5 +54,24 @@ objective = "pll"
 	a.Features = ""
 	if _, _, err := runAnalysis(a); err == nil || !strings.Contains(err.Error(), "-analyze tsne needs -features") {
 		t.Errorf("no -features: %v", err)
+	}
+}
+
+// draw takes n distinct triples when there are more, all of them else.
+func TestTSNEDraw(t *testing.T) {
+	ts := make([]kg.Triple, 50)
+	for i := range ts {
+		ts[i] = kg.Triple{S: int32(i)}
+	}
+	got := draw(ts, 20, rand.New(rand.NewPCG(1, 2)))
+	seen := map[kg.Triple]bool{}
+	for _, tr := range got {
+		seen[tr] = true
+	}
+	if len(got) != 20 || len(seen) != 20 {
+		t.Errorf("20 of 50: %d drawn, %d distinct", len(got), len(seen))
+	}
+	if all := draw(ts, 80, rand.New(rand.NewPCG(1, 2))); len(all) != 50 {
+		t.Errorf("80 of 50: %d", len(all))
 	}
 }

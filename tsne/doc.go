@@ -8,8 +8,11 @@
 // github.com/danaugrs/go-tsne (last changed 2020) adds each iteration's
 // gradient to the last one's, has neither early exaggeration nor momentum,
 // draws from the global random source and panics on bad input. This one
-// follows the original optimisation: perplexity-calibrated Gaussian
-// affinities, early exaggeration, momentum with per-coordinate gains, and
-// scikit-learn's automatic learning rate. It is exact, O(n²) a step:
-// meant for a few thousand points.
+// follows scikit-learn's TSNE (1.2 on) with method="exact":
+// perplexity-calibrated Gaussian affinities, a start on the first two
+// principal components, early exaggeration, momentum with per-coordinate
+// gains, both reset between the two phases, the automatic learning rate,
+// and its stopping rules. scikit-learn's default method is the Barnes–Hut
+// approximation; this one is exact, O(n²) a step: meant for a few thousand
+// points.
 package tsne

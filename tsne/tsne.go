@@ -10,49 +10,66 @@ import (
 )
 
 // Options are the settings of an embedding; DefaultOptions gives
-// scikit-learn's defaults.
+// scikit-learn's defaults (version 1.2 on).
 type Options struct {
 	// Perplexity is the effective number of neighbours of each point's
-	// Gaussian affinities; it must be below the number of points.
+	// Gaussian affinities, at most the number of points less one.
 	Perplexity float64
-	// Iterations of gradient descent, the early-exaggeration ones included.
-	Iterations int
+	// Iterations is the most iterations of gradient descent, the
+	// exaggerated ones included; the descent stops earlier when the
+	// divergence has not fallen for NoProgress iterations (checked every
+	// 50, as scikit-learn does) or the gradient vanishes.
+	Iterations, NoProgress int
 	// LearningRate of the descent; 0 is scikit-learn's "auto",
 	// max(n / Exaggeration / 4, 50) (Belkina et al. 2019).
 	LearningRate float64
 	// Exaggeration multiplies the affinities for the first
-	// ExaggerationIterations, which then run with momentum 0.5 (0.8 after).
+	// ExaggerationIterations, which run with momentum 0.5 (0.8 after).
 	Exaggeration           float64
 	ExaggerationIterations int
-	// Seed seeds the initial positions, N(0, 10⁻⁴) each.
+	// Seed seeds the start of the principal-component iteration (and the
+	// random start of data without spread).
 	Seed uint64
 }
 
-// DefaultOptions returns perplexity 30, 1000 iterations, the automatic
-// learning rate and exaggeration 12 for 250 iterations, as scikit-learn's
-// TSNE has them.
+// DefaultOptions returns perplexity 30, at most 1000 iterations stopping
+// after 300 without progress, the automatic learning rate and exaggeration
+// 12 for 250 iterations, as scikit-learn's TSNE has them.
 func DefaultOptions() Options {
-	return Options{Perplexity: 30, Iterations: 1000, Exaggeration: 12, ExaggerationIterations: 250}
+	return Options{Perplexity: 30, Iterations: 1000, NoProgress: 300, Exaggeration: 12, ExaggerationIterations: 250}
 }
 
 // Result is an embedding: Y holds a point's coordinates per row, KL the
 // Kullback–Leibler divergence of the final low-dimensional affinities from
-// the input's (what the descent minimises; lower is better).
+// the input's (what the descent minimises; lower is better), Iterations
+// the iterations run.
 type Result struct {
-	Y  *mat.Dense
-	KL float64
+	Y          *mat.Dense
+	KL         float64
+	Iterations int
 }
 
-// Embed embeds the rows of x (n points of any dimension) in the plane.
+// Embed embeds the rows of x (n points of any dimension) in the plane,
+// starting from their first two principal components scaled to a standard
+// deviation of 10⁻⁴ on the first, as scikit-learn's init="pca" does.
 func Embed(x *mat.Dense, opt Options) (Result, error) {
+	if x == nil || x.IsEmpty() {
+		return Result{}, errors.New("tsne: no points")
+	}
 	n, dim := x.Dims()
 	switch {
 	case n < 2:
 		return Result{}, fmt.Errorf("tsne: %d points, want at least 2", n)
-	case !(opt.Perplexity > 0) || opt.Perplexity >= float64(n):
-		return Result{}, fmt.Errorf("tsne: perplexity %v, want one in (0, %d), below the number of points", opt.Perplexity, n)
-	case opt.Iterations < 1 || opt.ExaggerationIterations < 0 || !(opt.Exaggeration >= 1) || opt.LearningRate < 0 || math.IsInf(opt.LearningRate, 0):
-		return Result{}, fmt.Errorf("tsne: options %+v: want iterations ≥ 1, exaggeration ≥ 1 and a non-negative learning rate", opt)
+	case !(opt.Perplexity > 0) || opt.Perplexity > float64(n-1):
+		return Result{}, fmt.Errorf("tsne: perplexity %v, want one in (0, %d], at most the number of points less one", opt.Perplexity, n-1)
+	case opt.Iterations < 1:
+		return Result{}, fmt.Errorf("tsne: %d iterations, want at least one", opt.Iterations)
+	case opt.NoProgress < 1:
+		return Result{}, fmt.Errorf("tsne: NoProgress %d, want at least one iteration", opt.NoProgress)
+	case !(opt.LearningRate >= 0) || math.IsInf(opt.LearningRate, 0):
+		return Result{}, fmt.Errorf("tsne: learning rate %v, want a finite non-negative one (0: automatic)", opt.LearningRate)
+	case !(opt.Exaggeration >= 1) || math.IsInf(opt.Exaggeration, 0) || opt.ExaggerationIterations < 0:
+		return Result{}, fmt.Errorf("tsne: exaggeration %v for %d iterations, want a finite one of at least 1", opt.Exaggeration, opt.ExaggerationIterations)
 	}
 	for i := range n {
 		for j := range dim {
@@ -61,77 +78,215 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 			}
 		}
 	}
-	p, err := affinities(squaredDistances(x), opt.Perplexity)
-	if err != nil {
-		return Result{}, err
-	}
+	g := gram(x)
+	p := affinities(squaredDistances(g, n), opt.Perplexity)
 	eta := opt.LearningRate
 	if eta == 0 {
 		eta = math.Max(float64(n)/opt.Exaggeration/4, 50)
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x75e))
-	y := make([]float64, 2*n)
-	for i := range y {
-		y[i] = 1e-4 * rng.NormFloat64()
-	}
+	y := principalStart(g, n, rng)
 	grad, update, gains := make([]float64, 2*n), make([]float64, 2*n), make([]float64, 2*n)
-	for i := range gains {
-		gains[i] = 1
-	}
 	num := make([]float64, n*n)
-	for it := range opt.Iterations {
-		exaggeration, momentum := 1.0, 0.8
-		if it < opt.ExaggerationIterations {
-			exaggeration, momentum = opt.Exaggeration, 0.5
+	// Two phases, as scikit-learn's: exaggerated affinities with momentum
+	// 0.5, then the true ones with 0.8, each from zero steps and unit gains.
+	it := 0
+	for _, phase := range []struct {
+		until                  int
+		exaggeration, momentum float64
+		noProgress             int
+	}{
+		{min(opt.ExaggerationIterations, opt.Iterations), opt.Exaggeration, 0.5, opt.ExaggerationIterations},
+		{opt.Iterations, 1, 0.8, opt.NoProgress},
+	} {
+		clear(update)
+		for i := range gains {
+			gains[i] = 1
 		}
-		gradient(p, y, exaggeration, num, grad)
-		for i, g := range grad {
-			// Delta-bar-delta gains: grow where the gradient turned
-			// against the last step.
-			if update[i]*g < 0 {
-				gains[i] += 0.2
-			} else {
-				gains[i] = math.Max(gains[i]*0.8, 0.01)
+		best, bestIt := math.Inf(1), it
+		for ; it < phase.until; it++ {
+			kl := gradient(p, y, phase.exaggeration, num, grad)
+			var norm float64
+			for i, g := range grad {
+				// Delta-bar-delta gains: grow where the gradient keeps the
+				// sign it had when the last step was taken against it.
+				if update[i]*g < 0 {
+					gains[i] += 0.2
+				} else {
+					gains[i] = math.Max(gains[i]*0.8, 0.01)
+				}
+				update[i] = phase.momentum*update[i] - eta*gains[i]*g
+				y[i] += update[i]
+				norm += g * g
 			}
-			update[i] = momentum*update[i] - eta*gains[i]*g
-			y[i] += update[i]
+			if (it+1)%50 == 0 {
+				if kl < best {
+					best, bestIt = kl, it
+				} else if it-bestIt > phase.noProgress {
+					it++
+					break
+				}
+			}
+			if math.Sqrt(norm) <= 1e-7 {
+				it++
+				break
+			}
 		}
 	}
-	kl := divergence(p, y, num)
-	if math.IsNaN(kl) || math.IsInf(kl, 0) {
-		return Result{}, errors.New("tsne: the descent diverged (non-finite divergence); try a lower learning rate")
+	for i, v := range y {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return Result{}, fmt.Errorf("tsne: the descent diverged (coordinate %d of point %d is %v by iteration %d); try a lower learning rate", i%2, i/2, v, it)
+		}
 	}
-	return Result{Y: mat.NewDense(n, 2, y), KL: kl}, nil
+	return Result{Y: mat.NewDense(n, 2, y), KL: divergence(p, y, num), Iterations: it}, nil
 }
 
-// squaredDistances returns the n×n squared Euclidean distances between
-// the rows of x, row-major, through one product x·xᵀ.
-func squaredDistances(x *mat.Dense) []float64 {
+// gram returns x·xᵀ, row-major.
+func gram(x *mat.Dense) []float64 {
 	n, _ := x.Dims()
-	var g mat.Dense
+	g := mat.NewDense(n, n, nil)
 	g.Mul(x, x.T())
+	return g.RawMatrix().Data
+}
+
+// squaredDistances returns the n×n squared Euclidean distances of the
+// points whose Gram matrix is g, row-major.
+func squaredDistances(g []float64, n int) []float64 {
 	d := make([]float64, n*n)
 	for i := range n {
 		for j := range n {
 			if i != j {
-				d[i*n+j] = math.Max(g.At(i, i)+g.At(j, j)-2*g.At(i, j), 0)
+				d[i*n+j] = math.Max(g[i*n+i]+g[j*n+j]-2*g[i*n+j], 0)
 			}
 		}
 	}
 	return d
 }
 
+// principalStart returns the points' first two principal-component scores
+// (from the doubly centred Gram matrix by subspace iteration, started from
+// rng), scaled so that the first has standard deviation 10⁻⁴, each
+// component's largest entry positive; points without spread start at
+// N(0, (10⁻⁴)²) each coordinate.
+func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
+	rowMean := make([]float64, n)
+	var mean float64
+	for i := range n {
+		for j := range n {
+			rowMean[i] += g[i*n+j]
+		}
+		rowMean[i] /= float64(n)
+		mean += rowMean[i] / float64(n)
+	}
+	k := make([]float64, n*n) // H·G·H: the centred points' Gram matrix
+	for i := range n {
+		for j := range n {
+			k[i*n+j] = g[i*n+j] - rowMean[i] - rowMean[j] + mean
+		}
+	}
+	v := [2][]float64{make([]float64, n), make([]float64, n)}
+	for c := range v {
+		for i := range v[c] {
+			v[c][i] = rng.NormFloat64()
+		}
+	}
+	orthonormalise(v)
+	w := [2][]float64{make([]float64, n), make([]float64, n)}
+	var lambda [2]float64
+	for range 1000 {
+		for c := range v {
+			for i := range n {
+				var s float64
+				for j, kij := range k[i*n : (i+1)*n] {
+					s += kij * v[c][j]
+				}
+				w[c][i] = s
+			}
+		}
+		var change float64
+		for c := range v {
+			lambda[c] = dot(v[c], w[c])
+		}
+		orthonormalise(w)
+		for c := range v {
+			change = math.Max(change, 1-math.Abs(dot(v[c], w[c])))
+			copy(v[c], w[c])
+		}
+		if change < 1e-12 {
+			break
+		}
+	}
+	y := make([]float64, 2*n)
+	if !(lambda[0] > 1e-12*math.Max(1, mean)) { // no spread: the random start
+		for i := range y {
+			y[i] = 1e-4 * rng.NormFloat64()
+		}
+		return y
+	}
+	for c := range v {
+		big := 0
+		for i, x := range v[c] {
+			if math.Abs(x) > math.Abs(v[c][big]) {
+				big = i
+			}
+		}
+		scale := math.Sqrt(math.Max(lambda[c], 0))
+		if v[c][big] < 0 {
+			scale = -scale
+		}
+		for i := range n {
+			y[2*i+c] = v[c][i] * scale
+		}
+	}
+	var m, ss float64
+	for i := range n {
+		m += y[2*i] / float64(n)
+	}
+	for i := range n {
+		ss += (y[2*i] - m) * (y[2*i] - m)
+	}
+	s := 1e-4 / math.Sqrt(ss/float64(n-1))
+	for i := range y {
+		y[i] *= s
+	}
+	return y
+}
+
+// orthonormalise makes the two vectors orthonormal (Gram–Schmidt).
+func orthonormalise(v [2][]float64) {
+	for c := range v {
+		if c == 1 {
+			d := dot(v[0], v[1])
+			for i := range v[1] {
+				v[1][i] -= d * v[0][i]
+			}
+		}
+		if norm := math.Sqrt(dot(v[c], v[c])); norm > 0 {
+			for i := range v[c] {
+				v[c][i] /= norm
+			}
+		}
+	}
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
 // affinities returns the symmetric joint affinities p_ij = (p_j|i + p_i|j)
 // / 2n of the squared distances d (n×n, row-major), each conditional
 // p_·|i a Gaussian whose precision is found by bisection to give entropy
-// log(perplexity).
-func affinities(d []float64, perplexity float64) ([]float64, error) {
-	n := int(math.Sqrt(float64(len(d))))
+// log(perplexity) (the closest one found where none does, as when many
+// points coincide).
+func affinities(d []float64, perplexity float64) []float64 {
+	n := int(math.Round(math.Sqrt(float64(len(d)))))
 	cond := make([]float64, n*n)
 	for i := range n {
-		if err := conditional(d[i*n:(i+1)*n], i, perplexity, cond[i*n:(i+1)*n]); err != nil {
-			return nil, fmt.Errorf("tsne: point %d: %w", i, err)
-		}
+		conditional(d[i*n:(i+1)*n], i, perplexity, cond[i*n:(i+1)*n])
 	}
 	p := make([]float64, n*n)
 	for i := range n {
@@ -141,13 +296,14 @@ func affinities(d []float64, perplexity float64) ([]float64, error) {
 			}
 		}
 	}
-	return p, nil
+	return p
 }
 
 // conditional writes into row the Gaussian affinities p_j|i of point i,
 // given its squared distances di to every point, at the precision β whose
-// entropy is log(perplexity) (within 10⁻⁵ nats).
-func conditional(di []float64, i int, perplexity float64, row []float64) error {
+// entropy is log(perplexity) within 10⁻⁵ nats, or the last of 200
+// bisection steps (scikit-learn's rule too). It returns that entropy.
+func conditional(di []float64, i int, perplexity float64, row []float64) float64 {
 	target := math.Log(perplexity)
 	// Distances relative to the nearest other point keep exp in range.
 	nearest := math.Inf(1)
@@ -172,10 +328,10 @@ func conditional(di []float64, i int, perplexity float64, row []float64) error {
 		return math.Log(sum) + beta*mean/sum
 	}
 	lo, hi, beta := 0.0, math.Inf(1), 1.0
+	var h float64
 	for range 200 {
-		h := entropy(beta)
-		if math.Abs(h-target) < 1e-5 {
-			return nil
+		if h = entropy(beta); math.Abs(h-target) < 1e-5 {
+			break
 		}
 		if h > target { // too flat: sharpen
 			lo = beta
@@ -189,28 +345,32 @@ func conditional(di []float64, i int, perplexity float64, row []float64) error {
 			beta = (beta + lo) / 2
 		}
 	}
-	if h := entropy(beta); math.Abs(h-target) > 1e-3 {
-		return fmt.Errorf("no Gaussian of perplexity %v (entropy %.4f, want %.4f): too many equal points?", perplexity, h, target)
-	}
-	return nil
+	return h
 }
 
 // gradient writes into grad the gradient of KL(P‖Q) with respect to the
 // positions y (n×2, row-major), P multiplied by exaggeration:
-// 4 Σ_j (e·p_ij − q_ij) (y_i − y_j) / (1 + |y_i − y_j|²). num is scratch
-// of n² entries.
-func gradient(p, y []float64, exaggeration float64, num, grad []float64) {
+// 4 Σ_j (e·p_ij − q_ij) (y_i − y_j) / (1 + |y_i − y_j|²), and returns
+// that divergence. num is scratch of n² entries.
+func gradient(p, y []float64, exaggeration float64, num, grad []float64) float64 {
 	n := len(y) / 2
 	sum := kernel(y, num)
+	var kl float64
 	for i := range n {
 		var gx, gy float64
 		for j := range n {
-			w := (exaggeration*p[i*n+j] - num[i*n+j]/sum) * num[i*n+j]
+			q := num[i*n+j] / sum
+			pij := exaggeration * p[i*n+j]
+			if j != i {
+				kl += pij * math.Log(math.Max(pij, 1e-300)/math.Max(q, 1e-12))
+			}
+			w := (pij - q) * num[i*n+j]
 			gx += w * (y[2*i] - y[2*j])
 			gy += w * (y[2*i+1] - y[2*j+1])
 		}
 		grad[2*i], grad[2*i+1] = 4*gx, 4*gy
 	}
+	return kl
 }
 
 // kernel writes the Student-t kernel 1/(1 + |y_i − y_j|²) of every pair
@@ -230,12 +390,13 @@ func kernel(y, num []float64) float64 {
 	return sum
 }
 
-// divergence is KL(P‖Q) of the positions y.
+// divergence is KL(P‖Q) of the positions y; num is scratch of n² entries.
 func divergence(p, y, num []float64) float64 {
 	sum := kernel(y, num)
+	n := len(y) / 2
 	var kl float64
 	for ij, pij := range p {
-		if pij > 0 && num[ij] > 0 {
+		if ij/n != ij%n {
 			kl += pij * math.Log(pij/math.Max(num[ij]/sum, 1e-12))
 		}
 	}

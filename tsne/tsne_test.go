@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // clusters returns k clusters of m points each in dim dimensions, centres
-// 10 apart on the axes and spread 0.5, with each point's cluster.
+// 4 apart on the axes and spread 0.5, with each point's cluster.
 func clusters(k, m, dim int, seed uint64) (*mat.Dense, []int) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	x := mat.NewDense(k*m, dim, nil)
@@ -22,7 +23,7 @@ func clusters(k, m, dim int, seed uint64) (*mat.Dense, []int) {
 			for j := range dim {
 				v := 0.5 * rng.NormFloat64()
 				if j == c {
-					v += 10
+					v += 4
 				}
 				x.Set(row, j, v)
 			}
@@ -32,17 +33,16 @@ func clusters(k, m, dim int, seed uint64) (*mat.Dense, []int) {
 }
 
 // Every conditional distribution has the perplexity asked for: entropy
-// log(perplexity), summing to one, none on the point itself.
-func TestConditionalPerplexity(t *testing.T) {
+// log(perplexity), summing to one, none on the point itself; the joint
+// affinities are symmetric, sum to one, and have none on the diagonal.
+func TestAffinities(t *testing.T) {
 	x, _ := clusters(3, 20, 5, 1)
-	d := squaredDistances(x)
-	n := 60
+	n, _ := x.Dims()
+	d := squaredDistances(gram(x), n)
 	for _, perp := range []float64{2, 10, 30} {
 		for i := range n {
 			row := make([]float64, n)
-			if err := conditional(d[i*n:(i+1)*n], i, perp, row); err != nil {
-				t.Fatal(err)
-			}
+			got := conditional(d[i*n:(i+1)*n], i, perp, row)
 			var sum, h float64
 			for _, v := range row {
 				sum += v
@@ -50,10 +50,30 @@ func TestConditionalPerplexity(t *testing.T) {
 					h -= v * math.Log(v)
 				}
 			}
-			if row[i] != 0 || math.Abs(sum-1) > 1e-12 || math.Abs(h-math.Log(perp)) > 1e-4 {
-				t.Fatalf("perplexity %v, point %d: self %v, sum %v, entropy %v want %v", perp, i, row[i], sum, h, math.Log(perp))
+			if row[i] != 0 || math.Abs(sum-1) > 1e-12 || math.Abs(h-math.Log(perp)) > 1e-4 || math.Abs(got-h) > 1e-9 {
+				t.Fatalf("perplexity %v, point %d: self %v, sum %v, entropy %v (said %v), want %v", perp, i, row[i], sum, h, got, math.Log(perp))
 			}
 		}
+		p := affinities(d, perp)
+		var sum float64
+		for i := range n {
+			for j := range n {
+				sum += p[i*n+j]
+				if p[i*n+j] != p[j*n+i] || (i == j) != (p[i*n+j] == 0) {
+					t.Fatalf("perplexity %v: p[%d,%d] = %v, p[%d,%d] = %v", perp, i, j, p[i*n+j], j, i, p[j*n+i])
+				}
+			}
+		}
+		if math.Abs(sum-1) > 1e-8 { // the floor of 10⁻¹² on each of n² entries
+			t.Errorf("perplexity %v: the affinities sum to %v", perp, sum)
+		}
+	}
+	// Coinciding points have no Gaussian of perplexity 3: each of six is
+	// as near to the five others, at entropy log 5, and that is kept, not
+	// a failure.
+	row := make([]float64, 6)
+	if h := conditional(make([]float64, 6), 0, 3, row); math.Abs(h-math.Log(5)) > 1e-12 || row[0] != 0 || math.Abs(row[1]-0.2) > 1e-15 {
+		t.Errorf("six equal points at perplexity 3: entropy %v, row %v; want log 5, uniform", h, row)
 	}
 }
 
@@ -61,27 +81,35 @@ func TestConditionalPerplexity(t *testing.T) {
 func TestSquaredDistances(t *testing.T) {
 	x := mat.NewDense(3, 2, []float64{0, 0, 3, 4, -1, 1})
 	want := []float64{0, 25, 2, 25, 0, 25, 2, 25, 0}
-	for i, v := range squaredDistances(x) {
+	for i, v := range squaredDistances(gram(x), 3) {
 		if math.Abs(v-want[i]) > 1e-12 {
 			t.Errorf("entry %d: %v, want %v", i, v, want[i])
 		}
 	}
 }
 
-// The gradient is that of KL(P‖Q) (exaggeration 1) by central differences.
+// The gradient is that of KL(P‖Q) by central differences, and its
+// divergence is divergence's. Exaggeration e multiplies the attraction
+// alone, as in every t-SNE (so the exaggerated step is not a gradient of
+// KL(e·P‖Q)): the gradient is affine in e.
 func TestGradientFiniteDifferences(t *testing.T) {
 	x, _ := clusters(2, 4, 3, 2)
-	p, err := affinities(squaredDistances(x), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := affinities(squaredDistances(gram(x), 8), 3)
 	rng := rand.New(rand.NewPCG(3, 4))
 	y := make([]float64, 16)
 	for i := range y {
 		y[i] = rng.NormFloat64()
 	}
-	num, grad := make([]float64, 64), make([]float64, 16)
-	gradient(p, y, 1, num, grad)
+	num := make([]float64, 64)
+	grad := func(e float64) ([]float64, float64) {
+		g := make([]float64, 16)
+		kl := gradient(p, y, e, num, g)
+		return g, kl
+	}
+	g1, kl := grad(1)
+	if want := divergence(p, y, num); math.Abs(kl-want) > 1e-12 {
+		t.Errorf("divergence %v, want %v", kl, want)
+	}
 	const h = 1e-6
 	for i := range y {
 		keep := y[i]
@@ -90,8 +118,55 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		y[i] = keep - h
 		down := divergence(p, y, num)
 		y[i] = keep
-		if fd := (up - down) / (2 * h); math.Abs(fd-grad[i]) > 1e-6*math.Max(1, math.Abs(fd)) {
-			t.Errorf("coordinate %d: gradient %v, finite difference %v", i, grad[i], fd)
+		if fd := (up - down) / (2 * h); math.Abs(fd-g1[i]) > 1e-6*math.Max(1, math.Abs(fd)) {
+			t.Errorf("coordinate %d: gradient %v, finite difference %v", i, g1[i], fd)
+		}
+	}
+	g2, _ := grad(2)
+	g12, _ := grad(12)
+	for i := range y {
+		if want := g1[i] + 11*(g2[i]-g1[i]); math.Abs(g12[i]-want) > 1e-9*math.Max(1, math.Abs(want)) {
+			t.Errorf("coordinate %d: exaggerated 12 gradient %v, want %v", i, g12[i], want)
+		}
+	}
+}
+
+// The start is the first two principal components: on points spread along
+// two axes (variance 100 on the third coordinate, 4 on the first, 0.01
+// elsewhere), the start's first column follows the third coordinate and
+// its second the first, with standard deviation 10⁻⁴ on the first.
+func TestPrincipalStart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 200
+	x := mat.NewDense(n, 4, nil)
+	for i := range n {
+		x.Set(i, 0, 2*rng.NormFloat64())
+		x.Set(i, 1, 0.1*rng.NormFloat64())
+		x.Set(i, 2, 10*rng.NormFloat64()+3)
+		x.Set(i, 3, 0.1*rng.NormFloat64())
+	}
+	y := principalStart(gram(x), n, rand.New(rand.NewPCG(1, 1)))
+	col := func(v []float64, c, stride int) []float64 {
+		out := make([]float64, n)
+		for i := range n {
+			out[i] = v[i*stride+c]
+		}
+		return out
+	}
+	for _, tc := range []struct{ ycol, xcol int }{{0, 2}, {1, 0}} {
+		if r := math.Abs(stat.Correlation(col(y, tc.ycol, 2), col(x.RawMatrix().Data, tc.xcol, 4), nil)); r < 0.99 {
+			t.Errorf("start column %d against coordinate %d: |correlation| %v", tc.ycol, tc.xcol, r)
+		}
+	}
+	if sd := stat.StdDev(col(y, 0, 2), nil); math.Abs(sd-1e-4) > 1e-10 {
+		t.Errorf("first column's standard deviation %v, want 1e-4", sd)
+	}
+	// Points without spread start at random, still small.
+	flat := principalStart(gram(mat.NewDense(5, 3, nil)), 5, rand.New(rand.NewPCG(1, 1)))
+	for _, v := range flat {
+		if v == 0 || math.Abs(v) > 1e-3 {
+			t.Errorf("start of equal points %v", flat)
+			break
 		}
 	}
 }
@@ -161,7 +236,6 @@ func TestEmbedErrors(t *testing.T) {
 	x, _ := clusters(2, 5, 3, 9)
 	nan := mat.DenseCopyOf(x)
 	nan.Set(3, 1, math.NaN())
-	same := mat.NewDense(6, 2, nil) // all points equal: no Gaussian has the perplexity
 	def := DefaultOptions()
 	with := func(f func(*Options)) Options { o := def; o.Perplexity = 3; f(&o); return o }
 	for _, tc := range []struct {
@@ -170,20 +244,51 @@ func TestEmbedErrors(t *testing.T) {
 		opt  Options
 		want string
 	}{
+		{"nil", nil, def, "no points"},
 		{"one point", mat.NewDense(1, 2, nil), def, "1 points"},
-		{"perplexity of all points", x, with(func(o *Options) { o.Perplexity = 10 }), "perplexity 10"},
+		{"perplexity above n-1", x, with(func(o *Options) { o.Perplexity = 9.5 }), "perplexity 9.5, want one in (0, 9]"},
 		{"zero perplexity", x, with(func(o *Options) { o.Perplexity = 0 }), "perplexity 0"},
-		{"no iterations", x, with(func(o *Options) { o.Iterations = 0 }), "iterations"},
-		{"exaggeration below one", x, with(func(o *Options) { o.Exaggeration = 0.5 }), "exaggeration"},
-		{"negative learning rate", x, with(func(o *Options) { o.LearningRate = -1 }), "learning rate"},
+		{"no iterations", x, with(func(o *Options) { o.Iterations = 0 }), "0 iterations"},
+		{"no patience", x, with(func(o *Options) { o.NoProgress = 0 }), "NoProgress 0"},
+		{"exaggeration below one", x, with(func(o *Options) { o.Exaggeration = 0.5 }), "exaggeration 0.5"},
+		{"infinite exaggeration", x, with(func(o *Options) { o.Exaggeration = math.Inf(1) }), "exaggeration +Inf"},
+		{"negative learning rate", x, with(func(o *Options) { o.LearningRate = -1 }), "learning rate -1"},
+		{"NaN learning rate", x, with(func(o *Options) { o.LearningRate = math.NaN() }), "learning rate NaN"},
 		{"NaN", nan, with(func(*Options) {}), "point 3 coordinate 1 is NaN"},
-		{"equal points", same, with(func(*Options) {}), "too many equal points"},
+		{"diverging", x, with(func(o *Options) { o.LearningRate = 1e300 }), "diverged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Embed(tc.x, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+	// Equal points embed (at the closest perplexity their distances allow).
+	if res, err := Embed(mat.NewDense(6, 2, nil), with(func(*Options) {})); err != nil || res.Y == nil {
+		t.Errorf("six equal points: %v", err)
+	}
+}
+
+// The descent stops as scikit-learn's does: after NoProgress iterations
+// whose divergence (checked every 50) is no lower than the best, and when
+// the gradient vanishes.
+func TestEmbedStopsEarly(t *testing.T) {
+	x, _ := clusters(2, 10, 3, 12)
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Iterations = 5, 5000
+	// A step too small to move a point: the exaggerated phase runs its 250
+	// iterations, and the next stops at the first check more than 300
+	// iterations after its first (at iteration 300): at 650.
+	opt.LearningRate = 1e-300
+	if res, err := Embed(x, opt); err != nil || res.Iterations != 650 {
+		t.Errorf("no progress: %d iterations (%v), want 650", res.Iterations, err)
+	}
+	// Two points: Q is P whatever the positions, so past the exaggerated
+	// 250 iterations the gradient is zero and the descent stops at once.
+	opt = DefaultOptions()
+	opt.Perplexity = 1
+	if res, err := Embed(mat.NewDense(2, 3, []float64{0, 0, 0, 1, 2, 3}), opt); err != nil || res.Iterations != 251 {
+		t.Errorf("two points: %d iterations (%v), want 251", res.Iterations, err)
 	}
 }
 
