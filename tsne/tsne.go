@@ -87,7 +87,6 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x75e))
 	y := principalStart(g, n, rng)
 	grad, update, gains := make([]float64, 2*n), make([]float64, 2*n), make([]float64, 2*n)
-	num := make([]float64, n*n)
 	// Two phases, as scikit-learn's: exaggerated affinities with momentum
 	// 0.5, then the true ones with 0.8, each from zero steps and unit gains.
 	it := 0
@@ -105,7 +104,8 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 		}
 		best, bestIt := math.Inf(1), it
 		for ; it < phase.until; it++ {
-			kl := gradient(p, y, phase.exaggeration, num, grad)
+			check := (it+1)%50 == 0
+			kl := gradient(p, y, phase.exaggeration, grad, check)
 			var norm float64
 			for i, g := range grad {
 				// Delta-bar-delta gains: grow where the gradient keeps the
@@ -119,7 +119,7 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 				y[i] += update[i]
 				norm += g * g
 			}
-			if (it+1)%50 == 0 {
+			if check {
 				if kl < best {
 					best, bestIt = kl, it
 				} else if it-bestIt > phase.noProgress {
@@ -138,7 +138,7 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 			return Result{}, fmt.Errorf("tsne: the descent diverged (coordinate %d of point %d is %v by iteration %d); try a lower learning rate", i%2, i/2, v, it)
 		}
 	}
-	return Result{Y: mat.NewDense(n, 2, y), KL: divergence(p, y, num), Iterations: it}, nil
+	return Result{Y: mat.NewDense(n, 2, y), KL: divergence(p, y), Iterations: it}, nil
 }
 
 // gram returns x·xᵀ, row-major.
@@ -350,54 +350,67 @@ func conditional(di []float64, i int, perplexity float64, row []float64) float64
 
 // gradient writes into grad the gradient of KL(P‖Q) with respect to the
 // positions y (n×2, row-major), P multiplied by exaggeration:
-// 4 Σ_j (e·p_ij − q_ij) (y_i − y_j) / (1 + |y_i − y_j|²), and returns
-// that divergence. num is scratch of n² entries.
-func gradient(p, y []float64, exaggeration float64, num, grad []float64) float64 {
+// 4 Σ_j (e·p_ij − q_ij) (y_i − y_j) / (1 + |y_i − y_j|²). With withKL it
+// also returns that divergence, KL(e·P‖Q) (logarithms of every pair: only
+// when the descent checks its progress). P is symmetric, so each pair is
+// visited once, and Q's kernel is recomputed rather than kept: two passes
+// over n²/2 pairs and no n² scratch.
+func gradient(p, y []float64, exaggeration float64, grad []float64, withKL bool) float64 {
 	n := len(y) / 2
-	sum := kernel(y, num)
+	z := normaliser(y)
+	clear(grad)
 	var kl float64
 	for i := range n {
+		xi, yi := y[2*i], y[2*i+1]
+		row := p[i*n : (i+1)*n]
 		var gx, gy float64
-		for j := range n {
-			q := num[i*n+j] / sum
-			pij := exaggeration * p[i*n+j]
-			if j != i {
-				kl += pij * math.Log(math.Max(pij, 1e-300)/math.Max(q, 1e-12))
+		for j := i + 1; j < n; j++ {
+			dx, dy := xi-y[2*j], yi-y[2*j+1]
+			k := 1 / (1 + dx*dx + dy*dy)
+			q, pij := k/z, exaggeration*row[j]
+			if withKL {
+				kl += 2 * pij * math.Log(pij/math.Max(q, 1e-12))
 			}
-			w := (pij - q) * num[i*n+j]
-			gx += w * (y[2*i] - y[2*j])
-			gy += w * (y[2*i+1] - y[2*j+1])
+			w := (pij - q) * k
+			gx, gy = gx+w*dx, gy+w*dy
+			grad[2*j] -= w * dx
+			grad[2*j+1] -= w * dy
 		}
-		grad[2*i], grad[2*i+1] = 4*gx, 4*gy
+		grad[2*i] += gx
+		grad[2*i+1] += gy
+	}
+	for i := range grad {
+		grad[i] *= 4
 	}
 	return kl
 }
 
-// kernel writes the Student-t kernel 1/(1 + |y_i − y_j|²) of every pair
-// into num (0 on the diagonal) and returns its sum, the normaliser of Q.
-func kernel(y, num []float64) float64 {
+// normaliser is Σ_{i≠j} 1/(1 + |y_i − y_j|²), the normaliser of Q.
+func normaliser(y []float64) float64 {
 	n := len(y) / 2
 	var sum float64
 	for i := range n {
-		num[i*n+i] = 0
+		xi, yi := y[2*i], y[2*i+1]
 		for j := i + 1; j < n; j++ {
-			dx, dy := y[2*i]-y[2*j], y[2*i+1]-y[2*j+1]
-			k := 1 / (1 + dx*dx + dy*dy)
-			num[i*n+j], num[j*n+i] = k, k
-			sum += 2 * k
+			dx, dy := xi-y[2*j], yi-y[2*j+1]
+			sum += 1 / (1 + dx*dx + dy*dy)
 		}
 	}
-	return sum
+	return 2 * sum
 }
 
-// divergence is KL(P‖Q) of the positions y; num is scratch of n² entries.
-func divergence(p, y, num []float64) float64 {
-	sum := kernel(y, num)
+// divergence is KL(P‖Q) of the positions y.
+func divergence(p, y []float64) float64 {
 	n := len(y) / 2
+	z := normaliser(y)
 	var kl float64
-	for ij, pij := range p {
-		if ij/n != ij%n {
-			kl += pij * math.Log(pij/math.Max(num[ij]/sum, 1e-12))
+	for i := range n {
+		for j := range n {
+			if j != i {
+				dx, dy := y[2*i]-y[2*j], y[2*i+1]-y[2*j+1]
+				q := 1 / (1 + dx*dx + dy*dy) / z
+				kl += p[i*n+j] * math.Log(p[i*n+j]/math.Max(q, 1e-12))
+			}
 		}
 	}
 	return kl
