@@ -164,10 +164,11 @@ func squaredDistances(g []float64, n int) []float64 {
 }
 
 // principalStart returns the points' first two principal-component scores
-// (from the doubly centred Gram matrix by subspace iteration, started from
-// rng), scaled so that the first has standard deviation 10⁻⁴, each
-// component's largest entry positive; points without spread start at
-// N(0, (10⁻⁴)²) each coordinate.
+// (of the doubly centred Gram matrix, by randomised subspace iteration as
+// scikit-learn's PCA computes them for such sizes: 10 extra vectors, 7
+// iterations, started from rng), scaled so that the first has standard
+// deviation 10⁻⁴, each component's largest entry positive; points without
+// spread start at N(0, (10⁻⁴)²) each coordinate.
 func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
 	rowMean := make([]float64, n)
 	var mean float64
@@ -178,64 +179,61 @@ func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
 		rowMean[i] /= float64(n)
 		mean += rowMean[i] / float64(n)
 	}
-	k := make([]float64, n*n) // H·G·H: the centred points' Gram matrix
+	k := mat.NewSymDense(n, nil) // H·G·H: the centred points' Gram matrix
 	for i := range n {
-		for j := range n {
-			k[i*n+j] = g[i*n+j] - rowMean[i] - rowMean[j] + mean
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, g[i*n+j]-rowMean[i]-rowMean[j]+mean)
 		}
 	}
-	v := [2][]float64{make([]float64, n), make([]float64, n)}
-	for c := range v {
-		for i := range v[c] {
-			v[c][i] = rng.NormFloat64()
+	block := min(n, 12)
+	v := mat.NewDense(n, block, nil)
+	for i := range n {
+		for c := range block {
+			v.Set(i, c, rng.NormFloat64())
 		}
 	}
-	orthonormalise(v)
-	w := [2][]float64{make([]float64, n), make([]float64, n)}
-	var lambda [2]float64
-	for range 1000 {
-		for c := range v {
-			for i := range n {
-				var s float64
-				for j, kij := range k[i*n : (i+1)*n] {
-					s += kij * v[c][j]
-				}
-				w[c][i] = s
-			}
-		}
-		var change float64
-		for c := range v {
-			lambda[c] = dot(v[c], w[c])
-		}
-		orthonormalise(w)
-		for c := range v {
-			change = math.Max(change, 1-math.Abs(dot(v[c], w[c])))
-			copy(v[c], w[c])
-		}
-		if change < 1e-12 {
-			break
+	orthonormalColumns(v)
+	var w mat.Dense
+	for range 7 {
+		w.Mul(k, v)
+		v.Copy(&w)
+		orthonormalColumns(v)
+	}
+	w.Mul(k, v)
+	var t mat.Dense
+	t.Mul(v.T(), &w)
+	small := mat.NewSymDense(block, nil)
+	for a := range block {
+		for b := a; b < block; b++ {
+			small.SetSym(a, b, (t.At(a, b)+t.At(b, a))/2)
 		}
 	}
+	var eig mat.EigenSym
 	y := make([]float64, 2*n)
-	if !(lambda[0] > 1e-12*math.Max(1, mean)) { // no spread: the random start
-		for i := range y {
-			y[i] = 1e-4 * rng.NormFloat64()
-		}
-		return y
+	if !eig.Factorize(small, true) {
+		return randomStart(y, rng)
 	}
-	for c := range v {
+	values := eig.Values(nil) // ascending
+	var vecs, comps mat.Dense
+	eig.VectorsTo(&vecs)
+	comps.Mul(v, &vecs)
+	if !(values[block-1] > 1e-12*math.Max(1, math.Abs(mean))) { // no spread
+		return randomStart(y, rng)
+	}
+	for c := range 2 {
+		col := block - 1 - c
 		big := 0
-		for i, x := range v[c] {
-			if math.Abs(x) > math.Abs(v[c][big]) {
+		for i := range n {
+			if math.Abs(comps.At(i, col)) > math.Abs(comps.At(big, col)) {
 				big = i
 			}
 		}
-		scale := math.Sqrt(math.Max(lambda[c], 0))
-		if v[c][big] < 0 {
+		scale := math.Sqrt(math.Max(values[col], 0))
+		if comps.At(big, col) < 0 {
 			scale = -scale
 		}
 		for i := range n {
-			y[2*i+c] = v[c][i] * scale
+			y[2*i+c] = comps.At(i, col) * scale
 		}
 	}
 	var m, ss float64
@@ -245,36 +243,36 @@ func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
 	for i := range n {
 		ss += (y[2*i] - m) * (y[2*i] - m)
 	}
-	s := 1e-4 / math.Sqrt(ss/float64(n-1))
+	scale := 1e-4 / math.Sqrt(ss/float64(n-1))
 	for i := range y {
-		y[i] *= s
+		y[i] *= scale
 	}
 	return y
 }
 
-// orthonormalise makes the two vectors orthonormal (Gram–Schmidt).
-func orthonormalise(v [2][]float64) {
-	for c := range v {
-		if c == 1 {
-			d := dot(v[0], v[1])
-			for i := range v[1] {
-				v[1][i] -= d * v[0][i]
+// orthonormalColumns makes v's columns orthonormal by modified
+// Gram–Schmidt, twice over for accuracy; a column that vanishes stays zero.
+func orthonormalColumns(v *mat.Dense) {
+	_, c := v.Dims()
+	for range 2 {
+		for a := range c {
+			col := v.ColView(a).(*mat.VecDense)
+			for b := range a {
+				col.AddScaledVec(col, -mat.Dot(col, v.ColView(b)), v.ColView(b))
 			}
-		}
-		if norm := math.Sqrt(dot(v[c], v[c])); norm > 0 {
-			for i := range v[c] {
-				v[c][i] /= norm
+			if norm := mat.Norm(col, 2); norm > 0 {
+				col.ScaleVec(1/norm, col)
 			}
 		}
 	}
 }
 
-func dot(a, b []float64) float64 {
-	var s float64
-	for i, x := range a {
-		s += x * b[i]
+// randomStart fills y with N(0, (10⁻⁴)²) coordinates.
+func randomStart(y []float64, rng *rand.Rand) []float64 {
+	for i := range y {
+		y[i] = 1e-4 * rng.NormFloat64()
 	}
-	return s
+	return y
 }
 
 // affinities returns the symmetric joint affinities p_ij = (p_j|i + p_i|j)

@@ -296,8 +296,8 @@ func TestEmbedStopsEarly(t *testing.T) {
 }
 
 // BenchmarkEmbed2000 is the paper's figure's size: 1000 test and 1000
-// sampled triples (here 2000 points of 40 dimensions), 100 of the
-// figure's 5000 iterations, so ns/op × 50 is a figure's descent.
+// sampled triples (here 2000 points of 40 dimensions), the affinities, the
+// start and 100 of the figure's at most 5000 iterations.
 func BenchmarkEmbed2000(b *testing.B) {
 	x, _ := clusters(20, 100, 40, 11)
 	opt := DefaultOptions()
