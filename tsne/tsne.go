@@ -17,8 +17,8 @@ type Options struct {
 	Perplexity float64
 	// Iterations is the most iterations of gradient descent, the
 	// exaggerated ones included; the descent stops earlier when the
-	// divergence has not fallen for NoProgress iterations (checked every
-	// 50, as scikit-learn does) or the gradient vanishes.
+	// divergence has not fallen for NoProgress iterations or the gradient
+	// has vanished (both checked every 50 iterations, as scikit-learn does).
 	Iterations, NoProgress int
 	// LearningRate of the descent; 0 is scikit-learn's "auto",
 	// max(n / Exaggeration / 4, 50) (Belkina et al. 2019).
@@ -119,17 +119,17 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 				y[i] += update[i]
 				norm += g * g
 			}
-			if check {
+			if check { // both rules only where scikit-learn checks them
 				if kl < best {
 					best, bestIt = kl, it
 				} else if it-bestIt > phase.noProgress {
 					it++
 					break
 				}
-			}
-			if math.Sqrt(norm) <= 1e-7 {
-				it++
-				break
+				if math.Sqrt(norm) <= 1e-7 {
+					it++
+					break
+				}
 			}
 		}
 	}
