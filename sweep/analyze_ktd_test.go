@@ -264,18 +264,7 @@ objective = "pll"
 // puts its values beside the rows.
 func TestKTDNNMFAug(t *testing.T) {
 	data := shippedData(t, "nations")
-	ts := trainedSweep(t, `name = "ktd-nnmfaug"
-[defaults]
-dataset = "nations"
-rank = 4
-batch_size = 400
-learning_rate = 0.01
-epochs = 1
-
-[[sweep]]
-model = ["complex", "cp2"]
-objective = "pll"
-`, data)
+	ts := psiAndGeKC(t, data)
 	ids := ts.ids()
 	a := Analysis{Kind: "ktd", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs, NNMFAug: true}
 	_, stderr := mustAnalyze(t, a)
@@ -347,4 +336,23 @@ func TestKTDFillFromRecords(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v, %v", tc.dataset, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// psiAndGeKC trains, for one epoch on Nations under data, an energy-based
+// ComplEx (ids()[0], to give ψ) and a CP² by PLL (ids()[1]): the two runs
+// the ψ analyses (ktd, tsne) need.
+func psiAndGeKC(t *testing.T, data string) toySweep {
+	t.Helper()
+	return trainedSweep(t, `name = "psi-and-gekc"
+[defaults]
+dataset = "nations"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 1
+
+[[sweep]]
+model = ["complex", "cp2"]
+objective = "pll"
+`, data)
 }

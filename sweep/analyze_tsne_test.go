@@ -17,18 +17,7 @@ import (
 // again; without -features it says what it needs.
 func TestTSNEAnalysis(t *testing.T) {
 	data := shippedData(t, "nations")
-	ts := trainedSweep(t, `name = "tsne"
-[defaults]
-dataset = "nations"
-rank = 4
-batch_size = 400
-learning_rate = 0.01
-epochs = 1
-
-[[sweep]]
-model = ["complex", "cp2"]
-objective = "pll"
-`, data)
+	ts := psiAndGeKC(t, data)
 	ids := ts.ids()
 	a := Analysis{Kind: "tsne", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
 	_, stderr := mustAnalyze(t, a)
