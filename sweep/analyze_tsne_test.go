@@ -33,7 +33,7 @@ func TestTSNEAnalysis(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ts.out, runsDirName, ids[0], TSNEName)); err == nil {
 		t.Error("the energy-based ψ run got a t-SNE figure")
 	}
-	if !strings.Contains(stderr, ids[1]+": t-SNE of 201 test and 201 sampled triples, perplexity 50, ") { // Nations: 201 test triples
+	if !strings.Contains(stderr, ids[1]+": t-SNE of 201 test and 201 sampled triples, Barnes–Hut at angle 0.5, perplexity 50, ") { // Nations: 201 test triples
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	mustAnalyze(t, a)

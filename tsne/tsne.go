@@ -27,17 +27,44 @@ type Options struct {
 	// ExaggerationIterations, which run with momentum 0.5 (0.8 after).
 	Exaggeration           float64
 	ExaggerationIterations int
+	// Angle is the Barnes–Hut trade-off θ: a quadtree cell whose width is
+	// under θ times its distance to a point repels it from its centre of
+	// mass, and affinities are kept only to each point's ⌊3·perplexity + 1⌋
+	// nearest neighbours; O(n log n) a step. 0 is the exact method, O(n²)
+	// a step and n² of memory: a few thousand points at most.
+	Angle float64
+	// Progress, where set, is called at each check of the descent (every
+	// 50 iterations) with the iterations run and the divergence there.
+	Progress func(iterations int, kl float64)
 	// Seed seeds the start of the principal-component iteration (and the
 	// random start of data without spread).
 	Seed uint64
 }
 
 // DefaultOptions returns perplexity 30, at most 1000 iterations stopping
-// after 300 without progress, the automatic learning rate and exaggeration
-// 12 for 250 iterations, as scikit-learn's TSNE has them.
+// after 300 without progress, the automatic learning rate, exaggeration
+// 12 for 250 iterations and the Barnes–Hut method at angle 0.5, as
+// scikit-learn's TSNE has them.
 func DefaultOptions() Options {
-	return Options{Perplexity: 30, Iterations: 1000, NoProgress: 300, Exaggeration: 12, ExaggerationIterations: 250}
+	return Options{Perplexity: 30, Iterations: 1000, NoProgress: 300, Exaggeration: 12, ExaggerationIterations: 250, Angle: 0.5}
 }
+
+// objective is the divergence a method descends: its gradient (and, with
+// withKL, its value, as at the descent's checks) with P multiplied by
+// exaggeration, and its value at the end.
+type objective interface {
+	gradient(y []float64, exaggeration float64, grad []float64, withKL bool) float64
+	divergence(y []float64) float64
+}
+
+// exact is the exact method's objective over the dense affinities p.
+type exact struct{ p []float64 }
+
+func (e exact) gradient(y []float64, exaggeration float64, grad []float64, withKL bool) float64 {
+	return gradient(e.p, y, exaggeration, grad, withKL)
+}
+
+func (e exact) divergence(y []float64) float64 { return divergence(e.p, y) }
 
 // Result is an embedding: Y holds a point's coordinates per row, KL the
 // Kullback–Leibler divergence of the final low-dimensional affinities from
@@ -51,7 +78,10 @@ type Result struct {
 
 // Embed embeds the rows of x (n points of any dimension) in the plane,
 // starting from their first two principal components scaled to a standard
-// deviation of 10⁻⁴ on the first, as scikit-learn's init="pca" does.
+// deviation of 10⁻⁴ on the first, as scikit-learn's init="pca" does. With
+// a positive opt.Angle it descends the Barnes–Hut approximation, and
+// Result.KL is that approximation's divergence (over the neighbours'
+// affinities, Q normalised by the quadtree's sum).
 func Embed(x *mat.Dense, opt Options) (Result, error) {
 	if x == nil || x.IsEmpty() {
 		return Result{}, errors.New("tsne: no points")
@@ -70,6 +100,8 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 		return Result{}, fmt.Errorf("tsne: learning rate %v, want a finite non-negative one (0: automatic)", opt.LearningRate)
 	case !(opt.Exaggeration >= 1) || math.IsInf(opt.Exaggeration, 0) || opt.ExaggerationIterations < 0:
 		return Result{}, fmt.Errorf("tsne: exaggeration %v for %d iterations, want a finite one of at least 1", opt.Exaggeration, opt.ExaggerationIterations)
+	case !(opt.Angle >= 0 && opt.Angle <= 1):
+		return Result{}, fmt.Errorf("tsne: angle %v, want one in [0, 1] (0: the exact method)", opt.Angle)
 	}
 	for i := range n {
 		for j := range dim {
@@ -78,14 +110,22 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 			}
 		}
 	}
-	g := gram(x)
-	p := affinities(squaredDistances(g, n), opt.Perplexity)
 	eta := opt.LearningRate
 	if eta == 0 {
 		eta = math.Max(float64(n)/opt.Exaggeration/4, 50)
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x75e))
-	y := principalStart(g, n, rng)
+	var (
+		obj objective
+		y   []float64
+	)
+	if opt.Angle == 0 {
+		g := gram(x)
+		p := affinities(squaredDistances(g, n), opt.Perplexity)
+		obj, y = exact{p}, principalStart(centredGram(g, n), n, rng)
+	} else {
+		obj, y = &barnesHut{p: sparseAffinities(x, opt.Perplexity), theta: opt.Angle}, principalStart(centredData(x), n, rng)
+	}
 	grad, update, gains := make([]float64, 2*n), make([]float64, 2*n), make([]float64, 2*n)
 	// Two phases, as scikit-learn's: exaggerated affinities with momentum
 	// 0.5, then the true ones with 0.8, each from zero steps and unit gains.
@@ -105,7 +145,7 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 		best, bestIt := math.Inf(1), it
 		for ; it < phase.until; it++ {
 			check := (it+1)%50 == 0
-			kl := gradient(p, y, phase.exaggeration, grad, check)
+			kl := obj.gradient(y, phase.exaggeration, grad, check)
 			var norm float64
 			for i, g := range grad {
 				// Delta-bar-delta gains: grow where the gradient keeps the
@@ -120,6 +160,9 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 				norm += g * g
 			}
 			if check { // both rules only where scikit-learn checks them
+				if opt.Progress != nil {
+					opt.Progress(it+1, kl)
+				}
 				if kl < best {
 					best, bestIt = kl, it
 				} else if it-bestIt > phase.noProgress {
@@ -138,7 +181,7 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 			return Result{}, fmt.Errorf("tsne: the descent diverged (coordinate %d of point %d is %v by iteration %d); try a lower learning rate", i%2, i/2, v, it)
 		}
 	}
-	return Result{Y: mat.NewDense(n, 2, y), KL: divergence(p, y), Iterations: it}, nil
+	return Result{Y: mat.NewDense(n, 2, y), KL: obj.divergence(y), Iterations: it}, nil
 }
 
 // gram returns x·xᵀ, row-major.
@@ -163,13 +206,9 @@ func squaredDistances(g []float64, n int) []float64 {
 	return d
 }
 
-// principalStart returns the points' first two principal-component scores
-// (of the doubly centred Gram matrix, by randomised subspace iteration as
-// scikit-learn's PCA computes them for such sizes: 10 extra vectors, 7
-// iterations, started from rng), scaled so that the first has standard
-// deviation 10⁻⁴, each component's largest entry positive; points without
-// spread start at N(0, (10⁻⁴)²) each coordinate.
-func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
+// centredGram is the doubly centred Gram matrix H·G·H of the points whose
+// Gram matrix is g (n×n, row-major): the centred points' Gram matrix.
+func centredGram(g []float64, n int) gramOperator {
 	rowMean := make([]float64, n)
 	var mean float64
 	for i := range n {
@@ -179,12 +218,57 @@ func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
 		rowMean[i] /= float64(n)
 		mean += rowMean[i] / float64(n)
 	}
-	k := mat.NewSymDense(n, nil) // H·G·H: the centred points' Gram matrix
+	k := mat.NewSymDense(n, nil)
 	for i := range n {
 		for j := i; j < n; j++ {
 			k.SetSym(i, j, g[i*n+j]-rowMean[i]-rowMean[j]+mean)
 		}
 	}
+	return gramOperator{mul: func(dst, v *mat.Dense) { dst.Mul(k, v) }, mean: mean}
+}
+
+// centredData is the centred points' Gram matrix (X − 1x̄ᵀ)(X − 1x̄ᵀ)ᵀ as
+// products with X, never formed: for more points than an n×n matrix fits.
+func centredData(x *mat.Dense) gramOperator {
+	n, dim := x.Dims()
+	xbar := mat.NewVecDense(dim, nil)
+	for i := range n {
+		xbar.AddScaledVec(xbar, 1/float64(n), x.RowView(i))
+	}
+	ones := mat.NewVecDense(n, nil)
+	for i := range n {
+		ones.SetVec(i, 1)
+	}
+	return gramOperator{mul: func(dst, v *mat.Dense) {
+		var w, sums, outer mat.Dense
+		w.Mul(x.T(), v) // (X − 1x̄ᵀ)ᵀ v = Xᵀv − x̄(1ᵀv)
+		sums.Mul(ones.T(), v)
+		outer.Mul(xbar, &sums)
+		w.Sub(&w, &outer)
+		dst.Mul(x, &w) // (X − 1x̄ᵀ) w = Xw − 1(x̄ᵀw)
+		sums.Reset()
+		sums.Mul(xbar.T(), &w)
+		outer.Reset()
+		outer.Mul(ones, &sums)
+		dst.Sub(dst, &outer)
+	}, mean: mat.Dot(xbar, xbar)}
+}
+
+// gramOperator multiplies by a centred Gram matrix; mean is the mean entry
+// of the uncentred one, the scale below which the points have no spread.
+type gramOperator struct {
+	mul  func(dst, v *mat.Dense)
+	mean float64
+}
+
+// principalStart returns the points' first two principal-component scores
+// (of the centred Gram matrix k, by randomised subspace iteration as
+// scikit-learn's PCA computes them for such sizes: 10 extra vectors, 7
+// iterations, started from rng), scaled so that the first has standard
+// deviation 10⁻⁴, each component's largest entry positive; points without
+// spread start at N(0, (10⁻⁴)²) each coordinate.
+func principalStart(k gramOperator, n int, rng *rand.Rand) []float64 {
+	mean := k.mean
 	block := min(n, 12)
 	v := mat.NewDense(n, block, nil)
 	for i := range n {
@@ -195,11 +279,11 @@ func principalStart(g []float64, n int, rng *rand.Rand) []float64 {
 	orthonormalColumns(v)
 	var w mat.Dense
 	for range 7 {
-		w.Mul(k, v)
+		k.mul(&w, v)
 		v.Copy(&w)
 		orthonormalColumns(v)
 	}
-	w.Mul(k, v)
+	k.mul(&w, v)
 	var t mat.Dense
 	t.Mul(v.T(), &w)
 	small := mat.NewSymDense(block, nil)

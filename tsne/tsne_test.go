@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 )
@@ -148,7 +149,12 @@ func TestPrincipalStart(t *testing.T) {
 		x.Set(i, 2, 10*rng.NormFloat64()+3)
 		x.Set(i, 3, 0.1*rng.NormFloat64())
 	}
-	y := principalStart(gram(x), n, rand.New(rand.NewPCG(1, 1)))
+	y := principalStart(centredGram(gram(x), n), n, rand.New(rand.NewPCG(1, 1)))
+	// The Barnes–Hut method's operator, by products with the points, gives
+	// the same start.
+	if fromData := principalStart(centredData(x), n, rand.New(rand.NewPCG(1, 1))); !floats.EqualApprox(fromData, y, 1e-12) {
+		t.Errorf("start from the points differs from the start from their Gram matrix")
+	}
 	col := func(v []float64, c, stride int) []float64 {
 		out := make([]float64, n)
 		for i := range n {
@@ -165,7 +171,7 @@ func TestPrincipalStart(t *testing.T) {
 		t.Errorf("first column's standard deviation %v, want 1e-4", sd)
 	}
 	// Points without spread start at random, still small.
-	flat := principalStart(gram(mat.NewDense(5, 3, nil)), 5, rand.New(rand.NewPCG(1, 1)))
+	flat := principalStart(centredGram(gram(mat.NewDense(5, 3, nil)), 5), 5, rand.New(rand.NewPCG(1, 1)))
 	for _, v := range flat {
 		if v == 0 || math.Abs(v) > 1e-3 {
 			t.Errorf("start of equal points %v", flat)
@@ -178,40 +184,42 @@ func TestPrincipalStart(t *testing.T) {
 // the plane is of its own cluster, the divergence is low, and the same
 // seed gives the same embedding.
 func TestEmbedSeparatesClusters(t *testing.T) {
-	x, label := clusters(4, 25, 10, 5)
-	opt := DefaultOptions()
-	opt.Perplexity, opt.Iterations, opt.Seed = 15, 500, 7
-	res, err := Embed(x, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := x.Dims()
-	wrong := 0
-	for i := range n {
-		best, bestD := -1, math.Inf(1)
-		for j := range n {
-			if j == i {
-				continue
+	for _, angle := range []float64{0, 0.5} {
+		x, label := clusters(4, 25, 10, 5)
+		opt := DefaultOptions()
+		opt.Perplexity, opt.Iterations, opt.Seed, opt.Angle = 15, 500, 7, angle
+		res, err := Embed(x, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := x.Dims()
+		wrong := 0
+		for i := range n {
+			best, bestD := -1, math.Inf(1)
+			for j := range n {
+				if j == i {
+					continue
+				}
+				dx, dy := res.Y.At(i, 0)-res.Y.At(j, 0), res.Y.At(i, 1)-res.Y.At(j, 1)
+				if d := dx*dx + dy*dy; d < bestD {
+					best, bestD = j, d
+				}
 			}
-			dx, dy := res.Y.At(i, 0)-res.Y.At(j, 0), res.Y.At(i, 1)-res.Y.At(j, 1)
-			if d := dx*dx + dy*dy; d < bestD {
-				best, bestD = j, d
+			if label[best] != label[i] {
+				wrong++
 			}
 		}
-		if label[best] != label[i] {
-			wrong++
+		if wrong > 0 || !(res.KL < 1) {
+			t.Errorf("angle %v: %d of %d nearest neighbours of another cluster; KL %v", angle, wrong, n, res.KL)
 		}
-	}
-	if wrong > 0 || !(res.KL < 1) {
-		t.Errorf("%d of %d nearest neighbours of another cluster; KL %v", wrong, n, res.KL)
-	}
-	again, err := Embed(x, opt)
-	if err != nil || !mat.Equal(again.Y, res.Y) || again.KL != res.KL {
-		t.Errorf("the same seed gave another embedding (%v)", err)
-	}
-	opt.Seed++
-	if other, err := Embed(x, opt); err != nil || mat.Equal(other.Y, res.Y) {
-		t.Errorf("another seed gave the same embedding (%v)", err)
+		again, err := Embed(x, opt)
+		if err != nil || !mat.Equal(again.Y, res.Y) || again.KL != res.KL {
+			t.Errorf("angle %v: the same seed gave another embedding (%v)", angle, err)
+		}
+		opt.Seed++
+		if other, err := Embed(x, opt); err != nil || mat.Equal(other.Y, res.Y) {
+			t.Errorf("angle %v: another seed gave the same embedding (%v)", angle, err)
+		}
 	}
 }
 
@@ -257,8 +265,12 @@ func TestEmbedErrors(t *testing.T) {
 		{"infinite exaggeration", x, with(func(o *Options) { o.Exaggeration = math.Inf(1) }), "exaggeration +Inf"},
 		{"negative learning rate", x, with(func(o *Options) { o.LearningRate = -1 }), "learning rate -1"},
 		{"NaN learning rate", x, with(func(o *Options) { o.LearningRate = math.NaN() }), "learning rate NaN"},
+		{"negative angle", x, with(func(o *Options) { o.Angle = -0.1 }), "angle -0.1, want one in [0, 1]"},
+		{"angle above one", x, with(func(o *Options) { o.Angle = 1.5 }), "angle 1.5"},
+		{"NaN angle", x, with(func(o *Options) { o.Angle = math.NaN() }), "angle NaN"},
 		{"NaN", nan, with(func(*Options) {}), "point 3 coordinate 1 is NaN"},
 		{"diverging", x, with(func(o *Options) { o.LearningRate = 1e300 }), "diverged"},
+		{"diverging, exact", x, with(func(o *Options) { o.LearningRate, o.Angle = 1e300, 0 }), "diverged"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := Embed(tc.x, tc.opt); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -267,8 +279,10 @@ func TestEmbedErrors(t *testing.T) {
 		})
 	}
 	// Equal points embed (at the closest perplexity their distances allow).
-	if res, err := Embed(mat.NewDense(6, 2, nil), with(func(*Options) {})); err != nil || res.Y == nil {
-		t.Errorf("six equal points: %v", err)
+	for _, angle := range []float64{0, 0.5} {
+		if res, err := Embed(mat.NewDense(6, 2, nil), with(func(o *Options) { o.Angle = angle })); err != nil || res.Y == nil {
+			t.Errorf("six equal points, angle %v: %v", angle, err)
+		}
 	}
 }
 
@@ -276,36 +290,60 @@ func TestEmbedErrors(t *testing.T) {
 // iterations: after NoProgress iterations whose divergence is no lower
 // than the best, and when the gradient has vanished.
 func TestEmbedStopsEarly(t *testing.T) {
-	x, _ := clusters(2, 10, 3, 12)
-	opt := DefaultOptions()
-	opt.Perplexity, opt.Iterations = 5, 5000
-	// A step too small to move a point: the exaggerated phase runs its 250
-	// iterations, and the next stops at the first check more than 300
-	// iterations after its first (at iteration 300): at 650.
-	opt.LearningRate = 1e-300
-	if res, err := Embed(x, opt); err != nil || res.Iterations != 650 {
-		t.Errorf("no progress: %d iterations (%v), want 650", res.Iterations, err)
-	}
-	// Two points: Q is P whatever the positions, so past the exaggerated
-	// 250 iterations the gradient is zero, and the descent stops at the
-	// first check, iteration 300.
-	opt = DefaultOptions()
-	opt.Perplexity = 1
-	if res, err := Embed(mat.NewDense(2, 3, []float64{0, 0, 0, 1, 2, 3}), opt); err != nil || res.Iterations != 300 {
-		t.Errorf("two points: %d iterations (%v), want 300", res.Iterations, err)
+	for _, angle := range []float64{0, 0.5} {
+		x, _ := clusters(2, 10, 3, 12)
+		opt := DefaultOptions()
+		opt.Perplexity, opt.Iterations, opt.Angle = 5, 5000, angle
+		// A step too small to move a point: the exaggerated phase runs its
+		// 250 iterations, and the next stops at the first check more than
+		// 300 iterations after its first (at iteration 300): at 650.
+		opt.LearningRate = 1e-300
+		if res, err := Embed(x, opt); err != nil || res.Iterations != 650 {
+			t.Errorf("angle %v, no progress: %d iterations (%v), want 650", angle, res.Iterations, err)
+		}
+		// Two points: Q is P whatever the positions, so past the
+		// exaggerated 250 iterations the gradient is zero, and the descent
+		// stops at the first check, iteration 300.
+		opt = DefaultOptions()
+		opt.Perplexity, opt.Angle = 1, angle
+		if res, err := Embed(mat.NewDense(2, 3, []float64{0, 0, 0, 1, 2, 3}), opt); err != nil || res.Iterations != 300 {
+			t.Errorf("angle %v, two points: %d iterations (%v), want 300", angle, res.Iterations, err)
+		}
 	}
 }
 
-// BenchmarkEmbed2000 is the paper's figure's size: 1000 test and 1000
+// BenchmarkEmbed2000 is the exact method at the size of 1000 test and 1000
 // sampled triples (here 2000 points of 40 dimensions), the affinities, the
 // start and 100 of the figure's at most 5000 iterations.
 func BenchmarkEmbed2000(b *testing.B) {
 	x, _ := clusters(20, 100, 40, 11)
 	opt := DefaultOptions()
-	opt.Perplexity, opt.Iterations = 50, 100
+	opt.Perplexity, opt.Iterations, opt.Angle = 50, 100, 0
 	for b.Loop() {
 		if _, err := Embed(x, opt); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Progress hears every check, every 50 iterations, with the divergence the
+// stopping rule sees there.
+func TestEmbedProgress(t *testing.T) {
+	x, _ := clusters(2, 10, 3, 13)
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Iterations = 5, 420
+	var its []int
+	opt.Progress = func(it int, kl float64) {
+		its = append(its, it)
+		if !(kl > 0) {
+			t.Errorf("iteration %d: divergence %v", it, kl)
+		}
+	}
+	res, err := Embed(x, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{50, 100, 150, 200, 250, 300, 350, 400}; !slices.Equal(its, want) || res.Iterations != 420 {
+		t.Errorf("checks at %v of %d iterations, want %v of 420", its, res.Iterations, want)
 	}
 }
