@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,7 +194,13 @@ func (s RunSpec) hidden(format func(reflect.Value) string) []string {
 // default, as "key=value" in RunSpec order, e.g. ["dataset=umls",
 // "optimizer=sgd", "momentum=0.9"]. Results tables show the ones that vary,
 // so that runs whose IDs differ only in the hash can be told apart.
+//
+// eval.sem_k is left out where the metrics have no "sem": it changes
+// nothing then, and a record made before the key existed reads it empty.
 func (s RunSpec) Settings() []string {
+	if !slices.Contains(s.Eval.Metrics, "sem") {
+		s.Eval.SemK = DefaultRunSpec().Eval.SemK
+	}
 	return s.hidden(func(v reflect.Value) string {
 		if v.Kind() == reflect.String {
 			return v.String()

@@ -165,6 +165,17 @@ func TestSettings(t *testing.T) {
 	if got := DefaultRunSpec().Settings(); len(got) != 0 {
 		t.Errorf("the default spec's settings: %q", got)
 	}
+	// Sem@k's k is a setting only where Sem@k is measured (a record made
+	// before the key reads it empty).
+	s = DefaultRunSpec()
+	s.Eval.SemK = nil
+	if got := s.Settings(); len(got) != 0 {
+		t.Errorf("settings without Sem@k measured: %q", got)
+	}
+	s.Eval.Metrics = append(s.Eval.Metrics, "sem")
+	if got, want := strings.Join(s.Settings(), " "), "eval.metrics=[\"mrr\",\"hits\",\"ll\",\"sem\"] eval.sem_k=[]"; got != want {
+		t.Errorf("settings with Sem@k measured: %q, want %q", got, want)
+	}
 }
 
 // -dry-run's one line tells apart runs that differ in a key people sweep.
