@@ -32,7 +32,8 @@ func neighbourCount(n int, perplexity float64) int {
 
 // nearestNeighbours returns, for each row of x, the indices and squared
 // Euclidean distances of its k nearest other rows (nearest first; ties by
-// index), by blocks of the Gram matrix, never all n² distances at once.
+// index), chosen by blocks of the Gram matrix, never all n² distances at
+// once.
 func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
 	n, _ := x.Dims()
 	norms := make([]float64, n)
@@ -44,13 +45,15 @@ func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
 	}
 	idx, dist = make([]int32, n*k), make([]float64, n*k)
 	const block = 256
-	// A block's distances (256 × n) are the only large scratch; rows are
-	// shared among workers, each with its own heap.
+	// A block's products (256 × n) are the only large scratch, kept from
+	// block to block; rows are shared among workers, each with its own heap.
 	workers := max(1, runtime.GOMAXPROCS(0))
+	buf := make([]float64, min(n, block)*n)
+	_, dim := x.Dims()
 	for lo := 0; lo < n; lo += block {
 		hi := min(n, lo+block)
-		var g mat.Dense
-		g.Mul(x.Slice(lo, hi, 0, x.RawMatrix().Cols), x.T())
+		g := mat.NewDense(hi-lo, n, buf[:(hi-lo)*n])
+		g.Mul(x.Slice(lo, hi, 0, dim), x.T())
 		var wg sync.WaitGroup
 		rows := make(chan int)
 		for range workers {
@@ -72,6 +75,17 @@ func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
 							h.items[0] = neighbour{d, int32(j)}
 							heap.Fix(h, 0)
 						}
+					}
+					// |x_i|² + |x_j|² − 2x_i·x_j rounds unlike the products
+					// (equal points come out 10⁻¹³ apart): the chosen ones'
+					// distances are summed again from their differences.
+					xi := x.RawRowView(i)
+					for m, nb := range h.items {
+						var d float64
+						for c, v := range x.RawRowView(int(nb.j)) {
+							d += (xi[c] - v) * (xi[c] - v)
+						}
+						h.items[m].d = d
 					}
 					slices.SortFunc(h.items, func(a, b neighbour) int {
 						return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.j, b.j))
@@ -159,6 +173,7 @@ func sparseAffinities(x *mat.Dense, perplexity float64) sparseP {
 type quadtree struct {
 	nodes []quadNode
 	perm  []int32
+	pos   []int32 // pos[i]: where point i is in perm
 }
 
 type quadNode struct {
@@ -167,6 +182,7 @@ type quadNode struct {
 	count        int
 	lo, hi       int32
 	child        [4]int32 // -1 where a quadrant is empty; all -1 in a leaf
+	coincident   bool     // a leaf whose points are all at (mx, my)
 }
 
 // maxDepth bounds the tree where points nearly coincide: past it a leaf
@@ -187,6 +203,10 @@ func (t *quadtree) build(y []float64) {
 	}
 	half := math.Max(maxX-minX, maxY-minY)/2*(1+1e-9) + 1e-12
 	t.split((minX+maxX)/2, (minY+maxY)/2, half, 0, int32(n), 0, y)
+	t.pos = slices.Grow(t.pos[:0], n)[:n]
+	for at, p := range t.perm {
+		t.pos[p] = int32(at)
+	}
 }
 
 // split adds the node of cell (cx, cy, half) holding perm[lo:hi] and its
@@ -201,7 +221,12 @@ func (t *quadtree) split(cx, cy, half float64, lo, hi int32, depth int, y []floa
 		same = same && y[2*p] == y[2*t.perm[lo]] && y[2*p+1] == y[2*t.perm[lo]+1]
 	}
 	t.nodes[id].mx, t.nodes[id].my = mx/float64(hi-lo), my/float64(hi-lo)
-	if hi-lo <= 1 || same || depth >= maxDepth {
+	if hi-lo <= 1 || same {
+		t.nodes[id].mx, t.nodes[id].my = y[2*t.perm[lo]], y[2*t.perm[lo]+1] // exactly
+		t.nodes[id].coincident = true
+		return id
+	}
+	if depth >= maxDepth {
 		return id
 	}
 	// Partition into quadrants: by x (left of cx first), then each half by
@@ -250,14 +275,30 @@ func (nd *quadNode) leaf() bool {
 // Σ_{j≠i} k_ij² (y_i − y_j), k_ij = 1/(1 + |y_i − y_j|²), where a cell
 // seen at an angle under θ (its width over the distance to its centre of
 // mass) counts as all its points at that centre. A cell holding the point
-// is always opened, so the point never repels itself.
+// is always opened, so the point never repels itself (at θ ≤ 1/√2 the
+// angle alone ensures it; scikit-learn's summarises such a cell at larger
+// θ). Other points where the point is count each (k = 1), as in exact
+// t-SNE, where scikit-learn's leaves them out.
 func (t *quadtree) repulsion(i int32, y []float64, theta float64, stack []int32) (z, fx, fy float64, _ []int32) {
 	xi, yi := y[2*i], y[2*i+1]
+	at := t.pos[i]
 	stack = append(stack[:0], 0)
 	for len(stack) > 0 {
 		nd := &t.nodes[stack[len(stack)-1]]
 		stack = stack[:len(stack)-1]
-		if nd.leaf() {
+		inside := nd.lo <= at && at < nd.hi
+		if nd.coincident {
+			c := float64(nd.count)
+			if inside {
+				c--
+			}
+			dx, dy := xi-nd.mx, yi-nd.my
+			k := 1 / (1 + dx*dx + dy*dy)
+			z += c * k
+			fx, fy = fx+c*k*k*dx, fy+c*k*k*dy
+			continue
+		}
+		if nd.leaf() { // points too close to split further, at maxDepth
 			for _, j := range t.perm[nd.lo:nd.hi] {
 				if j == i {
 					continue
@@ -271,7 +312,6 @@ func (t *quadtree) repulsion(i int32, y []float64, theta float64, stack []int32)
 		}
 		dx, dy := xi-nd.mx, yi-nd.my
 		d2 := dx*dx + dy*dy
-		inside := math.Abs(xi-nd.cx) <= nd.half && math.Abs(yi-nd.cy) <= nd.half
 		if w := 2 * nd.half; !inside && w*w < theta*theta*d2 {
 			k := 1 / (1 + d2)
 			c := float64(nd.count)
@@ -352,7 +392,7 @@ func (b *barnesHut) gradient(y []float64, exaggeration float64, grad []float64, 
 			k := 1 / (1 + dx*dx + dy*dy)
 			pij := exaggeration * b.p.val[e]
 			ax, ay = ax+pij*k*dx, ay+pij*k*dy
-			if withKL {
+			if withKL && pij > 0 { // an affinity that underflowed adds nothing
 				kl += pij * math.Log(pij/math.Max(k/z, 1e-12))
 			}
 		}

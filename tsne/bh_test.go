@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // dense expands sparse affinities to an n×n row-major matrix.
@@ -144,8 +145,7 @@ func TestQuadtree(t *testing.T) {
 
 // At angle 0 no cell is summarised, and the Barnes–Hut gradient and
 // divergence over all neighbours are the exact ones; at 0.5 the gradient
-// is within 1% of the exact one, and no worker count changes a
-// bit of it.
+// is within 1% of the exact one.
 func TestBarnesHutGradient(t *testing.T) {
 	x, _ := clusters(4, 25, 5, 24)
 	n, _ := x.Dims()
@@ -178,34 +178,166 @@ func TestBarnesHutGradient(t *testing.T) {
 			}
 		}
 	}
-	// Another number of workers, the same bits.
-	bh := &barnesHut{p: p, theta: 0.5}
-	one, many := make([]float64, 2*n), make([]float64, 2*n)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	bh.gradient(y, 1, one, false)
-	runtime.GOMAXPROCS(4)
-	bh.gradient(y, 1, many, false)
-	if !slices.Equal(one, many) {
-		t.Errorf("one worker and four gave other gradients")
-	}
 }
 
-// The two methods embed the same clusters alike: Barnes–Hut's divergence
-// is within 5% of the exact method's, each measured by its own.
-func TestEmbedMethodsAgree(t *testing.T) {
-	x, _ := clusters(5, 40, 8, 26)
-	var kl [2]float64
-	for m, angle := range []float64{0, 0.5} {
-		opt := DefaultOptions()
-		opt.Perplexity, opt.Iterations, opt.Seed, opt.Angle = 20, 600, 3, angle
+// No number of workers changes a bit of the neighbours, the gradient or
+// the embedding: points past three chunks, under one worker and four.
+func TestBarnesHutWorkers(t *testing.T) {
+	x, _ := clusters(4, 200, 6, 28)
+	n, _ := x.Dims()
+	if n < 3*chunk {
+		t.Fatalf("%d points, want more than three chunks of %d", n, chunk)
+	}
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Iterations = 10, 60
+	type out struct {
+		idx  []int32
+		dist []float64
+		grad []float64
+		y    *mat.Dense
+	}
+	run := func(procs int) out {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		idx, dist := nearestNeighbours(x, 20)
+		bh := &barnesHut{p: sparseAffinities(x, 10), theta: 0.5}
+		y := make([]float64, 2*n)
+		for i := range y {
+			y[i] = float64(i%97) - 48
+		}
+		grad := make([]float64, 2*n)
+		bh.gradient(y, 12, grad, true)
 		res, err := Embed(x, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		kl[m] = res.KL
+		return out{idx, dist, grad, res.Y}
+	}
+	one, four := run(1), run(4)
+	if !slices.Equal(one.idx, four.idx) || !slices.Equal(one.dist, four.dist) || !slices.Equal(one.grad, four.grad) || !mat.Equal(one.y, four.y) {
+		t.Error("one worker and four gave other results")
+	}
+}
+
+// Equal points are exactly 0 apart and each other's nearest, in index
+// order, though their Gram products round.
+func TestNearestNeighboursDuplicates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	const dim = 37
+	x := mat.NewDense(40, dim, nil)
+	for g := range 10 { // ten groups of four equal rows, rows g, g+10, g+20, g+30
+		row := make([]float64, dim)
+		for c := range row {
+			row[c] = rng.NormFloat64() * 3
+		}
+		for r := g; r < 40; r += 10 {
+			x.SetRow(r, row)
+		}
+	}
+	idx, dist := nearestNeighbours(x, 5)
+	for i := range 40 {
+		var want []int32
+		for r := i % 10; r < 40; r += 10 {
+			if r != i {
+				want = append(want, int32(r))
+			}
+		}
+		if !slices.Equal(idx[i*5:i*5+3], want) || !slices.Equal(dist[i*5:i*5+3], []float64{0, 0, 0}) || !(dist[i*5+3] > 0) {
+			t.Fatalf("row %d: neighbours %v at %v, want %v at 0 first", i, idx[i*5:i*5+5], dist[i*5:i*5+5], want)
+		}
+	}
+}
+
+// Well-separated clusters smaller than the neighbour count have
+// affinities that underflow to zero: the divergence stays finite and the
+// descent is not stopped by it.
+func TestBarnesHutSeparatedClusters(t *testing.T) {
+	x, _ := clusters(4, 20, 4, 30)
+	for r := range 80 { // clusters 200 apart, spread 0.5
+		x.Set(r, r/20, x.At(r, r/20)+196)
+	}
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Iterations = 10, 1000
+	var kls []float64
+	opt.Progress = func(_ int, kl float64) { kls = append(kls, kl) }
+	res, err := Embed(x, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for _, v := range sparseAffinities(x, 10).val {
+		if v == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 {
+		t.Fatal("no affinity underflowed: the case is not tested")
+	}
+	for _, kl := range kls {
+		if math.IsNaN(kl) || math.IsInf(kl, 0) {
+			t.Fatalf("divergences at the checks: %v", kls)
+		}
+	}
+	if res.Iterations != 1000 || math.IsNaN(res.KL) {
+		t.Errorf("%d of 1000 iterations, KL %v", res.Iterations, res.KL)
+	}
+}
+
+// The normaliser is within a few per cent of the exact one up to the
+// widest angle, 1, and a point never repels itself, not even from a cell
+// it shares with one other point.
+func TestBarnesHutWideAngle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 1))
+	n := 2000
+	y := make([]float64, 2*n)
+	for i := range y {
+		y[i] = 20 * rng.NormFloat64()
+	}
+	var tree quadtree
+	tree.build(y)
+	want := normaliser(y)
+	// The centre of mass stands in for a cell's points: an error growing
+	// as θ² (measured: 0.1%, 1.1%, 3.4%, 5.6% at 0.2, 0.5, 0.8, 1).
+	for _, tc := range []struct{ theta, tol float64 }{{0, 1e-12}, {0.5, 0.02}, {1, 0.1}} {
+		var z float64
+		var stack []int32
+		for i := range n {
+			var zi float64
+			zi, _, _, stack = tree.repulsion(int32(i), y, tc.theta, stack)
+			z += zi
+		}
+		if math.Abs(z-want) > tc.tol*want {
+			t.Errorf("angle %v: normaliser %v, exact %v", tc.theta, z, want)
+		}
+	}
+	two := []float64{0, 0, 3, 4}
+	tree.build(two)
+	if zi, fx, fy, _ := tree.repulsion(0, two, 1, nil); math.Abs(zi-1.0/26) > 1e-15 || math.Abs(fx+3.0/676) > 1e-15 || math.Abs(fy+4.0/676) > 1e-15 {
+		t.Errorf("two points: z %v, force (%v, %v), want 1/26, (−3/676, −4/676)", zi, fx, fy)
+	}
+}
+
+// The two methods embed the same clusters alike: over four seeds, the
+// mean divergence of Barnes–Hut's layouts, measured exactly, is within 5%
+// of the exact method's (one seed's varies by a few per cent either way).
+func TestEmbedMethodsAgree(t *testing.T) {
+	x, _ := clusters(5, 40, 8, 26)
+	n, _ := x.Dims()
+	const perp = 20
+	exactP := affinities(squaredDistances(gram(x), n), perp)
+	var kl [2]float64
+	for m, angle := range []float64{0, 0.5} {
+		for seed := range uint64(4) {
+			opt := DefaultOptions()
+			opt.Perplexity, opt.Iterations, opt.Seed, opt.Angle = perp, 600, seed, angle
+			res, err := Embed(x, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kl[m] += divergence(exactP, res.Y.RawMatrix().Data) / 4
+		}
 	}
 	if math.Abs(kl[1]-kl[0]) > 0.05*kl[0] {
-		t.Errorf("divergence exact %v, Barnes–Hut %v", kl[0], kl[1])
+		t.Errorf("mean divergence exact %v, Barnes–Hut %v", kl[0], kl[1])
 	}
 }
 

@@ -157,7 +157,7 @@ func Embed(x *mat.Dense, opt Options) (Result, error) {
 				}
 				update[i] = phase.momentum*update[i] - eta*gains[i]*g
 				y[i] += update[i]
-				norm += g * g
+				norm += gains[i] * g * gains[i] * g // scikit-learn's norm: of the gained gradient
 			}
 			if check { // both rules only where scikit-learn checks them
 				if opt.Progress != nil {
@@ -327,7 +327,7 @@ func principalStart(k gramOperator, n int, rng *rand.Rand) []float64 {
 	for i := range n {
 		ss += (y[2*i] - m) * (y[2*i] - m)
 	}
-	scale := 1e-4 / math.Sqrt(ss/float64(n-1))
+	scale := 1e-4 / math.Sqrt(ss/float64(n)) // numpy's std: over n
 	for i := range y {
 		y[i] *= scale
 	}
@@ -383,7 +383,7 @@ func affinities(d []float64, perplexity float64) []float64 {
 
 // conditional writes into row the Gaussian affinities p_j|i of point i,
 // given its squared distances di to every point, at the precision β whose
-// entropy is log(perplexity) within 10⁻⁵ nats, or the last of 200
+// entropy is log(perplexity) within 10⁻⁵ nats, or the last of 100
 // bisection steps (scikit-learn's rule too). It returns that entropy.
 func conditional(di []float64, i int, perplexity float64, row []float64) float64 {
 	target := math.Log(perplexity)
@@ -411,7 +411,7 @@ func conditional(di []float64, i int, perplexity float64, row []float64) float64
 	}
 	lo, hi, beta := 0.0, math.Inf(1), 1.0
 	var h float64
-	for range 200 {
+	for range 100 {
 		if h = entropy(beta); math.Abs(h-target) < 1e-5 {
 			break
 		}

@@ -138,7 +138,8 @@ func TestGradientFiniteDifferences(t *testing.T) {
 // The start is the first two principal components: on points spread along
 // two axes (variance 100 on the third coordinate, 4 on the first, 0.01
 // elsewhere), the start's first column follows the third coordinate and
-// its second the first, with standard deviation 10⁻⁴ on the first.
+// its second the first, with standard deviation 10⁻⁴ (over n, as numpy's)
+// on the first.
 func TestPrincipalStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 200
@@ -167,7 +168,7 @@ func TestPrincipalStart(t *testing.T) {
 			t.Errorf("start column %d against coordinate %d: |correlation| %v", tc.ycol, tc.xcol, r)
 		}
 	}
-	if sd := stat.StdDev(col(y, 0, 2), nil); math.Abs(sd-1e-4) > 1e-10 {
+	if sd := stat.PopStdDev(col(y, 0, 2), nil); math.Abs(sd-1e-4) > 1e-10 {
 		t.Errorf("first column's standard deviation %v, want 1e-4", sd)
 	}
 	// Points without spread start at random, still small.
