@@ -354,3 +354,20 @@ func BenchmarkEmbedBarnesHut10000(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBarnesHutGradient40000 is one descent step's gradient at the
+// paper's figure's size (2 × 20,466 FB15k-237 test and sampled triples:
+// about 41,000 points), on a spread-out layout, neighbours of perplexity 50.
+func BenchmarkBarnesHutGradient40000(b *testing.B) {
+	x, _ := clusters(40, 1000, 10, 32)
+	bh := &barnesHut{p: sparseAffinities(x, 50), theta: 0.5}
+	rng := rand.New(rand.NewPCG(33, 1))
+	y := make([]float64, 2*40000)
+	for i := range y {
+		y[i] = 30 * rng.NormFloat64()
+	}
+	grad := make([]float64, len(y))
+	for b.Loop() {
+		bh.gradient(y, 1, grad, false)
+	}
+}
