@@ -14,6 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // decodePNG checks that data is a plausible figure of a run
@@ -165,6 +166,15 @@ func TestTSNE(t *testing.T) {
 	}
 	if size := decodePNG(t, "t-SNE", data); size.X != size.Y {
 		t.Errorf("%dx%d, want a square", size.X, size.Y)
+	}
+	for _, tc := range []struct {
+		points int
+		alpha  float64
+		radius vg.Length
+	}{{2, 1, vg.Points(1.5)}, {1000, 1, vg.Points(1.5)}, {2000, 0.5, vg.Points(1)}, {5000, 0.2, vg.Points(1)}, {20000, 0.15, vg.Points(1)}, {50000, 0.15, vg.Points(1)}} {
+		if alpha, radius := tsneMarks(tc.points); alpha != tc.alpha || radius != tc.radius {
+			t.Errorf("%d points: opacity %v, radius %v; want %v, %v", tc.points, alpha, radius, tc.alpha, tc.radius)
+		}
 	}
 	nan := mat.DenseCopyOf(y)
 	for i := 3; i < 6; i++ {
