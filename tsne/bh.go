@@ -76,11 +76,14 @@ func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
 							heap.Fix(h, 0)
 						}
 					}
-					// |x_i|² + |x_j|² − 2x_i·x_j rounds unlike the products
-					// (equal points come out 10⁻¹³ apart): the chosen ones'
-					// distances are summed again from their differences.
+					// |x_i|² + |x_j|² − 2x_i·x_j loses what the norms share
+					// (equal points come out 10⁻¹³ apart): the chosen ones
+					// that near are summed again from their differences.
 					xi := x.RawRowView(i)
 					for m, nb := range h.items {
+						if nb.d > 1e-6*(norms[i]+norms[nb.j]) {
+							continue
+						}
 						var d float64
 						for c, v := range x.RawRowView(int(nb.j)) {
 							d += (xi[c] - v) * (xi[c] - v)
