@@ -35,7 +35,7 @@ func neighbourCount(n int, perplexity float64) int {
 // index), chosen by blocks of the Gram matrix, never all n² distances at
 // once.
 func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
-	n, _ := x.Dims()
+	n, dim := x.Dims()
 	norms := make([]float64, n)
 	for i := range n {
 		r := x.RawRowView(i)
@@ -49,7 +49,6 @@ func nearestNeighbours(x *mat.Dense, k int) (idx []int32, dist []float64) {
 	// block to block; rows are shared among workers, each with its own heap.
 	workers := max(1, runtime.GOMAXPROCS(0))
 	buf := make([]float64, min(n, block)*n)
-	_, dim := x.Dims()
 	for lo := 0; lo < n; lo += block {
 		hi := min(n, lo+block)
 		g := mat.NewDense(hi-lo, n, buf[:(hi-lo)*n])

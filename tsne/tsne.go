@@ -265,7 +265,8 @@ type gramOperator struct {
 // (of the centred Gram matrix k, by randomised subspace iteration as
 // scikit-learn's PCA computes them for such sizes: 10 extra vectors, 7
 // iterations, started from rng), scaled so that the first has standard
-// deviation 10⁻⁴, each component's largest entry positive; points without
+// deviation 10⁻⁴ (over n, as numpy's), each component's largest entry
+// positive; points without
 // spread start at N(0, (10⁻⁴)²) each coordinate.
 func principalStart(k gramOperator, n int, rng *rand.Rand) []float64 {
 	mean := k.mean
