@@ -38,7 +38,7 @@ learning_rate = 0.02
 	// Run 0's state after epoch 2, written by hand: the fake trains nothing.
 	src := filepath.Join(fx.dir, ckpt.StateName)
 	tiny := map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(1, 1), tensor.WithBacking([]float32{1}))}
-	must(t, ckpt.WriteState(src, ids[0], &train.State{Epoch: 2, BestEpoch: -1, Best: math.Inf(-1), Params: tiny, BestParams: tiny}, time.Second))
+	must(t, ckpt.WriteState(src, ids[0], &train.State{Epoch: 2, BestEpoch: -1, Best: math.Inf(-1), Params: tiny, BestParams: tiny}, time.Second, nil))
 
 	fake := newFake()
 	for _, c := range []struct {

@@ -83,7 +83,7 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 	}
 	note := fmt.Sprintf("continued the resume state of run %s %s; the two differ only in %s", info.RunID, info.ResumePoint(), describeStopDiff(from, r.Spec))
 	st.Notes = append(st.Notes, note)
-	if err := ckpt.WriteState(dst, r.ID, st, info.Wall); err != nil {
+	if err := ckpt.WriteState(dst, r.ID, st, info.Wall, info.Segments); err != nil {
 		return "", err
 	}
 	return note, nil

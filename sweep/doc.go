@@ -18,7 +18,8 @@
 //
 //	<out>/grid.toml                 the grid that produced the sweep
 //	<out>/runs/<id>/config.toml     the fully resolved RunSpec
-//	<out>/runs/<id>/metrics.json    Record: Outcome, spec, timing, host; written last
+//	<out>/runs/<id>/metrics.json    Record: Outcome, spec, timing, host (each process's, for a
+//	                                run resumed from its state); written last
 //	<out>/runs/<id>/checkpoint.npz  written by the run function (package train/ckpt)
 //	<out>/runs/<id>/checkpoint-ll.npz  the parameters of the best validation
 //	                                log-likelihood, with sample_from = "ll"

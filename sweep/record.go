@@ -17,6 +17,7 @@ import (
 	"gekc/internal/atomicfile"
 	"gekc/internal/jsonfloat"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 // Record is metrics.json: the Outcome plus what is needed to trust and
@@ -60,10 +61,15 @@ type Record struct {
 	BLASThreads int `json:"blas_threads,omitempty"`
 	// Env holds the environment variables that change speed or numerics,
 	// as set ("" when unset).
-	Env     map[string]string `json:"env"`
-	PID     int               `json:"pid"`
-	Command []string          `json:"command"`
-	Grid    string            `json:"grid"`
+	Env map[string]string `json:"env"`
+	// Segments are the processes that trained a run resumed from its
+	// state, in order (Outcome.Segments); absent when one process trained
+	// it all, whose host, rate and environment are those above. Host
+	// through Env are always the last process's.
+	Segments []ckpt.Segment `json:"segments,omitempty"`
+	PID      int            `json:"pid"`
+	Command  []string       `json:"command"`
+	Grid     string         `json:"grid"`
 }
 
 // jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).

@@ -31,6 +31,30 @@ func trainedEpochs(es []train.EpochRecord) int {
 
 func formatMetric(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
+// trainingSgemm is the matrix-product rate a run trained at: that of its
+// process, or for a run trained in several (Record.Segments) their rates
+// weighted by their wall times, the one rate that would have done the
+// same products in the same time where products take the time. It is 0,
+// unknown, when a process that trained the run did not measure it: the
+// rate of the others would misstate the run's.
+func trainingSgemm(rec *Record) float64 {
+	if len(rec.Segments) == 0 {
+		return float64(rec.SgemmGFLOPS)
+	}
+	var sum, wall float64
+	for _, seg := range rec.Segments {
+		if seg.SgemmGFLOPS <= 0 {
+			return 0
+		}
+		sum += seg.SgemmGFLOPS * seg.WallSeconds
+		wall += seg.WallSeconds
+	}
+	if wall <= 0 {
+		return 0
+	}
+	return sum / wall
+}
+
 // rowFromRecord is the results.tsv row of a run.
 func rowFromRecord(rec *Record) report.Row {
 	s := rec.Spec
@@ -50,8 +74,8 @@ func rowFromRecord(rec *Record) report.Row {
 	if rec.Data != nil && rec.Data.Synthetic {
 		row["synthetic"] = "yes" // report.CompareMarkdown leaves it out
 	}
-	if rec.SgemmGFLOPS > 0 {
-		row["sgemm_gflops"] = strconv.FormatFloat(float64(rec.SgemmGFLOPS), 'f', 1, 64)
+	if rate := trainingSgemm(rec); rate > 0 {
+		row["sgemm_gflops"] = strconv.FormatFloat(rate, 'f', 1, 64)
 	}
 	if rec.PeakRSSBytes > 0 {
 		row["peak_rss_mb"] = strconv.FormatFloat(float64(rec.PeakRSSBytes)/(1<<20), 'f', 1, 64)

@@ -15,6 +15,7 @@ import (
 	"gekc/analysis"
 	"gekc/report"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
@@ -175,5 +176,27 @@ func TestAnalyzeTablesFillsKTDSampled(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(md), "| best valid LL, epoch 3 ") {
 		t.Errorf("ktd-d1000.md:\n%s", md)
+	}
+}
+
+// A run trained by several processes reports the rate it trained at: its
+// segments' Sgemm rates weighted by their wall times, and none when one of
+// them did not measure it.
+func TestRowSgemmOfSegments(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		own      float64
+		segments []ckpt.Segment
+		want     string
+	}{
+		{"one process", 185.5, nil, "185.5"},
+		{"none measured", 0, nil, ""},
+		{"two hosts", 345.6, []ckpt.Segment{{SgemmGFLOPS: 185.5, WallSeconds: 60}, {SgemmGFLOPS: 345.6, WallSeconds: 30}}, "238.9"},
+		{"first unknown", 345.6, []ckpt.Segment{{WallSeconds: 600}, {SgemmGFLOPS: 345.6, WallSeconds: 30}}, ""},
+	} {
+		rec := &Record{ID: "r", SgemmGFLOPS: jsonFloat(c.own), Segments: c.segments}
+		if got := rowFromRecord(rec)["sgemm_gflops"]; got != c.want {
+			t.Errorf("%s: sgemm_gflops %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -129,7 +129,7 @@ objective = "pll"
 	}
 	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[2]), 0o755))
 	must(t, ckpt.WriteState(filepath.Join(ts.out, runsDirName, ids[2], ckpt.StateName), ids[2],
-		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second))
+		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second, nil))
 
 	if tally, stderr := ts.train(t, context.Background(), Train, 0); tally != (Tally{Finished: 3}) {
 		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
@@ -139,6 +139,16 @@ objective = "pll"
 		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
+		}
+		// The resumed run was trained by two processes; the others by one,
+		// as was every run of the uninterrupted sweep.
+		if i == 0 {
+			wantSegments(t, got, [][4]int{{0, 0, 2, 0}, {2, 0, 5, 0}}, true)
+		} else {
+			wantSegments(t, got, nil, true)
+		}
+		if want, err := ReadRecord(filepath.Join(whole.out, runsDirName, id)); err != nil || want.Segments != nil {
+			t.Errorf("%s trained by one process: segments %+v (%v), want none", id, want.Segments, err)
 		}
 		if fileExists(filepath.Join(ts.out, runsDirName, id, ckpt.StateName)) {
 			t.Errorf("%s: finished run kept its resume state", id)
@@ -201,11 +211,21 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if tally, stderr := ts.train(t, ctx, stop, time.Hour); tally != (Tally{Interrupted: 1}) || !strings.Contains(stderr, "resume in epoch 3 after step 4") {
 		t.Fatalf("stopped sweep: %+v, want the run interrupted and a word on resuming: %s", tally, stderr)
 	}
-	meta, err := ckpt.ReadStateInfo(filepath.Join(ts.out, runsDirName, id, ckpt.StateName))
+	statePath := filepath.Join(ts.out, runsDirName, id, ckpt.StateName)
+	meta, err := ckpt.ReadStateInfo(statePath)
 	must(t, err)
 	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
 		t.Errorf("state saved after epoch %d, step %d of the next, %d steps in all; want 2, 4, 16", meta.Epoch, meta.Batch, meta.Steps)
 	}
+	if len(meta.Segments) != 1 || meta.Segments[0].ToEpoch != 2 || meta.Segments[0].ToBatch != 4 || meta.Segments[0].Host == "" {
+		t.Errorf("state's segments %+v, want this process's, up to epoch 2 and step 4", meta.Segments)
+	}
+	// Written again as a state from before the account of processes: the
+	// resumed run's record keeps what is known of the first (its wall time
+	// and where it stopped) beside the second.
+	st, _, err := ckpt.ReadState(statePath, id)
+	must(t, err)
+	must(t, ckpt.WriteState(statePath, id, st, meta.Wall, nil))
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes in epoch 3 after step 4", 2)
 	if tally, stderr := ts.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
 		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
@@ -213,6 +233,10 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	got := assertSameTraining(t, ts.out, whole.out, id)
 	if !strings.Contains(strings.Join(got.Notes, "\n"), "resumed in epoch 3 after step 4") {
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
+	}
+	wantSegments(t, got, [][4]int{{0, 0, 2, 4}, {2, 4, 4, 0}}, false)
+	if first := got.Segments[0]; first.Host != "" || first.SgemmGFLOPS != 0 || !first.Started.IsZero() || first.WallSeconds != meta.Wall.Seconds() {
+		t.Errorf("first segment %+v, want only the state's wall time %v", first, meta.Wall)
 	}
 	sweeptest.EachRowOnce(t, ts.out, []string{id})
 }
@@ -264,5 +288,36 @@ func wantDryRunStatus(t *testing.T, out, whole string, r grid.Run, resumes strin
 	want := fmt.Sprintf("%s (best valid mrr %.4g at epoch %d; ", resumes, best, bestEpoch)
 	if got := RunState(out, r); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "s trained)") {
 		t.Errorf("-dry-run status %q, want %q…s trained)", got, want)
+	}
+}
+
+// wantSegments checks the processes rec says trained it: want's [from
+// epoch, from step, to epoch, to step] each, nil for a run trained by one
+// process (no segments). Their wall times add up to the run's, a segment
+// of this process names its host and Sgemm rate (all of them do when
+// known), and the run's rate is known when every segment's is.
+func wantSegments(t *testing.T, rec *Record, want [][4]int, known bool) {
+	t.Helper()
+	if len(rec.Segments) != len(want) {
+		t.Fatalf("%s: %d segments %+v, want %d", rec.ID, len(rec.Segments), rec.Segments, len(want))
+	}
+	if want == nil {
+		return
+	}
+	var wall float64
+	for i, seg := range rec.Segments {
+		if got := [4]int{seg.FromEpoch, seg.FromBatch, seg.ToEpoch, seg.ToBatch}; got != want[i] {
+			t.Errorf("%s: segment %d from and to %v, want %v", rec.ID, i, got, want[i])
+		}
+		if (known || i == len(want)-1) && (seg.Host != rec.Host || seg.SgemmGFLOPS <= 0 || seg.Env["OPENBLAS_CORETYPE"] != rec.Env["OPENBLAS_CORETYPE"] || seg.Started.IsZero()) {
+			t.Errorf("%s: segment %d %+v does not describe this process (host %q)", rec.ID, i, seg, rec.Host)
+		}
+		wall += seg.WallSeconds
+	}
+	if math.Abs(wall-float64(rec.WallSeconds)) > 0.01 {
+		t.Errorf("%s: segments' wall times add up to %.3f s, the run's is %.3f s", rec.ID, wall, float64(rec.WallSeconds))
+	}
+	if rate := trainingSgemm(rec); (rate > 0) != known {
+		t.Errorf("%s: training Sgemm rate %v from segments %+v (each process's known: %v)", rec.ID, rate, rec.Segments, known)
 	}
 }

@@ -51,7 +51,10 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	job.Observer.Log(ds.String())
 	started := time.Now()
-	var earlier time.Duration // wall time of earlier attempts
+	var earlier time.Duration   // wall time of earlier attempts
+	var segments []ckpt.Segment // the processes of earlier attempts
+	seg := thisProcess()        // this one's share, its times and epochs filled as it goes
+	seg.Started = started.UTC()
 	var stateNotes []string
 	if job.StatePath != "" {
 		st, info, err := ckpt.ReadState(job.StatePath, job.ID)
@@ -64,11 +67,20 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		default:
 			cfg.Resume = st
 			earlier = info.Wall
+			seg.FromEpoch, seg.FromBatch = info.Epoch, info.Batch
+			segments = info.Segments
+			if segments == nil {
+				// A state written before the account: of its processes
+				// only their wall time and where they left the run are known.
+				segments = []ckpt.Segment{{WallSeconds: info.Wall.Seconds(), ToEpoch: info.Epoch, ToBatch: info.Batch}}
+			}
 		}
 		if job.StateEvery >= 0 {
 			cfg.StateEvery = job.StateEvery
 			cfg.SaveState = func(s *train.State) error {
-				if err := ckpt.WriteState(job.StatePath, job.ID, s, earlier+time.Since(started)); err != nil {
+				seg.WallSeconds, seg.ToEpoch, seg.ToBatch = time.Since(started).Seconds(), s.Epoch, s.Batch
+				all := append(slices.Clip(segments), seg)
+				if err := ckpt.WriteState(job.StatePath, job.ID, s, earlier+time.Since(started), all); err != nil {
 					// Not fatal: the run goes on, it just cannot resume from here.
 					msg := fmt.Sprintf("resume state %s not saved: %v", train.ResumePoint(s.Epoch, s.Batch), err)
 					job.Observer.Log(msg)
@@ -89,7 +101,8 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
 		job.Observer.Log(msg)
 		stateNotes = append(stateNotes, msg)
-		resumed, earlier = false, 0
+		resumed, earlier, segments = false, 0, nil
+		seg.FromEpoch, seg.FromBatch = 0, 0
 		res, err = train.Run(ctx, cfg, ds, job.Observer)
 	}
 	if err != nil {
@@ -102,6 +115,8 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	if resumed {
 		out.WallSeconds = (earlier + time.Since(started)).Seconds()
+		seg.WallSeconds, seg.ToEpoch, seg.ToBatch = time.Since(started).Seconds(), lastEpoch(res.Epochs), 0
+		out.Segments = append(slices.Clip(segments), seg)
 	}
 	if out.Test == nil {
 		out.Test = map[string]float64{}
@@ -160,6 +175,14 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// lastEpoch is the number of the last epoch in es (0 when none).
+func lastEpoch(es []train.EpochRecord) int {
+	if len(es) == 0 {
+		return 0
+	}
+	return es[len(es)-1].Epoch
 }
 
 // samplesFromLL says whether a run's samples come from the parameters of

@@ -7,6 +7,7 @@ import (
 	"gekc/grid"
 	"gekc/report"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 // RunFunc trains one run. It is the seam between the sweep driver and the
@@ -68,4 +69,9 @@ type Outcome struct {
 	// data set's sizes. Both are recorded in metrics.json when set.
 	Memory *memoryJSON
 	Data   *dataJSON
+	// Segments are the processes that trained a run resumed from its
+	// state, the first of them unknown but for its wall time and epochs
+	// when the state predates the account; nil when one process trained
+	// it all.
+	Segments []ckpt.Segment
 }

@@ -509,18 +509,27 @@ func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error)
 var hostSgemm = sync.OnceValue(graph.SgemmRate)
 
 func (s *Sweep) newRecord(r grid.Run, spec grid.RunSpec) *Record {
-	host, _ := os.Hostname()
+	p := thisProcess()
 	return &Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
-		Host: host, GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0), CPU: cpuDescription(),
-		SgemmGFLOPS: jsonFloat(hostSgemm()), BLASThreads: graph.BLASThreads(),
-		Env: map[string]string{
-			"OPENBLAS_CORETYPE":    os.Getenv("OPENBLAS_CORETYPE"),
-			"OPENBLAS_NUM_THREADS": os.Getenv("OPENBLAS_NUM_THREADS"),
-			"GOMAXPROCS":           os.Getenv("GOMAXPROCS"),
-		},
+		Host: p.Host, GoVersion: runtime.Version(), GOMAXPROCS: p.GOMAXPROCS, CPU: p.CPU,
+		SgemmGFLOPS: jsonFloat(p.SgemmGFLOPS), BLASThreads: p.BLASThreads, Env: p.Env,
 		PID: os.Getpid(), Command: s.command, Grid: s.grid.Path,
 	}
+}
+
+// thisProcess describes this process as a share of a run's training
+// (ckpt.Segment, without its times and epochs): its host, threads,
+// matrix-product rate and the environment variables that change speed or
+// numerics, as set ("" when unset).
+func thisProcess() ckpt.Segment {
+	host, _ := os.Hostname()
+	env := map[string]string{}
+	for _, k := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "GOMAXPROCS"} {
+		env[k] = os.Getenv(k)
+	}
+	return ckpt.Segment{Host: host, CPU: cpuDescription(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		BLASThreads: graph.BLASThreads(), SgemmGFLOPS: hostSgemm(), Env: env}
 }
 
 // completeRecord fills rec from what the run function returned, measuring
@@ -552,6 +561,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 		rec.SecondsPerEpoch = jsonFloat(o.SecondsPerEpoch)
 		rec.PeakRSSBytes = o.PeakRSSBytes
 		rec.Memory, rec.Data = o.Memory, o.Data
+		rec.Segments = o.Segments
 	}
 	if rec.SecondsPerEpoch == 0 && len(rec.Epochs) > 0 {
 		var sum float64

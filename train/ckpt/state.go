@@ -54,6 +54,38 @@ type stateMeta struct {
 	Batch        int       `json:"batch,omitempty"`
 	EpochLoss    jsonFloat `json:"epoch_loss,omitempty"`
 	EpochSeconds jsonFloat `json:"epoch_seconds,omitempty"`
+	// Segments are the processes that trained the run so far, the one
+	// that wrote the state last; absent in states written before runs
+	// kept them.
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// A Segment is one process's share of a run's training: a run that
+// resumes from its state trains in several, perhaps on other hosts or
+// with other BLAS kernels, and its times mean something only beside each
+// one's machine.
+type Segment struct {
+	Host string `json:"host"`
+	// CPU is the processor's model name and logical CPU count.
+	CPU        string `json:"cpu,omitempty"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// BLASThreads and SgemmGFLOPS are the process's matrix-product
+	// threads and float32 rate on them (graph.BLASThreads, SgemmRate).
+	BLASThreads int     `json:"blas_threads,omitempty"`
+	SgemmGFLOPS float64 `json:"sgemm_gflops,omitempty"`
+	// Env holds the environment variables that change speed or numerics,
+	// as set ("" when unset).
+	Env     map[string]string `json:"env,omitempty"`
+	Started time.Time         `json:"started_at,omitzero"` // zero when unknown
+	// WallSeconds is the segment's wall time, start to its last save (or
+	// the run's end).
+	WallSeconds float64 `json:"wall_seconds"`
+	// From and To are where the segment took the run up and left it:
+	// epochs completed and steps into the next (train.ResumePoint).
+	FromEpoch int `json:"from_epoch"`
+	FromBatch int `json:"from_batch,omitempty"`
+	ToEpoch   int `json:"to_epoch"`
+	ToBatch   int `json:"to_batch,omitempty"`
 }
 
 // stateLL is train.LLTrack with JSON-safe floats (Best is −Inf and Test
@@ -119,6 +151,9 @@ type StateInfo struct {
 	Wall time.Duration
 	// SavedAt is when the state was written.
 	SavedAt time.Time
+	// Segments are the processes that trained the run up to the save
+	// (nil for a state written before runs kept them).
+	Segments []Segment
 }
 
 // ResumePoint says where a run resumed from the state goes on
@@ -128,7 +163,7 @@ func (i *StateInfo) ResumePoint() string { return train.ResumePoint(i.Epoch, i.B
 func (m *stateMeta) info() *StateInfo {
 	return &StateInfo{RunID: m.RunID, Epoch: m.Epoch, Batch: m.Batch, Steps: m.Steps,
 		Best: float64(m.Best), BestEpoch: m.BestEpoch,
-		Wall: time.Duration(float64(m.WallSeconds) * float64(time.Second)), SavedAt: m.SavedAt}
+		Wall: time.Duration(float64(m.WallSeconds) * float64(time.Second)), SavedAt: m.SavedAt, Segments: m.Segments}
 }
 
 // WriteState writes s, the state of run runID after wall time wall,
@@ -146,12 +181,14 @@ func (m *stateMeta) info() *StateInfo {
 // -state-every, after an epoch or inside a long one; at once, mid-epoch, when the run is told to stop
 // (SIGINT, SIGTERM, SIGUSR1); and removes it once the run's metrics.json is
 // final. Entries are stored uncompressed: the state of a WN18RR run at
-// d=200 is ~260 MB and is written in a second.
-func WriteState(path, runID string, s *train.State, wall time.Duration) error {
+// d=200 is ~260 MB and is written in a second. wall is the run's wall
+// time over every attempt, segments the processes that trained it so far
+// (nil when the caller keeps no account of them).
+func WriteState(path, runID string, s *train.State, wall time.Duration, segments []Segment) error {
 	meta := stateMeta{RunID: runID, Epoch: s.Epoch, Steps: s.Steps, StepSeconds: jsonFloat(s.StepSeconds),
 		Best: jsonFloat(s.Best), BestEpoch: s.BestEpoch, Since: s.Since, Initial: toJSONMap(s.Initial), Notes: s.Notes,
 		Shapes: map[string][]int{}, WallSeconds: jsonFloat(wall.Seconds()), SavedAt: time.Now().UTC(),
-		Batch: s.Batch, EpochLoss: jsonFloat(s.EpochLoss), EpochSeconds: jsonFloat(s.EpochSeconds)}
+		Batch: s.Batch, EpochLoss: jsonFloat(s.EpochLoss), EpochSeconds: jsonFloat(s.EpochSeconds), Segments: segments}
 	if l := s.LL; l != nil {
 		meta.LL = &stateLL{Best: jsonFloat(l.Best), Epoch: l.Epoch, Since: l.Since, Test: jsonFloat(l.Test)}
 	}

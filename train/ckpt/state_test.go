@@ -41,8 +41,15 @@ func TestStateRoundTrip(t *testing.T) {
 		Slots: map[string]map[string]*tensor.Dense{
 			"adam_m": {"entity": table(0, 0, 1, 0), "relation": table(0, 1)},
 			"adam_v": {"entity": table(1, 1, 1, 1), "relation": table(2, 2)}}}
+	segments := []Segment{
+		{Host: "a", CPU: "AMD EPYC × 2", GOMAXPROCS: 2, BLASThreads: 2, SgemmGFLOPS: 185.5,
+			Env: map[string]string{"OPENBLAS_CORETYPE": "Haswell"}, Started: time.Date(2026, 11, 28, 2, 38, 0, 0, time.UTC),
+			WallSeconds: 60, ToEpoch: 1, ToBatch: 2},
+		{Host: "b", GOMAXPROCS: 1, SgemmGFLOPS: 345.6, Env: map[string]string{"OPENBLAS_CORETYPE": ""},
+			Started: time.Date(2026, 11, 28, 3, 4, 0, 0, time.UTC), WallSeconds: 30, FromEpoch: 1, FromBatch: 2, ToEpoch: 2, ToBatch: 3},
+	}
 	path := filepath.Join(t.TempDir(), StateName)
-	if err := WriteState(path, "run", s, 90*time.Second); err != nil {
+	if err := WriteState(path, "run", s, 90*time.Second, segments); err != nil {
 		t.Fatal(err)
 	}
 	got, info, err := ReadState(path, "run")
@@ -51,6 +58,9 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if info.RunID != "run" || info.Epoch != 2 || info.Batch != 3 || info.Steps != 9 || info.Wall != 90*time.Second || info.SavedAt.IsZero() {
 		t.Errorf("info %+v", info)
+	}
+	if !reflect.DeepEqual(info.Segments, segments) {
+		t.Errorf("segments %+v, want %+v", info.Segments, segments)
 	}
 	if got.Epoch != s.Epoch || got.Batch != s.Batch || got.EpochLoss != s.EpochLoss || got.EpochSeconds != s.EpochSeconds ||
 		got.Steps != s.Steps || got.StepSeconds != s.StepSeconds || got.Best != s.Best || got.BestEpoch != s.BestEpoch ||
@@ -81,13 +91,13 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	// A run that keeps no best-LL parameters writes none and reads none.
 	s.BestLLParams = nil
-	if err := WriteState(path, "run", s, 90*time.Second); err != nil {
+	if err := WriteState(path, "run", s, 90*time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if none, _, err := ReadState(path, "run"); err != nil || none.BestLLParams != nil {
 		t.Errorf("a state without best-LL parameters read back with %v (%v)", none.BestLLParams, err)
 	}
-	if again, err := ReadStateInfo(path); err != nil || again.RunID != info.RunID || again.Epoch != info.Epoch {
+	if again, err := ReadStateInfo(path); err != nil || again.RunID != info.RunID || again.Epoch != info.Epoch || again.Segments != nil {
 		t.Errorf("ReadStateInfo = %+v, %v; ReadState said %+v", again, err, info)
 	}
 	if _, _, err := ReadState(path, "other"); err == nil || !strings.Contains(err.Error(), `the state of run "run", not of "other"`) {
@@ -116,7 +126,7 @@ func BenchmarkWriteState(b *testing.B) {
 	}
 	b.SetBytes(4 * 4 * (14541 + 237) * 400)
 	for b.Loop() {
-		if err := WriteState(filepath.Join(dir, StateName), "bench", s, time.Second); err != nil {
+		if err := WriteState(filepath.Join(dir, StateName), "bench", s, time.Second, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -137,7 +147,7 @@ func FuzzReadState(f *testing.F) {
 		Slots: map[string]map[string]*tensor.Dense{
 			"adam_m": {"entity": table(0, 0, 1, 0)},
 			"adam_v": {"entity": table(1, 1, 1, 1)}}}
-	if err := WriteState(valid, "run", s, time.Second); err != nil {
+	if err := WriteState(valid, "run", s, time.Second, nil); err != nil {
 		f.Fatal(err)
 	}
 	data, err := os.ReadFile(valid)
@@ -176,7 +186,7 @@ func TestStateLLTrack(t *testing.T) {
 			s := &train.State{Epoch: 1, Best: math.Inf(-1), BestEpoch: -1, LL: c.ll,
 				Params: map[string]*tensor.Dense{"entity": tbl}, BestParams: map[string]*tensor.Dense{"entity": tbl}}
 			path := filepath.Join(t.TempDir(), StateName)
-			if err := WriteState(path, "run", s, time.Second); err != nil {
+			if err := WriteState(path, "run", s, time.Second, nil); err != nil {
 				t.Fatal(err)
 			}
 			got, _, err := ReadState(path, "run")
@@ -205,7 +215,7 @@ func TestStateSlotsRoundTrip(t *testing.T) {
 		BestParams: map[string]*tensor.Dense{"entity": table(1, 3)},
 		Slots:      map[string]map[string]*tensor.Dense{"adagrad_sum": {"entity": table(4, 5)}}}
 	path := filepath.Join(t.TempDir(), StateName)
-	if err := WriteState(path, "run", s, time.Second); err != nil {
+	if err := WriteState(path, "run", s, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, _, err := ReadState(path, "run")
@@ -218,7 +228,7 @@ func TestStateSlotsRoundTrip(t *testing.T) {
 	for i := range maxSlots + 1 {
 		s.Slots[fmt.Sprintf("slot%d", i)] = map[string]*tensor.Dense{"entity": table(0, 0)}
 	}
-	if err := WriteState(path, "run", s, time.Second); err != nil {
+	if err := WriteState(path, "run", s, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := ReadState(path, "run"); err == nil || !strings.Contains(err.Error(), "optimiser states") {
@@ -247,7 +257,7 @@ func TestStateRoundTripSlots(t *testing.T) {
 	}
 	for _, slots := range [][]string{{"adam_m", "adam_v"}, {"adagrad_sum"}, {"sgd_momentum"}, nil} {
 		path := filepath.Join(t.TempDir(), StateName)
-		if err := WriteState(path, "run", state(slots...), time.Second); err != nil {
+		if err := WriteState(path, "run", state(slots...), time.Second, nil); err != nil {
 			t.Fatal(err)
 		}
 		got, _, err := ReadState(path, "run")
@@ -282,7 +292,7 @@ func TestReadStateEntryNames(t *testing.T) {
 	s := &train.State{Epoch: 1, Steps: 6, BestEpoch: -1, Best: math.Inf(-1), Params: tables(1, 2), BestParams: tables(3, 4),
 		Slots: map[string]map[string]*tensor.Dense{"adagrad_sum": tables(5, 6)}}
 	valid := filepath.Join(t.TempDir(), StateName)
-	if err := WriteState(valid, "run", s, time.Second); err != nil {
+	if err := WriteState(valid, "run", s, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	for range 20 {
@@ -316,7 +326,7 @@ func TestReadStateRefusesALyingShape(t *testing.T) {
 	s := &train.State{Epoch: 1, Steps: 1, BestEpoch: -1,
 		Params: map[string]*tensor.Dense{"entity": table(1, 2)}, BestParams: map[string]*tensor.Dense{"entity": table(1, 3)}}
 	path := filepath.Join(t.TempDir(), StateName)
-	if err := WriteState(path, "run", s, time.Second); err != nil {
+	if err := WriteState(path, "run", s, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	must := func(err error) {
