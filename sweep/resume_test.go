@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func (ts toySweep) train(t *testing.T, ctx context.Context, run RunFunc, stateEv
 		runs = ts.g.Runs
 	}
 	var stderr bytes.Buffer
-	s := New(ts.g, runs, Options{Out: ts.out, DataRoot: ts.data, Run: run, StateEvery: stateEvery, Stderr: &stderr, Quiet: true})
+	s := New(ts.g, runs, Options{Out: ts.out, DataRoot: ts.data, Run: run, StateEvery: stateEvery, Samples: -1, Stderr: &stderr, Quiet: true})
 	must(t, s.Prepare())
 	return s.Run(ctx), stderr.String()
 }
@@ -244,7 +245,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 // assertSameTraining checks that run id of the results directory out
 // finished with the record of the same run in ref, trained without a stop:
 // the same epochs (loss and validation metrics), test metrics (but for the
-// step time) and best epoch. It returns the record of out.
+// step and sampling times) and best epoch. It returns the record of out.
 func assertSameTraining(t *testing.T, out, ref, id string) *Record {
 	t.Helper()
 	want, err := ReadRecord(filepath.Join(ref, runsDirName, id))
@@ -263,8 +264,10 @@ func assertSameTraining(t *testing.T, out, ref, id string) *Record {
 				want.Epochs[e].TrainLoss, want.Epochs[e].Valid)
 		}
 	}
-	delete(got.Test, "step_ms")
-	delete(want.Test, "step_ms")
+	for _, timing := range []string{"step_ms", "sample_s"} {
+		delete(got.Test, timing)
+		delete(want.Test, timing)
+	}
 	if !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch {
 		t.Errorf("%s: test %v (best epoch %d), trained without a stop %v (%d)", id, got.Test, got.BestEpoch, want.Test, want.BestEpoch)
 	}
@@ -320,4 +323,71 @@ func wantSegments(t *testing.T, rec *Record, want [][4]int, known bool) {
 	if rate := trainingSgemm(rec); (rate > 0) != known {
 		t.Errorf("%s: training Sgemm rate %v from segments %+v (each process's known: %v)", rec.ID, rate, rec.Segments, known)
 	}
+}
+
+// A run that keeps the parameters of its best validation log-likelihood
+// (sample_from = "ll", as the d = 1000 seeds are trained), stopped mid-epoch
+// after that epoch and resumed, ends as the run trained without a stop: the
+// same record, the same best-LL epoch, and the same samples, drawn from
+// parameters that only the resume state carried across the stop.
+func TestBestLLParamsSurviveAStop(t *testing.T) {
+	src := `name = "midepoch-ll"
+[defaults]
+dataset = "nations"
+model = "cp2"
+objective = "pll"
+rank = 200
+batch_size = 300
+learning_rate = 0.1
+epochs = 8
+patience = 0
+sample_from = "ll"
+samples = 200
+eval = { metrics = ["mrr", "ll"] }
+`
+	whole := newNationsSweep(t, src)
+	if tally, stderr := whole.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
+		t.Fatalf("uninterrupted sweep: %+v: %s", tally, stderr)
+	}
+	id := whole.ids()[0]
+	want, err := ReadRecord(filepath.Join(whole.out, runsDirName, id))
+	must(t, err)
+	const stopEpoch = 6
+	if want.LLEpoch == nil || *want.LLEpoch >= stopEpoch {
+		t.Fatalf("best validation LL at epoch %s: pick a run where it comes before epoch %d, so that only the state keeps its parameters (%v)", epochOf(want.LLEpoch), stopEpoch, want.Epochs)
+	}
+
+	ts := newNationsSweep(t, src)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := func(ctx context.Context, job Job) (*Outcome, error) {
+		job.Observer = stopAtStep{Observer: job.Observer, epoch: stopEpoch, step: 2, cancel: cancel, current: new(int)}
+		return Train(ctx, job)
+	}
+	if tally, stderr := ts.train(t, ctx, stop, time.Hour); tally != (Tally{Interrupted: 1}) {
+		t.Fatalf("stopped sweep: %+v: %s", tally, stderr)
+	}
+	if tally, stderr := ts.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
+		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
+	}
+	got := assertSameTraining(t, ts.out, whole.out, id)
+	if got.LLEpoch == nil || *got.LLEpoch != *want.LLEpoch {
+		t.Errorf("best validation LL at epoch %s, want %d", epochOf(got.LLEpoch), *want.LLEpoch)
+	}
+	for _, name := range []string{samplesName, ckpt.CheckpointLLName} {
+		a, err := os.ReadFile(filepath.Join(whole.out, runsDirName, id, name))
+		must(t, err)
+		b, err := os.ReadFile(filepath.Join(ts.out, runsDirName, id, name))
+		must(t, err)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s of the resumed run differs from the uninterrupted run's", name)
+		}
+	}
+}
+
+func epochOf(e *int) string {
+	if e == nil {
+		return "none"
+	}
+	return strconv.Itoa(*e)
 }
