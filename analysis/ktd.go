@@ -14,10 +14,13 @@ import (
 	"strconv"
 	"strings"
 
+	"gekc/grid"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/nnmfaug"
 	"gekc/report"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 const (
@@ -211,10 +214,78 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 	if err := report.MarkdownTable(&m, header, cells); err != nil {
 		return nil, nil, err
 	}
+	if err := writeKTDSeeds(&m, rows, ref, withRef); err != nil {
+		return nil, nil, err
+	}
 	if nnmf {
 		m.WriteString("\n¹ NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is (the analysis says how many).\n")
 	}
 	return t.Bytes(), m.Bytes(), nil
+}
+
+// writeKTDSeeds adds to ktd.md, where a configuration (grid.ConfigIDOf)
+// has runs of more than one seed sampled alike (at the best validation
+// MRR, or LL), a table of their mean KTD ± two sample standard deviations
+// over the seeds, as paper.md states each row's spread, beside the
+// paper's value. Runs of other settings never share a row.
+func writeKTDSeeds(m *bytes.Buffer, rows []KTDRow, ref *KTDReference, withRef bool) error {
+	type group struct {
+		dataset, model, objective, config, sampled string
+		ktd, ll                                    []float64
+	}
+	var groups []*group
+	for _, r := range rows {
+		if r.Run == "" {
+			continue // a baseline
+		}
+		config, ok := grid.ConfigIDOf(r.Run)
+		if !ok {
+			config = r.Run // not a grid's ID: a group of its own
+		}
+		sampled, _, _ := strings.Cut(r.Sampled, ",") // "best valid LL, epoch 4": the protocol, not the epoch
+		i := slices.IndexFunc(groups, func(g *group) bool {
+			return g.dataset == r.Dataset && g.config == config && g.sampled == sampled
+		})
+		if i < 0 {
+			groups = append(groups, &group{dataset: r.Dataset, model: r.Model, objective: r.Objective, config: config, sampled: sampled})
+			i = len(groups) - 1
+		}
+		g := groups[i]
+		g.ktd = append(g.ktd, r.Stat.Mean)
+		if r.HasLL {
+			g.ll = append(g.ll, r.LL)
+		}
+	}
+	var cells [][]string
+	for _, g := range groups {
+		if len(g.ktd) < 2 {
+			continue
+		}
+		mean, sd := stat.MeanStdDev(g.ktd, nil)
+		ll := "–"
+		if len(g.ll) == len(g.ktd) {
+			llMean, llSD := stat.MeanStdDev(g.ll, nil)
+			ll = fmt.Sprintf("%.3f ± %.3f", llMean, 2*llSD)
+		}
+		row := []string{g.dataset, g.model, g.objective, g.sampled, strconv.Itoa(len(g.ktd)), fmt.Sprintf("%.3f ± %.3f", mean, 2*sd)}
+		if withRef {
+			paper := "–"
+			if st, ok := ref.Lookup(g.dataset, g.model, g.objective); ok {
+				paper = fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std)
+			}
+			row = append(row, paper)
+		}
+		cells = append(cells, append(row, ll, "`"+g.config+"`"))
+	}
+	if cells == nil {
+		return nil
+	}
+	m.WriteString("\nOver seeds: the runs of one configuration sampled alike, their KTDs' mean ± two sample standard deviations over the n seeds (as paper.md gives each row's spread; the paper's ± is one standard deviation over draws of one model), and likewise their test LLs.\n\n")
+	header := []string{"dataset", "model", "objective", "sampled at", "n", "KTD over seeds"}
+	if withRef {
+		header = append(header, "paper KTD")
+	}
+	return report.MarkdownTable(m, append(header, "test LL over seeds", "configuration"), cells)
 }
 
 // kept is x as ktd.tsv keeps it: digits significant digits.

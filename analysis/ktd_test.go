@@ -427,3 +427,58 @@ func TestNNMFAugBaseline(t *testing.T) {
 		t.Errorf("report %g, %d of %d; want %g, %d of %d", rep.PaperLL, rep.Across, rep.Tests, want, across, len(ds.Test))
 	}
 }
+
+// Runs of one configuration sampled alike get a row over their seeds in
+// ktd.md: the KTDs' mean ± two sample standard deviations, and the LLs'
+// likewise; a run alone, sampled otherwise, or of another configuration
+// (another batch size, say) gets none.
+func TestKTDTablesOverSeeds(t *testing.T) {
+	set := KTDSetting{Features: "psi", DrawSize: 1000, Samples: 25000}
+	run := func(id, sampled string, ktd, ll float64) KTDRow {
+		model, obj, _ := strings.Cut(id, "-")
+		obj, _, _ = strings.Cut(obj, "-")
+		return KTDRow{Dataset: "FB15k-237", Model: model, Objective: obj, Run: id, Sampled: sampled,
+			Stat: metrics.KTDStat{Mean: ktd, Std: 0.01, Draws: 100}, LL: ll, HasLL: true}
+	}
+	base := []KTDRow{{Dataset: "FB15k-237", Model: "training set", Stat: metrics.KTDStat{Mean: 0.05, Std: 0.005, Draws: 100}}}
+	for _, c := range []struct {
+		name string
+		rows []KTDRow
+		want []string // the over-seeds rows, in order; none: no such table
+	}{
+		{"one seed each", append(base, run("cp2-pll-d1000-b1000-lr0.001-s1-d9746986", "best valid LL, epoch 4", 0.38, -17.1),
+			run("cp2-mle-d1000-b1000-lr0.001-s1-d9746986", "best valid LL, epoch 4", 0.03, -16.0)), nil},
+		{"two batch sizes", append(base, run("complex2-pll-d1000-b5000-lr0.001-s0-e77e734f", "best valid MRR, epoch 26", 0.398, -18.186),
+			run("complex2-pll-d1000-b2000-lr0.001-s0-e77e734f", "best valid MRR, epoch 17", 0.393, -18.065)), nil},
+		{"two seeds, a third sampled otherwise", append(base,
+			run("cp2-pll-d1000-b1000-lr0.001-s1-d9746986", "best valid LL, epoch 4", 0.38, -17.1),
+			run("complex2-pll-d1000-b2000-lr0.001-s3-e77e734f", "best valid MRR, epoch 15", 0.387, -18.0),
+			run("cp2-pll-d1000-b1000-lr0.001-s2-d9746986", "best valid LL, epoch 5", 0.40, -17.2),
+			run("cp2-pll-d1000-b1000-lr0.001-s0-d9746986", "best valid MRR, epoch 13", 0.39, -18.2)),
+			[]string{"| FB15k-237 | cp2   | pll       | best valid LL | 2 | 0.390 ± 0.028  | -17.150 ± 0.141    | `cp2-pll-d1000-b1000-lr0.001-d9746986` |"}},
+		{"three seeds", append(base,
+			run("complex2-pll-d1000-b2000-lr0.001-s3-e77e734f", "best valid MRR, epoch 15", 0.387, -17.997),
+			run("complex2-pll-d1000-b2000-lr0.001-s4-e77e734f", "best valid MRR, epoch 20", 0.377, -18.164),
+			run("complex2-pll-d1000-b2000-lr0.001-s5-e77e734f", "best valid MRR, epoch 18", 0.382, -18.0)),
+			[]string{"| FB15k-237 | complex2 | pll       | best valid MRR | 3 | 0.382 ± 0.010  | -18.054 ± 0.191    | `complex2-pll-d1000-b2000-lr0.001-e77e734f` |"}},
+	} {
+		_, md, err := KTDTables(c.rows, set, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, over, found := strings.Cut(string(md), "Over seeds")
+		if found != (c.want != nil) {
+			t.Errorf("%s: over-seeds table present %v, want %v:\n%s", c.name, found, c.want != nil, md)
+			continue
+		}
+		var got []string
+		for _, line := range strings.Split(over, "\n") {
+			if strings.HasPrefix(line, "| FB15k-237") {
+				got = append(got, line)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: over-seeds rows\n%q\nwant\n%q", c.name, got, c.want)
+		}
+	}
+}

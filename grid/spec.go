@@ -161,6 +161,31 @@ func (s RunSpec) ConfigID() string {
 		s.Rank, s.BatchSize, formatFloat(s.LearningRate), s.hiddenHash())
 }
 
+// ConfigIDOf is the ConfigID of the run named id, read off the ID alone
+// (for tables that keep a run's ID and not its spec): id without its seed
+// part, "-s<seed>" before the hash. ok is false when id is not shaped as
+// ID makes them.
+func ConfigIDOf(id string) (config string, ok bool) {
+	rest, hash, found := cutLast(id, "-")
+	if !found {
+		return "", false
+	}
+	head, seed, found := cutLast(rest, "-")
+	if !found || len(seed) < 2 || seed[0] != 's' || strings.Trim(seed[1:], "0123456789") != "" {
+		return "", false
+	}
+	return head + "-" + hash, true
+}
+
+// cutLast is strings.Cut at the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
 // hiddenHash hashes "key=value" lines, sorted by key, for the keys that are
 // neither visible in the ID nor ignored and differ from their default.
 func (s RunSpec) hiddenHash() string {

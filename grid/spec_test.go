@@ -129,6 +129,25 @@ func TestConfigIDGroupsSeeds(t *testing.T) {
 	}
 }
 
+// ConfigIDOf reads a run's ConfigID off its ID, whatever the model's name
+// (sanitised, "-" included) or the seed, and refuses what ID never makes.
+func TestConfigIDOf(t *testing.T) {
+	for _, model := range []string{"complex2", "cp+", "d-complex2"} {
+		for _, seed := range []int{0, 4, 123} {
+			s := exampleSpec()
+			s.Model, s.Seed = model, seed
+			if got, ok := ConfigIDOf(s.ID()); !ok || got != s.ConfigID() {
+				t.Errorf("ConfigIDOf(%q) = %q, %v; want %q", s.ID(), got, ok, s.ConfigID())
+			}
+		}
+	}
+	for _, id := range []string{"", "complex2", "complex2-pll-d1000-b500-lr0.001-e77e734f", "complex2-pll-d1000-b500-lr0.001-s-e77e734f", "complex2-pll-lr0.001-sx1-e77e734f"} {
+		if got, ok := ConfigIDOf(id); ok {
+			t.Errorf("ConfigIDOf(%q) = %q, want not ok", id, got)
+		}
+	}
+}
+
 func TestSanitizedIDs(t *testing.T) {
 	s := exampleSpec()
 	s.Model = "weird/model name"
