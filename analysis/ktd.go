@@ -19,8 +19,6 @@ import (
 	"gekc/metrics"
 	"gekc/nnmfaug"
 	"gekc/report"
-
-	"gonum.org/v1/gonum/stat"
 )
 
 const (
@@ -199,11 +197,7 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 		}
 		row := []string{r.Dataset, r.Model, r.Objective, keptRounded(r.Stat.Mean, ktdDigits) + " ± " + keptRounded(r.Stat.Std, ktdDigits)}
 		if withRef {
-			paper := "–"
-			if st, ok := ref.Lookup(r.Dataset, r.Model, r.Objective); ok {
-				paper = fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std)
-			}
-			row = append(row, paper)
+			row = append(row, paperKTD(ref, r.Dataset, r.Model, r.Objective))
 		}
 		cells = append(cells, append(row, ll, r.Sampled, r.Run))
 	}
@@ -261,19 +255,13 @@ func writeKTDSeeds(m *bytes.Buffer, rows []KTDRow, ref *KTDReference, withRef bo
 		if len(g.ktd) < 2 {
 			continue
 		}
-		mean, sd := stat.MeanStdDev(g.ktd, nil)
 		ll := "–"
 		if len(g.ll) == len(g.ktd) {
-			llMean, llSD := stat.MeanStdDev(g.ll, nil)
-			ll = fmt.Sprintf("%.3f ± %.3f", llMean, 2*llSD)
+			ll = report.MeanStd(g.ll, 2, 3)
 		}
-		row := []string{g.dataset, g.model, g.objective, g.sampled, strconv.Itoa(len(g.ktd)), fmt.Sprintf("%.3f ± %.3f", mean, 2*sd)}
+		row := []string{g.dataset, g.model, g.objective, g.sampled, strconv.Itoa(len(g.ktd)), report.MeanStd(g.ktd, 2, 3)}
 		if withRef {
-			paper := "–"
-			if st, ok := ref.Lookup(g.dataset, g.model, g.objective); ok {
-				paper = fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std)
-			}
-			row = append(row, paper)
+			row = append(row, paperKTD(ref, g.dataset, g.model, g.objective))
 		}
 		cells = append(cells, append(row, ll, "`"+g.config+"`"))
 	}
@@ -286,6 +274,15 @@ func writeKTDSeeds(m *bytes.Buffer, rows []KTDRow, ref *KTDReference, withRef bo
 		header = append(header, "paper KTD")
 	}
 	return report.MarkdownTable(m, append(header, "test LL over seeds", "configuration"), cells)
+}
+
+// paperKTD is ktd.md's cell of the paper's KTD for a row, "–" where ref
+// has none.
+func paperKTD(ref *KTDReference, dataset, model, objective string) string {
+	if st, ok := ref.Lookup(dataset, model, objective); ok {
+		return fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std)
+	}
+	return "–"
 }
 
 // kept is x as ktd.tsv keeps it: digits significant digits.

@@ -391,6 +391,15 @@ func formatCellStd(metric string, xs []float64, k float64) string {
 	case "wall", "step_ms":
 		prec = 1
 	}
+	return MeanStd(xs, k, prec)
+}
+
+// MeanStd formats the mean of xs ± k sample standard deviations, both
+// with prec decimals; one value is its mean alone, none "–".
+func MeanStd(xs []float64, k float64, prec int) string {
+	if len(xs) == 0 {
+		return "–"
+	}
 	mean := stat.Mean(xs, nil)
 	if len(xs) == 1 {
 		return strconv.FormatFloat(mean, 'f', prec, 64)
