@@ -266,8 +266,7 @@ type gramOperator struct {
 // scikit-learn's PCA computes them for such sizes: 10 extra vectors, 7
 // iterations, started from rng), scaled so that the first has standard
 // deviation 10⁻⁴ (over n, as numpy's), each component's largest entry
-// positive; points without
-// spread start at N(0, (10⁻⁴)²) each coordinate.
+// positive; points without spread start at N(0, (10⁻⁴)²) each coordinate.
 func principalStart(k gramOperator, n int, rng *rand.Rand) []float64 {
 	mean := k.mean
 	block := min(n, 12)
