@@ -223,7 +223,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		if err := slurm.Check(); err != nil {
 			return fail(exitUsage, "%v", err)
 		}
-		slurm.Out, slurm.DataRoot, slurm.Repo, slurm.Samples, slurm.Args = out, dataRoot, cmp.Or(repo, wd), *samples, args
+		slurm.Out, slurm.DataRoot, slurm.Repo, slurm.Args = out, dataRoot, cmp.Or(repo, wd), args
+		slurm.Samples, slurm.NoSamples = *samples, *samples == 0
 		if err := slurm.Emit(env.stdout, env.stderr, g, selected); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}
@@ -283,7 +284,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "%v", err)
 	}
 	s := sweep.New(g, selected, sweep.Options{Reference: ref,
-		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, StateEvery: *stateEvery, Run: env.run,
+		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, NoSamples: *samples == 0, StateEvery: *stateEvery, Run: env.run,
 		Stdout: env.stdout, Stderr: env.stderr, Bars: *jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || *quiet,
 		Verbose: *verbose, Command: append([]string{"experiments"}, args...),
 	})

@@ -29,6 +29,7 @@ func TestEmitSlurm(t *testing.T) {
 		{nil, []string{"--array=0-11\n", "--cpus-per-task=4\n", "--time=12:00:00\n", "--signal=B:USR1@300\n", "PARTITION=''",
 			"OUT=" + fx.out + "\n", "DATA=" + fx.data + "\n", "GRID=" + filepath.Join(fx.out, sweep.GridCopyName) + "\n"}},
 		{[]string{"-only", "0-2,5,9-11", "-samples", "100"}, []string{"--array=0-2,5,9-11\n", "EXTRA_ARGS=(-samples=100 )"}},
+		{[]string{"-samples", "0"}, []string{"EXTRA_ARGS=(-samples=0 )"}},
 		{[]string{"-slurm-cpus", "2", "-slurm-mem", "3G", "-slurm-time", "1-12:00", "-slurm-partition", "long", "-slurm-signal-before", "2m"},
 			[]string{"--cpus-per-task=2\n", "--mem=3G\n", "--time=1-12:00\n", "--partition=long\n", "--signal=B:USR1@120\n"}},
 	} {

@@ -119,6 +119,31 @@ func TestOnlyAndSamplesOverride(t *testing.T) {
 	}
 }
 
+// -samples: absent keeps the grid's samples, N > 0 replaces them, 0 drops
+// them, for runs trained now.
+func TestSamplesFlag(t *testing.T) {
+	grid := strings.Replace(sweeptest.ToyGrid, "epochs = 3\n", "epochs = 3\nsamples = 11\n", 1)
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 11},
+		{[]string{"-samples", "7"}, 7},
+		{[]string{"-samples", "0"}, 0},
+	} {
+		fx := newSweepFixture(t, grid)
+		id := fx.runIDs(t)[0]
+		fake := newFake()
+		code, _, stderr := runInProcess(t, context.Background(), fake, fx.args(append([]string{"-only", "0"}, c.args...)...)...)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d: %s", c.args, code, stderr)
+		}
+		if got := fake.jobs[id].Spec.Samples; got != c.want {
+			t.Errorf("%q: the run samples %d triples, want %d", c.args, got, c.want)
+		}
+	}
+}
+
 func TestCommandLineErrors(t *testing.T) {
 	fx := newSweepFixture(t, sweeptest.ToyGrid)
 	tests := []struct {

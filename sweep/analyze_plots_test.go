@@ -41,7 +41,7 @@ func trainedSweep(t *testing.T, src, data string) toySweep {
 	g, err := grid.ParseGrid("grid.toml", []byte(src), nil)
 	must(t, err)
 	ts := toySweep{g: g, out: filepath.Join(t.TempDir(), "out"), data: data}
-	s := New(g, g.Runs, Options{Out: ts.out, DataRoot: data, Run: Train, Samples: -1, StateEvery: 5 * time.Minute, Quiet: true})
+	s := New(g, g.Runs, Options{Out: ts.out, DataRoot: data, Run: Train, StateEvery: 5 * time.Minute, Quiet: true})
 	must(t, s.Prepare())
 	if tally := s.Run(context.Background()); tally.Finished != len(g.Runs) {
 		t.Fatalf("%+v; want all %d runs finished", tally, len(g.Runs))

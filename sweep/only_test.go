@@ -46,3 +46,36 @@ func TestSelectionAndSamplesOverride(t *testing.T) {
 		}
 	}
 }
+
+// Options' zero value keeps the samples each run's grid asks for; Samples
+// > 0 replaces them and NoSamples drops them (the command's -samples N and
+// -samples 0).
+func TestSamplesOptions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    Options
+		want int
+	}{
+		{"zero value", Options{}, 11},
+		{"negative", Options{Samples: -1}, 11},
+		{"override", Options{Samples: 7}, 7},
+		{"none", Options{NoSamples: true}, 0},
+		{"none wins", Options{Samples: 7, NoSamples: true}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := newToySweep(t)
+			r := ts.g.Runs[0]
+			r.Spec.Samples = 11
+			fake := newFake()
+			c.o.Out, c.o.DataRoot, c.o.Run, c.o.Quiet = ts.out, ts.data, fake.run, true
+			s := New(ts.g, []grid.Run{r}, c.o)
+			must(t, s.Prepare())
+			if tally := s.Run(context.Background()); tally != (Tally{Finished: 1}) {
+				t.Fatalf("%+v; want the run finished", tally)
+			}
+			if got := fake.jobs[r.ID].Spec.Samples; got != c.want {
+				t.Errorf("the run sampled %d triples, want %d", got, c.want)
+			}
+		})
+	}
+}

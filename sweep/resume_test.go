@@ -44,7 +44,7 @@ func (ts toySweep) train(t *testing.T, ctx context.Context, run RunFunc, stateEv
 		runs = ts.g.Runs
 	}
 	var stderr bytes.Buffer
-	s := New(ts.g, runs, Options{Out: ts.out, DataRoot: ts.data, Run: run, StateEvery: stateEvery, Samples: -1, Stderr: &stderr, Quiet: true})
+	s := New(ts.g, runs, Options{Out: ts.out, DataRoot: ts.data, Run: run, StateEvery: stateEvery, Stderr: &stderr, Quiet: true})
 	must(t, s.Prepare())
 	return s.Run(ctx), stderr.String()
 }

@@ -30,7 +30,8 @@ type Slurm struct {
 
 	Out, DataRoot string   // the results directory and the data root, absolute
 	Repo          string   // the repository the tasks build the command in
-	Samples       int      // passed on to each task as -samples when >= 0
+	Samples       int      // passed on to each task as -samples when > 0 (as Options.Samples)
+	NoSamples     bool     // passed on as -samples=0 (as Options.NoSamples)
 	Args          []string // the command line that emits the script, recorded in it
 }
 
@@ -309,7 +310,10 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 		indices[i] = r.Index
 	}
 	var extra []string
-	if o.Samples >= 0 {
+	switch {
+	case o.NoSamples:
+		extra = append(extra, "-samples=0")
+	case o.Samples > 0:
 		extra = append(extra, fmt.Sprintf("-samples=%d", o.Samples))
 	}
 	script, err := slurmScript(slurmParams{

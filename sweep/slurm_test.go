@@ -70,7 +70,7 @@ func toySlurm(t *testing.T, only string, edit func(*Slurm)) (ts toySweep, script
 	ts = newToySweep(t)
 	runs, err := grid.Select(only, ts.g.Runs)
 	must(t, err)
-	o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute, Samples: -1,
+	o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute,
 		Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out), Args: []string{"-grid", "toy.toml", "-emit", "slurm"}}
 	if edit != nil {
 		edit(o)
@@ -92,16 +92,18 @@ func TestSlurmEmit(t *testing.T) {
 		edit   func(*Slurm)
 		want   []string // in the script, besides what every script has
 		stdout string
+		absent []string // not in the script
 	}{
-		{"every run", "", nil, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11"}, "(12 array tasks; each 4 CPU(s)"},
-		{"a selection", "0-2,5,9-11", nil, []string{"#SBATCH --array=0-2,5,9-11\n", "ARRAY=0-2,5,9-11"}, "(7 array tasks"},
-		{"with samples", "", func(o *Slurm) { o.Samples = 100 }, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11", "-samples=100"}, ""},
+		{"every run", "", nil, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11"}, "(12 array tasks; each 4 CPU(s)", []string{"-samples"}},
+		{"a selection", "0-2,5,9-11", nil, []string{"#SBATCH --array=0-2,5,9-11\n", "ARRAY=0-2,5,9-11"}, "(7 array tasks", nil},
+		{"with samples", "", func(o *Slurm) { o.Samples = 100 }, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11", "-samples=100"}, "", nil},
+		{"without samples", "", func(o *Slurm) { o.NoSamples = true }, []string{"-samples=0"}, "", nil},
 		{"resources", "", func(o *Slurm) {
 			o.CPUs, o.Mem, o.Time, o.Partition, o.SignalBefore = 2, "3G", "1-12:00", "long", 2*time.Minute
 		}, []string{
 			"#SBATCH --cpus-per-task=2\n", "#SBATCH --mem=3G\n", "#SBATCH --time=1-12:00\n", "#SBATCH --partition=long\n",
 			"#SBATCH --signal=B:USR1@120\n", "CPUS_PER_TASK=2", "MEM=3G", "TIME=1-12:00", "SIGNAL_BEFORE=120", "PARTITION=long",
-		}, "each 2 CPU(s), 3G of memory, time limit 1-12:00"},
+		}, "each 2 CPU(s), 3G of memory, time limit 1-12:00", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ts, path, stdout := toySlurm(t, c.only, c.edit)
@@ -133,6 +135,11 @@ func TestSlurmEmit(t *testing.T) {
 				`export OPENBLAS_NUM_THREADS="$GOMAXPROCS"`,
 			}, c.want...)...); err != nil {
 				t.Errorf("%v\n%s", err, script)
+			}
+			for _, a := range c.absent {
+				if strings.Contains(script, a) {
+					t.Errorf("the script has %q\n%s", a, script)
+				}
 			}
 			if !fileExists(filepath.Join(ts.out, GridCopyName)) || !fileExists(filepath.Join(ts.out, "slurm")) {
 				t.Error("the grid copy or the log directory is missing")

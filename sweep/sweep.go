@@ -61,6 +61,7 @@ type Sweep struct {
 	dataRoot   string
 	jobs       int
 	samples    int
+	noSamples  bool
 	stateEvery time.Duration
 	run        RunFunc
 	stdout     *lockedWriter
@@ -83,7 +84,12 @@ type Options struct {
 	Out      string // the results directory
 	DataRoot string // holds one directory per data set
 	Jobs     int    // runs trained at once; < 1 means 1
-	Samples  int    // overrides the grid's samples when >= 0 (-samples)
+	// Samples, when > 0, is how many triples each run trained now samples
+	// as it ends, in place of its grid's samples; <= 0 keeps the grid's.
+	Samples int
+	// NoSamples: runs trained now sample nothing, whatever the grid says
+	// (-samples 0).
+	NoSamples bool
 	// StateEvery is how often a run saves its resume state, at most: after
 	// an epoch or inside a long one (train.Config.StateEvery); 0: after
 	// every epoch only; < 0: never.
@@ -117,7 +123,7 @@ func New(g *grid.Grid, runs []grid.Run, o Options) *Sweep {
 	}
 	return &Sweep{
 		grid: g, runs: orderForDistill(runs), out: o.Out, dataRoot: o.DataRoot, jobs: max(o.Jobs, 1),
-		samples: o.Samples, stateEvery: o.StateEvery, run: o.Run,
+		samples: o.Samples, noSamples: o.NoSamples, stateEvery: o.StateEvery, run: o.Run,
 		stdout: &lockedWriter{w: o.Stdout}, stderr: &lockedWriter{w: o.Stderr},
 		bars: o.Bars, quiet: o.Quiet, verbose: o.Verbose, command: o.Command, reference: o.Reference,
 	}
@@ -425,7 +431,10 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		return resFailed
 	}
 	spec := r.Spec.Clone()
-	if s.samples >= 0 {
+	switch {
+	case s.noSamples:
+		spec.Samples = 0
+	case s.samples > 0:
 		spec.Samples = s.samples
 	}
 	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r),
