@@ -97,6 +97,51 @@ func TestDefaultPaperReferenceFound(t *testing.T) {
 	}
 }
 
+// A grid with paper = false (the KTD's ψ, trained as another paper's
+// model) gets no paper.md from the paper's values, though they cover its
+// data set and d; -analyze paper says why it refuses, and -reference
+// still compares it when asked.
+func TestNotPaperGrid(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "grids", "fb15k237-d1000.toml"))
+	must(t, err)
+	const run = "complex-pll-d1000-b500-lr0.001-s0-d9746986"
+	for _, tt := range []struct {
+		name    string
+		prefix  string
+		args    []string
+		code    int
+		paperMD bool
+		stderr  string
+	}{
+		{"the paper's grid", "", []string{"-analyze", "tables"}, exitOK, true, ""},
+		{"paper = false", "paper = false\n", []string{"-analyze", "tables"}, exitOK, false, ""},
+		{"paper = false, -analyze paper", "paper = false\n", []string{"-analyze", "paper"}, exitUsage, false, "says paper = false"},
+		{"paper = false, -reference", "paper = false\n",
+			[]string{"-analyze", "tables", "-reference", filepath.Join("..", "results", "paper-reference.tsv")}, exitOK, true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			grid, out := filepath.Join(dir, "grid.toml"), filepath.Join(dir, "out")
+			must(t, os.WriteFile(grid, append([]byte(tt.prefix), src...), 0o644))
+			must(t, os.MkdirAll(filepath.Join(out, "runs", run), 0o755))
+			for _, f := range []string{"config.toml", "metrics.json"} {
+				data, err := os.ReadFile(filepath.Join("..", "results", "fb15k237-d1000", "runs", run, f))
+				must(t, err)
+				must(t, os.WriteFile(filepath.Join(out, "runs", run, f), data, 0o644))
+			}
+			var stdout, stderr bytes.Buffer
+			code := runCLI(context.Background(), append([]string{"-grid", grid, "-out", out, "-data", filepath.Join(dir, "no-data")}, tt.args...),
+				cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, run: newFake().run, quiet: true})
+			if code != tt.code || !strings.Contains(stderr.String(), tt.stderr) {
+				t.Fatalf("exit %d, want %d with %q: %s", code, tt.code, tt.stderr, stderr.String())
+			}
+			if got := fileExists(filepath.Join(out, "paper.md")); got != tt.paperMD {
+				t.Errorf("paper.md written: %v, want %v", got, tt.paperMD)
+			}
+		})
+	}
+}
+
 // -features and -samples reach the KTD analysis (the analysis itself is
 // sweep.TestKTDEndToEnd): the rows of the table it writes, here the
 // baselines alone, record ψ's run and the sample size, and the command

@@ -262,11 +262,18 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	// Run from outside the repository (a sweep kept elsewhere), the grid's
 	// repository still has the paper's values.
 	paperResults := resultsDir(cmp.Or(repo, findRepoRoot(filepath.Dir(inDir(wd, g.Path)))), wd)
+	// A grid with paper = false (its runs follow another protocol) is
+	// compared with nothing unless -reference asks.
 	refPath := *reference
-	if refPath == "" {
-		refPath = filepath.Join(paperResults, "paper-reference.tsv")
-	} else {
+	switch {
+	case refPath != "":
 		refPath = inDir(wd, refPath)
+	case g.NotPaper:
+		if *analyze == "paper" {
+			return fail(exitUsage, "%s says paper = false (its runs do not follow the paper's protocol): -analyze paper compares it only with -reference FILE", g.Path)
+		}
+	default:
+		refPath = filepath.Join(paperResults, "paper-reference.tsv")
 	}
 	if *analyze != "" {
 		// The paper's KTDs, whatever -reference says of Table 2's values.
@@ -279,9 +286,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return exitOK
 	}
 
-	ref, err := report.ReadReference(refPath)
-	if err != nil && (*reference != "" || !errors.Is(err, os.ErrNotExist)) {
-		return fail(exitUsage, "%v", err)
+	var ref *report.Reference
+	if refPath != "" {
+		if ref, err = report.ReadReference(refPath); err != nil && (*reference != "" || !errors.Is(err, os.ErrNotExist)) {
+			return fail(exitUsage, "%v", err)
+		}
 	}
 	s := sweep.New(g, selected, sweep.Options{Reference: ref,
 		Out: out, DataRoot: dataRoot, Jobs: *jobs, Samples: *samples, NoSamples: *samples == 0, StateEvery: *stateEvery, Run: env.run,

@@ -19,10 +19,14 @@ type Grid struct {
 	Name        string // the file's `name`, else its base name without .toml
 	named       bool   // Name came from the file's `name` key
 	Description string
-	Path        string
-	Source      []byte // the file as read, copied to <out>/grid.toml
-	Runs        []Run
-	Duplicates  int // expanded runs dropped because an earlier block produced the same spec
+	// NotPaper is the file's paper = false: its runs do not follow the
+	// paper's protocol (a KTD feature map trained as another paper's), so
+	// no paper.md sets them beside the paper's Table 2.
+	NotPaper   bool
+	Path       string
+	Source     []byte // the file as read, copied to <out>/grid.toml
+	Runs       []Run
+	Duplicates int // expanded runs dropped because an earlier block produced the same spec
 }
 
 // Named reports whether Name came from the file's name key rather than
@@ -52,6 +56,7 @@ func LoadGrid(path string, validate Validator) (*Grid, error) {
 type rawGrid struct {
 	Name        string           `toml:"name"`
 	Description string           `toml:"description"`
+	Paper       *bool            `toml:"paper"`
 	Defaults    map[string]any   `toml:"defaults"`
 	Sweep       []map[string]any `toml:"sweep"`
 }
@@ -80,11 +85,12 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		if k[0] == "defaults" || k[0] == "sweep" {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has name, description, [defaults] and [[sweep]] blocks",
+		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has name, description, paper, [defaults] and [[sweep]] blocks",
 			path, max(ix.top[k[0]], 1), k.String()))
 	}
 
-	g := &Grid{Name: raw.Name, named: raw.Name != "", Description: raw.Description, Path: path, Source: src}
+	g := &Grid{Name: raw.Name, named: raw.Name != "", Description: raw.Description, Path: path, Source: src,
+		NotPaper: raw.Paper != nil && !*raw.Paper}
 	if g.Name == "" {
 		g.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	}

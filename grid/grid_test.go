@@ -298,6 +298,8 @@ func TestGridErrors(t *testing.T) {
 			[]string{"grid.toml:10:", "eval.hits", "mixes"}},
 		{"name with a path separator", "name = \"a/b\"\n" + base, nil,
 			[]string{"grid.toml:1:", "path separator"}},
+		{"paper not a boolean", "paper = \"no\"\n" + base, nil,
+			[]string{"grid.toml:1", "paper"}},
 		{"name of the wrong type", "name = 3\n" + base, nil,
 			[]string{"grid.toml:1:", "name"}},
 		{"default validator, with block line and run", base + "[[sweep]]\nrank = 1\n[[sweep]]\nrank = 0\n", nil,
@@ -394,6 +396,21 @@ func TestGridName(t *testing.T) {
 	must(t, err)
 	if g.Name != "given" || g.Description != "d" {
 		t.Errorf("Name, Description = %q, %q", g.Name, g.Description)
+	}
+}
+
+// paper = false marks a grid whose runs are not the paper's protocol;
+// absent or true, it is the paper's.
+func TestGridNotPaper(t *testing.T) {
+	for _, c := range []struct {
+		top  string
+		want bool
+	}{{"", false}, {"paper = true\n", false}, {"paper = false\n", true}} {
+		g, err := ParseGrid("x.toml", []byte(c.top+base), nil)
+		must(t, err)
+		if g.NotPaper != c.want {
+			t.Errorf("%q: NotPaper = %v, want %v", c.top, g.NotPaper, c.want)
+		}
 	}
 }
 
