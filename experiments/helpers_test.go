@@ -3,16 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
+
+	"gekc/internal/outputtest"
 	"time"
 
 	"gekc/grid"
@@ -179,30 +179,12 @@ func recordStatus(t *testing.T, out, id string) train.Status {
 	return rec.Status
 }
 
-func containsAll(s string, subs ...string) error {
-	var missing []string
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			missing = append(missing, fmt.Sprintf("%q", sub))
-		}
-	}
-	if len(missing) > 0 {
-		return errors.New("missing " + strings.Join(missing, ", "))
-	}
-	return nil
-}
+// containsAll returns an error naming the substrings s lacks.
+var containsAll = outputtest.ContainsAll
 
-// shippedData returns the repository's data root, which must hold the named
-// dataset: it is shipped with the code, so its absence is a failure.
-func shippedData(t *testing.T, dataset string) string {
-	t.Helper()
-	data, err := filepath.Abs(filepath.Join("..", "data"))
-	must(t, err)
-	if !fileExists(filepath.Join(data, dataset, "train.txt")) {
-		t.Fatalf("no data/%s", dataset)
-	}
-	return data
-}
+// shippedData returns the repository's data root, which must hold the
+// named dataset.
+func shippedData(t *testing.T, dataset string) string { return sweeptest.ShippedData(t, dataset) }
 
 // trainCLI runs the command with real training on args and extra, and
 // fails the test unless it exits 0.

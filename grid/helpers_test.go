@@ -1,10 +1,9 @@
 package grid
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"testing"
+
+	"gekc/internal/outputtest"
 )
 
 func must(t *testing.T, err error) {
@@ -14,15 +13,5 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func containsAll(s string, subs ...string) error {
-	var missing []string
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			missing = append(missing, fmt.Sprintf("%q", sub))
-		}
-	}
-	if len(missing) > 0 {
-		return errors.New("missing " + strings.Join(missing, ", "))
-	}
-	return nil
-}
+// containsAll returns an error naming the substrings s lacks.
+var containsAll = outputtest.ContainsAll

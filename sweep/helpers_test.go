@@ -1,12 +1,11 @@
 package sweep
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"gekc/internal/outputtest"
+	"gekc/internal/sweeptest"
 
 	"gekc/grid"
 )
@@ -23,30 +22,12 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-func containsAll(s string, subs ...string) error {
-	var missing []string
-	for _, sub := range subs {
-		if !strings.Contains(s, sub) {
-			missing = append(missing, fmt.Sprintf("%q", sub))
-		}
-	}
-	if len(missing) > 0 {
-		return errors.New("missing " + strings.Join(missing, ", "))
-	}
-	return nil
-}
+// containsAll returns an error naming the substrings s lacks.
+var containsAll = outputtest.ContainsAll
 
-// shippedData returns the repository's data root, which must hold the named
-// dataset: it is shipped with the code, so its absence is a failure.
-func shippedData(t *testing.T, dataset string) string {
-	t.Helper()
-	data, err := filepath.Abs(filepath.Join("..", "data"))
-	must(t, err)
-	if !fileExists(filepath.Join(data, dataset, "train.txt")) {
-		t.Fatalf("no data/%s", dataset)
-	}
-	return data
-}
+// shippedData returns the repository's data root, which must hold the
+// named dataset.
+func shippedData(t *testing.T, dataset string) string { return sweeptest.ShippedData(t, dataset) }
 
 func exampleSpec() grid.RunSpec {
 	s := grid.DefaultRunSpec()

@@ -1,10 +1,12 @@
 // Package outputtest holds checks of what report and sweep write, shared
-// by their tests: that a figure was drawn, and the cells of a markdown
-// table. It is test support, as net/http/httptest is.
+// by their tests: that a figure was drawn, the cells of a markdown table,
+// the substrings a text lacks. It is test support, as net/http/httptest is.
 package outputtest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -79,4 +81,19 @@ func MarkdownCells(s string) (header []string, rows [][]string) {
 		}
 	}
 	return header, rows
+}
+
+// ContainsAll returns an error naming the substrings s lacks, nil when it
+// has them all.
+func ContainsAll(s string, subs ...string) error {
+	var missing []string
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			missing = append(missing, fmt.Sprintf("%q", sub))
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New("missing " + strings.Join(missing, ", "))
+	}
+	return nil
 }

@@ -76,3 +76,18 @@ func NoTempFiles(t testing.TB, root string) {
 		return nil
 	})
 }
+
+// ShippedData returns the repository's data root, seen from a package one
+// directory below it, which must hold the named dataset: it is shipped
+// with the code, so its absence is a failure.
+func ShippedData(t testing.TB, dataset string) string {
+	t.Helper()
+	data, err := filepath.Abs(filepath.Join("..", "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(data, dataset, "train.txt")); err != nil {
+		t.Fatalf("no data/%s: %v", dataset, err)
+	}
+	return data
+}
