@@ -99,8 +99,8 @@ func TestDefaultPaperReferenceFound(t *testing.T) {
 
 // A grid with paper = false (the KTD's ψ, trained as another paper's
 // model) gets no paper.md from the paper's values, though they cover its
-// data set and d; -analyze paper says why it refuses, and -reference
-// still compares it when asked.
+// data set and d; -analyze paper says why it refuses, -reference still
+// compares it when asked, and a paper.md left from before is pointed out.
 func TestNotPaperGrid(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "grids", "fb15k237-d1000.toml"))
 	must(t, err)
@@ -109,15 +109,17 @@ func TestNotPaperGrid(t *testing.T) {
 		name    string
 		prefix  string
 		args    []string
+		stale   bool // a paper.md in -out before
 		code    int
 		paperMD bool
 		stderr  string
 	}{
-		{"the paper's grid", "", []string{"-analyze", "tables"}, exitOK, true, ""},
-		{"paper = false", "paper = false\n", []string{"-analyze", "tables"}, exitOK, false, ""},
-		{"paper = false, -analyze paper", "paper = false\n", []string{"-analyze", "paper"}, exitUsage, false, "says paper = false"},
+		{"the paper's grid", "", []string{"-analyze", "tables"}, false, exitOK, true, ""},
+		{"paper = false", "paper = false\n", []string{"-analyze", "tables"}, false, exitOK, false, ""},
+		{"paper = false, -analyze paper", "paper = false\n", []string{"-analyze", "paper"}, false, exitUsage, false, "says paper = false"},
 		{"paper = false, -reference", "paper = false\n",
-			[]string{"-analyze", "tables", "-reference", filepath.Join("..", "results", "paper-reference.tsv")}, exitOK, true, ""},
+			[]string{"-analyze", "tables", "-reference", filepath.Join("..", "results", "paper-reference.tsv")}, false, exitOK, true, ""},
+		{"paper = false, a paper.md from before", "paper = false\n", []string{"-analyze", "tables"}, true, exitOK, true, "is left from before"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -128,6 +130,9 @@ func TestNotPaperGrid(t *testing.T) {
 				data, err := os.ReadFile(filepath.Join("..", "results", "fb15k237-d1000", "runs", run, f))
 				must(t, err)
 				must(t, os.WriteFile(filepath.Join(out, "runs", run, f), data, 0o644))
+			}
+			if tt.stale {
+				must(t, os.WriteFile(filepath.Join(out, "paper.md"), []byte("# old\n"), 0o644))
 			}
 			var stdout, stderr bytes.Buffer
 			code := runCLI(context.Background(), append([]string{"-grid", grid, "-out", out, "-data", filepath.Join(dir, "no-data")}, tt.args...),

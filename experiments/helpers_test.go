@@ -11,12 +11,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
-
-	"gekc/internal/outputtest"
 	"time"
 
 	"gekc/grid"
 	"gekc/internal/filelock"
+	"gekc/internal/outputtest"
 	"gekc/internal/sweeptest"
 	"gekc/report"
 	"gekc/sweep"

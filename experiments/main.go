@@ -93,7 +93,8 @@ epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
                runs/<id>/calibration.png, calibration.tsv and calibration.md
   plots        draw runs/<id>/curves.png again from metrics.json
   paper        the best configurations beside the paper's Table 2 values
-               (-reference FILE for another table): writes paper.md
+               (-reference FILE for another table, and for a grid with
+               paper = false): writes paper.md
 
 -scaling measures the time and peak memory of one PLL training step of
 complex, complex+ and complex2 on a synthetic graph of ogbl-wikikg2's size,
@@ -125,12 +126,12 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		only       = fs.String("only", "", "run only these: indices and ranges (3 or 0-5,9), or re:EXPR matching run IDs")
 		jobs       = fs.Int("j", 1, "runs trained at once by this process")
 		emit       = fs.String("emit", "", `write a job script instead of running: "slurm" writes <out>/sbatch.sh`)
-		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now (overrides the grid's samples)")
+		samples    = fs.Int("samples", -1, "sample `N` triples after each run trained now, in place of the grid's samples (0: none; absent: the grid's); with -analyze, the samples per run (default 25000)")
 		analyze    = fs.String("analyze", "", "analyse finished runs instead of training: \"samples\", \"ktd\", \"tsne\", \"calibration\", \"plots\", \"paper\" or \"tables\" (results.tsv, results.md and paper.md again from the run records)")
 		features   = fs.String("features", "", "for -analyze ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
 		ktdTable   = fs.String("ktd-table", "", "for -analyze ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
 		nnmf       = fs.Bool("nnmfaug", false, "for -analyze ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
-		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's)")
+		reference  = fs.String("reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's; none for a grid with paper = false)")
 		adopt      = fs.String("adopt-state", "", "continue the one run -only selects from another run's resume state `file`, when the two differ only in a larger patience or epoch bound (that run must be in the grid, or its config.toml beside the file)")
 		stateEvery = fs.Duration("state-every", 5*time.Minute, "save each unfinished run's resume state at most this `often`, after an epoch or inside a long one (0: after every epoch only, negative: never)")
 		verbose    = fs.Bool("v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
@@ -168,6 +169,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "-v and -q: choose one")
 	case *adopt != "" && (*analyze != "" || *dryRun || *emit != ""):
 		return fail(exitUsage, "-adopt-state trains a run: it cannot go with -analyze, -dry-run or -emit")
+	case *analyze != "" && *samples == 0:
+		return fail(exitUsage, "-samples 0 with -analyze: an analysis of samples needs some; give N > 0, or leave -samples out for 25000")
 	}
 
 	wd, err := workDir(env.dir)
@@ -272,6 +275,10 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		if *analyze == "paper" {
 			return fail(exitUsage, "%s says paper = false (its runs do not follow the paper's protocol): -analyze paper compares it only with -reference FILE", g.Path)
 		}
+		if _, err := os.Stat(filepath.Join(out, sweep.PaperMDName)); err == nil {
+			fmt.Fprintf(env.stderr, "note: %s is left from before: %s says paper = false, so nothing writes it now; remove it\n",
+				filepath.Join(out, sweep.PaperMDName), g.Path)
+		}
 	default:
 		refPath = filepath.Join(paperResults, "paper-reference.tsv")
 	}
@@ -316,7 +323,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)
 		r.Problems++
 	}
-	if *samples >= 0 && r.AlreadyDone > 0 {
+	if *samples > 0 && r.AlreadyDone > 0 {
 		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r.AlreadyDone)
 	}
 	switch {

@@ -138,7 +138,11 @@ func TestSamplesFlag(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%q: exit %d: %s", c.args, code, stderr)
 		}
-		if got := fake.jobs[id].Spec.Samples; got != c.want {
+		job, ok := fake.jobs[id]
+		if !ok {
+			t.Fatalf("%q: the run was not trained", c.args)
+		}
+		if got := job.Spec.Samples; got != c.want {
 			t.Errorf("%q: the run samples %d triples, want %d", c.args, got, c.want)
 		}
 	}
@@ -158,6 +162,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"bad -j", fx.args("-j", "0"), exitUsage, []string{"-j 0"}},
 		{"bad -emit", fx.args("-emit", "pbs"), exitUsage, []string{`-emit "pbs"`}},
 		{"stray argument", append(fx.args(), "extra"), exitUsage, []string{`"extra"`}},
+		{"-samples 0 with -analyze", fx.args("-analyze", "ktd", "-samples", "0"), exitUsage, []string{"-samples 0 with -analyze"}},
 		{"missing dataset", []string{"-grid", fx.grid, "-data", filepath.Join(fx.dir, "elsewhere"), "-out", fx.out}, exitUsage,
 			[]string{filepath.Join(fx.dir, "elsewhere", "toy"), "-data", "GEKC_DATA"}},
 		{"help", []string{"-h"}, exitOK, []string{"usage:", "-only"}},

@@ -5,8 +5,10 @@
 // only the models registry knows through a Validator (sweep.Validate) and
 // maps a RunSpec onto a training configuration.
 //
-// A grid has an optional name (default: the file's base name), a [defaults]
-// table and [[sweep]] blocks. Every RunSpec key may appear in either, as a
+// A grid has an optional name (default: the file's base name), an optional
+// description, an optional paper = false (its runs do not follow the
+// paper's protocol: no paper.md compares them with its Table 2), a
+// [defaults] table and [[sweep]] blocks. Every RunSpec key may appear in either, as a
 // value or as an array, which makes it a sweep axis; each block expands to
 // the Cartesian product of its axes over the defaults. For a list key
 // (eval.hits) an axis is an array of lists, for a table key (pll_weights,

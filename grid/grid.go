@@ -85,7 +85,7 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		if k[0] == "defaults" || k[0] == "sweep" {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has name, description, paper, [defaults] and [[sweep]] blocks",
+		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has the keys name, description and paper, a [defaults] block and [[sweep]] blocks",
 			path, max(ix.top[k[0]], 1), k.String()))
 	}
 

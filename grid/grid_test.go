@@ -299,7 +299,7 @@ func TestGridErrors(t *testing.T) {
 		{"name with a path separator", "name = \"a/b\"\n" + base, nil,
 			[]string{"grid.toml:1:", "path separator"}},
 		{"paper not a boolean", "paper = \"no\"\n" + base, nil,
-			[]string{"grid.toml:1", "paper"}},
+			[]string{"grid.toml:1:", "paper"}},
 		{"name of the wrong type", "name = 3\n" + base, nil,
 			[]string{"grid.toml:1:", "name"}},
 		{"default validator, with block line and run", base + "[[sweep]]\nrank = 1\n[[sweep]]\nrank = 0\n", nil,

@@ -47,7 +47,8 @@ import (
 //	                          or dataset is read
 //	-analyze paper            set the best configurations of results.tsv beside a
 //	                          published table (-reference, default the paper's,
-//	                          results/paper-reference.tsv); writes paper.md; only
+//	                          results/paper-reference.tsv, but none for a grid
+//	                          with paper = false); writes paper.md; only
 //	                          results.tsv is read
 
 // The analyses themselves are package analysis; this file finds the runs
@@ -221,8 +222,11 @@ type Analysis struct {
 	// Table 3 and 4) to the KTD's rows, and says its test log-likelihood:
 	// minutes of fitting on a benchmark's graph, so only when asked (a
 	// later analysis without it keeps its row).
-	NNMFAug   bool
-	Reference string // for paper: the reference table (see report.ReadReference)
+	NNMFAug bool
+	// Reference is the reference table (report.ReadReference) that paper
+	// compares with and tables writes paper.md from; "": none (tables
+	// then writes no paper.md, paper fails).
+	Reference string
 	// KTDReference is the file of published KTDs the KTD tables set beside
 	// their rows (analysis.ReadKTDReference); "" or a missing file: none.
 	KTDReference string
