@@ -462,16 +462,28 @@ func expRowsShifted[T Float](x []T, ld int, trans bool, r, c int, out, mx []T) {
 		transpose(x[:c*ld], c, ld, out) // x is c×r with ld = r
 		x, trans = out, false
 	}
-	for i := 0; i < r; i++ {
-		m := math.Inf(-1)
-		for _, v := range x[i*c : (i+1)*c] {
-			m = math.Max(m, float64(v))
+	// Plain comparisons, not math.Max (whose float64 round trip and
+	// signed-zero case made this loop cost a fifth of a ComplEx+ ranking).
+	// A NaN entry makes its row's maximum NaN, as math.Max did, so that the
+	// whole row's products are NaN: float32's vectorised exp would turn a
+	// lone NaN into a finite number.
+	parallelFor(r, r*c, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			m := T(math.Inf(-1))
+			for _, v := range x[i*c : (i+1)*c] {
+				if v > m {
+					m = v
+				} else if v != v {
+					m = v
+					break
+				}
+			}
+			if math.IsInf(float64(m), 0) {
+				m = 0 // a row of −Inf (no mass) or +Inf: leave it unshifted
+			}
+			mx[i] = m
 		}
-		if math.IsInf(m, 0) {
-			m = 0 // a row of −Inf (no mass) or +Inf: leave it unshifted
-		}
-		mx[i] = T(m)
-	}
+	})
 	expShift(x, r, c, mx, nil, out)
 }
 

@@ -204,3 +204,44 @@ func transposed(x []float64, rows, cols int) []float64 {
 	}
 	return out
 }
+
+// A NaN operand entry makes NaN every entry of the result it enters (its
+// row of op(a), its column of op(b)), with and without negative inner
+// indices, in both dtypes; the other entries stay finite.
+func TestLogMatMulExpNaNOperand(t *testing.T) {
+	const m, n, k = 3, 4, 5
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, neg := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%v/neg=%d", dt, neg), func(t *testing.T) {
+				ops := signedLMMEOperands(false, true) // a is m×k, b is n×k: positive terms dominate
+				a, b := ops[0], ops[1]
+				a[1*k+3] = math.NaN() // row 1 of a
+				b[2*k+0] = math.NaN() // row 2 of b: column 2 of the result
+				g := G.NewGraph()
+				an := G.NewMatrix(g, dt, G.WithShape(m, k), G.WithName("a"), G.WithValue(denseOf(dt, a, m, k)))
+				bn := G.NewMatrix(g, dt, G.WithShape(n, k), G.WithName("b"), G.WithValue(denseOf(dt, b, n, k)))
+				y := must(SignedLogMatMulExp(an, bn, false, true, neg))
+				g2 := G.NewTapeMachine(g)
+				defer g2.Close()
+				if err := g2.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				got := y.Value().Data()
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						var v float64
+						switch d := got.(type) {
+						case []float64:
+							v = d[i*n+j]
+						case []float32:
+							v = float64(d[i*n+j])
+						}
+						if want := i == 1 || j == 2; math.IsNaN(v) != want {
+							t.Errorf("y[%d][%d] = %v; want NaN: %v", i, j, v, want)
+						}
+					}
+				}
+			})
+		}
+	}
+}
