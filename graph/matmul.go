@@ -463,7 +463,7 @@ func expRowsShifted[T Float](x []T, ld int, trans bool, r, c int, out, mx []T) {
 		x, trans = out, false
 	}
 	// Plain comparisons, not math.Max (whose float64 round trip and
-	// signed-zero case made this loop cost a fifth of a ComplEx+ ranking).
+	// signed-zero case made this loop a tenth of a ComplEx+ ranking).
 	// A NaN entry makes its row's maximum NaN, as math.Max did, so that the
 	// whole row's products are NaN: float32's vectorised exp would turn a
 	// lone NaN into a finite number.
