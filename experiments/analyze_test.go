@@ -134,11 +134,10 @@ func TestNotPaperGrid(t *testing.T) {
 			if tt.stale {
 				must(t, os.WriteFile(filepath.Join(out, "paper.md"), []byte("# old\n"), 0o644))
 			}
-			var stdout, stderr bytes.Buffer
-			code := runCLI(context.Background(), append([]string{"-grid", grid, "-out", out, "-data", filepath.Join(dir, "no-data")}, tt.args...),
-				cliEnv{stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }, run: newFake().run, quiet: true})
-			if code != tt.code || !strings.Contains(stderr.String(), tt.stderr) {
-				t.Fatalf("exit %d, want %d with %q: %s", code, tt.code, tt.stderr, stderr.String())
+			code, _, stderr := runInProcess(t, context.Background(), newFake(),
+				append([]string{"-grid", grid, "-out", out, "-data", filepath.Join(dir, "no-data")}, tt.args...)...)
+			if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+				t.Fatalf("exit %d, want %d with %q: %s", code, tt.code, tt.stderr, stderr)
 			}
 			if got := fileExists(filepath.Join(out, "paper.md")); got != tt.paperMD {
 				t.Errorf("paper.md written: %v, want %v", got, tt.paperMD)
