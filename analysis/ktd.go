@@ -133,20 +133,23 @@ func isBaseline(model string) bool {
 }
 
 // KTDSetting is what makes two KTD rows comparable: the run whose product
-// units give ψ (named by its ID: a ψ retrained under the same ID counts as
-// the same, and the baselines, computed anew by every analysis, show
-// whether it is), the triples per draw and the samples per model.
+// units give ψ, a digest of that run's parameters (a ψ retrained under the
+// same ID is another ψ), the triples per draw and the samples per model.
+// Digest is empty in tables written before it was recorded: their ψ is
+// known by its run ID only.
 type KTDSetting struct {
 	Features          string
+	Digest            string
 	DrawSize, Samples int
 }
 
-// ktdColumns are ktd.tsv's columns; ktdSampledColumns those of files
-// written before the test log-likelihood was, ktdSettingColumns before the
-// sampled parameters were, ktdOldColumns before the setting was recorded
-// on every row.
+// ktdColumns are ktd.tsv's columns; ktdLLColumns those of files written
+// before ψ's digest was, ktdSampledColumns before the test log-likelihood
+// was, ktdSettingColumns before the sampled parameters were, ktdOldColumns
+// before the setting was recorded on every row.
 var (
-	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "draw_size", "samples"}
+	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "features_digest", "draw_size", "samples"}
+	ktdLLColumns      = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "draw_size", "samples"}
 	ktdSampledColumns = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
 	ktdSettingColumns = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
 	ktdOldColumns     = ktdSettingColumns[:7]
@@ -176,13 +179,17 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 		if r.HasLL {
 			ll = kept(r.LL, llDigits)
 		}
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
-			kept(r.Stat.Mean, ktdDigits), kept(r.Stat.Std, ktdDigits), ll, r.Stat.Draws, set.Features, set.DrawSize, set.Samples)
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
+			kept(r.Stat.Mean, ktdDigits), kept(r.Stat.Std, ktdDigits), ll, r.Stat.Draws, set.Features, set.Digest, set.DrawSize, set.Samples)
 		nnmf = nnmf || r.Model == NNMFAugName && r.HasLL // its LL needs the footnote
 	}
-	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better. "+
+	digest := ""
+	if set.Digest != "" {
+		digest = " (parameters " + set.Digest + ")"
+	}
+	fmt.Fprintf(&m, "# Kernel triple distance to the test triples\n\nψ: product units of `%s`%s; k(x,y) = (xᵀy+1)³; unbiased MMD² over %d draws of %d sampled and %d test triples (mean ± std); %d samples per model. Lower is better. "+
 		"Beside it, as the paper's Tables 3 and 4 pair them, the test log-likelihood (nats per triple; higher is better) of the distribution sampled: a run's at the parameters sampled, uniform's −log(|E|²|R|).\n\n",
-		set.Features, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
+		set.Features, digest, KTDDraws, set.DrawSize, set.DrawSize, set.Samples)
 	if withRef {
 		m.WriteString("paper KTD: the paper's Table 3 (its appendix's extended table: mean ± one standard deviation over draws as these; GeKCs at d = 1000), measured with its ψ, the ComplEx of Chen et al. (2021): with another ψ only the order of the rows compares, not the values.\n\n")
 	}
@@ -319,7 +326,7 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	// A table edited on another system may end its lines in \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
 	var columns []string
-	for _, c := range [][]string{ktdColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
+	for _, c := range [][]string{ktdColumns, ktdLLColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
 		if lines[0] == strings.Join(c, "\t") {
 			columns = c
 		}
@@ -392,6 +399,12 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 			if s.Features == "" {
 				return nil, KTDSetting{}, bad("features", errors.New("empty"))
 			}
+			if _, ok := col["features_digest"]; ok {
+				s.Digest = field("features_digest")
+				if strings.Trim(s.Digest, "0123456789abcdef") != "" {
+					return nil, KTDSetting{}, bad("features_digest", fmt.Errorf("%q is not hexadecimal", s.Digest))
+				}
+			}
 			if s.DrawSize, err = positive(field("draw_size")); err != nil {
 				return nil, KTDSetting{}, bad("draw_size", err)
 			}
@@ -423,6 +436,31 @@ type KTDMerge struct {
 	Kept  int      // rows kept: same setting, and the run is still there
 	Gone  int      // rows dropped because their run is not (keep was false)
 	Other []string // runs whose rows were of another or an unknown setting: not kept
+	// Adopted says the old table recorded no digest of ψ and its rows were
+	// taken as of this ψ because its baselines are the fresh ones.
+	Adopted bool
+}
+
+// sameBaselines says whether every baseline of fresh that old has too
+// (training set, uniform, NNMFAug of a data set) has the KTD there that
+// ktd.tsv keeps of it now, and there is at least one such.
+func sameBaselines(fresh, old []KTDRow) bool {
+	n := 0
+	for _, f := range fresh {
+		if f.Run != "" {
+			continue
+		}
+		for _, o := range old {
+			if o.Run != "" || o.Dataset != f.Dataset || o.Model != f.Model {
+				continue
+			}
+			if kept(f.Stat.Mean, ktdDigits) != kept(o.Stat.Mean, ktdDigits) || kept(f.Stat.Std, ktdDigits) != kept(o.Stat.Std, ktdDigits) {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // MergeKTDRows joins the rows of a KTD analysis of some runs (fresh,
@@ -432,8 +470,12 @@ type KTDMerge struct {
 // where the setting is the same; old rows
 // of runs keep their order, each replaced by its fresh row if the run was
 // analysed again; fresh rows of runs new to the table follow. Old rows of
-// runs not analysed again are kept only where oldSet is known (not zero)
-// and equals set, and keep(run) holds.
+// runs not analysed again are kept only where keep(run) holds and oldSet
+// is set, or is that of a table from before ψ's digest was recorded (the
+// same but for an empty Digest) whose baselines fresh's repeat to the
+// digits ktd.tsv keeps: the baselines are drawn from a fixed seed and
+// measured with ψ alone, so other parameters under the same run ID move
+// them (KTDMerge.Adopted).
 func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSetting, keep func(run string) bool) KTDMerge {
 	var m KTDMerge
 	byRun := map[string]KTDRow{}
@@ -444,7 +486,10 @@ func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSettin
 			byRun[r.Run] = r
 		}
 	}
-	same := oldSet != KTDSetting{} && oldSet == set
+	undigested := oldSet
+	undigested.Digest = set.Digest
+	m.Adopted = oldSet.Features != "" && oldSet.Digest == "" && set.Digest != "" && undigested == set && sameBaselines(fresh, old)
+	same := oldSet != KTDSetting{} && oldSet == set || m.Adopted
 	if same {
 		for _, r := range old {
 			if r.Model == NNMFAugName && !slices.ContainsFunc(m.Rows, func(f KTDRow) bool { return f.Model == r.Model && f.Dataset == r.Dataset }) {

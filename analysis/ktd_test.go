@@ -34,7 +34,7 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 	rows[1].LL, rows[1].HasLL = -13.6392, true
 	rows[2].LL, rows[2].HasLL = math.Inf(-1), true
 	rows[3].LL, rows[3].HasLL = -9.2741, true
-	set := KTDSetting{Features: "complex-pll-s0", DrawSize: 661, Samples: 25000}
+	set := KTDSetting{Features: "complex-pll-s0", Digest: "0123456789ab", DrawSize: 661, Samples: 25000}
 	tsv, _, err := KTDTables(rows, set, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -63,15 +63,31 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 		t.Errorf("old table: %+v, %+v, %v", got, gotSet, err)
 	}
 
-	// A table from before the test LL was recorded reads with none.
-	var noLL []string
-	for _, line := range strings.Split(string(tsv), "\n") {
-		if f := strings.Split(line, "\t"); len(f) == len(ktdColumns) {
-			line = strings.Join(slices.Delete(f, 7, 8), "\t")
+	// A table from before ψ's digest was recorded reads with none, and one
+	// from before the test LL was with neither.
+	without := func(columns ...int) string {
+		var lines []string
+		for _, line := range strings.Split(string(tsv), "\n") {
+			if f := strings.Split(line, "\t"); len(f) == len(ktdColumns) {
+				for _, c := range columns { // from the last
+					f = slices.Delete(f, c, c+1)
+				}
+				line = strings.Join(f, "\t")
+			}
+			lines = append(lines, line)
 		}
-		noLL = append(noLL, line)
+		return strings.Join(lines, "\n")
 	}
-	if err := os.WriteFile(path, []byte(strings.Join(noLL, "\n")), 0o644); err != nil {
+	undigested := set
+	undigested.Digest = ""
+	if err := os.WriteFile(path, []byte(without(10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, gotSet, err = ReadKTDTSV(path)
+	if err != nil || !reflect.DeepEqual(got, rows) || gotSet != undigested {
+		t.Errorf("a table without features_digest: %+v, %+v, %v", got, gotSet, err)
+	}
+	if err := os.WriteFile(path, []byte(without(10, 7)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, gotSet, err = ReadKTDTSV(path)
@@ -79,7 +95,7 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 	for i := range want {
 		want[i].LL, want[i].HasLL = 0, false
 	}
-	if err != nil || !reflect.DeepEqual(got, want) || gotSet != set {
+	if err != nil || !reflect.DeepEqual(got, want) || gotSet != undigested {
 		t.Errorf("a table without test_ll: %+v, %+v, %v", got, gotSet, err)
 	}
 
@@ -110,7 +126,7 @@ func TestReadKTDTSVErrors(t *testing.T) {
 	header := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n"
 	good := "umls\tcp2\tmle\tcp2-mle-s0\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"
 	llHeader := strings.Join(ktdColumns, "\t") + "\n"
-	goodLL := "umls\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t0.01\t0.001\t-9.27\t100\tcomplex-s0\t661\t25000\n"
+	goodLL := "umls\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t0.01\t0.001\t-9.27\t100\tcomplex-s0\t0123456789ab\t661\t25000\n"
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -132,6 +148,8 @@ func TestReadKTDTSVErrors(t *testing.T) {
 		{"bad test LL", llHeader + strings.Replace(goodLL, "-9.27", "x", 1), `:2: test_ll: "x" is not a log-likelihood`},
 		{"positive test LL", llHeader + strings.Replace(goodLL, "-9.27", "9.27", 1), `:2: test_ll: "9.27" is not a log-likelihood`},
 		{"NaN test LL", llHeader + strings.Replace(goodLL, "-9.27", "NaN", 1), `:2: test_ll: "NaN" is not a log-likelihood`},
+		{"digest not hexadecimal", llHeader + strings.Replace(goodLL, "0123456789ab", "ψ-s0", 1), `:2: features_digest: "ψ-s0" is not hexadecimal`},
+		{"two digests", llHeader + goodLL + strings.NewReplacer("0123456789ab", "ba9876543210", "cp2-mle-s0", "cp2-mle-s1").Replace(goodLL), ":3: setting"},
 		{"the training set's test LL", llHeader + strings.NewReplacer("\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t", "\ttraining set\t\t\t\t").Replace(goodLL), ":2: test_ll: the training set has none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,6 +181,8 @@ func TestMergeKTDRows(t *testing.T) {
 		ktdRow("complex2", "mle", "d", 0.05),
 		ktdRow("cp2", "mle", "b", 0.031),
 	}
+	withDigest := func(d string) KTDSetting { s := set; s.Digest = d; return s }
+	digested := withDigest("0123456789ab")
 	all := func(string) bool { return true }
 	runs := func(rows []KTDRow) (ids []string) {
 		for _, r := range rows {
@@ -193,6 +213,13 @@ func TestMergeKTDRows(t *testing.T) {
 			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
 		{"gone, and of another setting", set, KTDSetting{}, func(id string) bool { return id != "a" },
 			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 1, []string{"c"}},
+		{"ψ trained again under its ID", digested, withDigest("fedcba987654"), all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
+		{"the same digest", digested, digested, all,
+			[]string{"training set:", "uniform:", "NNMFAug:", "cp2:a", "cp2:b", "cp+:c", "complex2:d"}, 2, 0, nil},
+		// Before digests, the baselines tell: here they moved.
+		{"no digest then, and the baselines moved", digested, set, all,
+			[]string{"training set:", "uniform:", "cp2:b", "complex2:d"}, 0, 0, []string{"a", "c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := MergeKTDRows(fresh, tc.set, old, tc.oldSet, tc.keep)
@@ -212,6 +239,24 @@ func TestMergeKTDRows(t *testing.T) {
 	withNNMF = append(withNNMF, fresh[2:]...)
 	if m := MergeKTDRows(withNNMF, set, old, set, all); len(m.Rows) != 7 || m.Rows[2].Model != "NNMFAug" || m.Rows[2].Stat.Mean != 0.42 {
 		t.Errorf("a fresh NNMFAug: %v, %+v", runs(m.Rows), m.Rows[2])
+	}
+	// A table from before digests whose baselines the fresh ones repeat is
+	// of this ψ: its rows are kept under the digest; without a digest now,
+	// or without baselines to compare, they are not adopted.
+	sameBaselines := append([]KTDRow{old[0], old[1]}, fresh[2:]...)
+	if m := MergeKTDRows(sameBaselines, digested, old, set, all); !m.Adopted || m.Kept != 2 || len(m.Other) != 0 {
+		t.Errorf("no digest then, the same baselines: adopted %v, kept %d, other %v", m.Adopted, m.Kept, m.Other)
+	}
+	if m := MergeKTDRows(sameBaselines, set, old, set, all); m.Adopted || m.Kept != 2 {
+		t.Errorf("no digest then or now: adopted %v, kept %d; want the rows kept as the same setting", m.Adopted, m.Kept)
+	}
+	if m := MergeKTDRows(fresh[2:], digested, old, set, all); m.Adopted || m.Kept != 0 || len(m.Other) != 2 {
+		t.Errorf("no digest then, no baselines now: adopted %v, kept %d, other %v", m.Adopted, m.Kept, m.Other)
+	}
+	otherStd := slices.Clone(sameBaselines)
+	otherStd[1].Stat.Std = 0.003
+	if m := MergeKTDRows(otherStd, digested, old, set, all); m.Adopted {
+		t.Errorf("no digest then, a baseline's std moved: adopted")
 	}
 	// No earlier table: the fresh rows as they are.
 	if m := MergeKTDRows(fresh, set, nil, KTDSetting{}, all); !reflect.DeepEqual(m.Rows, fresh) || m.Kept+m.Gone+len(m.Other) != 0 {

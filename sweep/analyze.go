@@ -1,13 +1,18 @@
 package sweep
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -501,10 +506,11 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	}
 	ds := ref.Data
 	size := analysis.KTDSize(len(ds.Test), a.Samples)
-	set := analysis.KTDSetting{Features: ref.ID, DrawSize: size, Samples: a.Samples}
+	set := analysis.KTDSetting{Features: ref.ID, Digest: paramsDigest(ref.Model), DrawSize: size, Samples: a.Samples}
 	// The table is updated, not replaced: runs analysed before keep their
-	// rows when those were computed with the same ψ and sizes, also where
-	// their checkpoints are gone (as on a fresh clone or a new machine).
+	// rows when those were computed with the same ψ (run ID and digest of
+	// its parameters) and sizes, also where their checkpoints are gone (as
+	// on a fresh clone or a new machine).
 	tsvName, mdName := analysis.KTDTSVName, analysis.KTDMarkdownName
 	if a.KTDTable != "" {
 		if a.KTDTable != filepath.Base(a.KTDTable) || strings.HasSuffix(a.KTDTable, ".tsv") || strings.HasSuffix(a.KTDTable, ".md") {
@@ -528,18 +534,20 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
 		return err == nil && rec != nil && rec.Status == train.Finished
 	}
-	// Refused before any sampling when the selection alone shows that the
-	// analysis would drop rows; the merge under the lock below decides.
-	planned := make([]analysis.KTDRow, len(a.Runs))
-	for i, r := range a.Runs {
-		planned[i].Run = r.ID
-	}
-	if m := analysis.MergeKTDRows(planned, set, old, oldSet, finished); len(m.Other) > 0 {
-		return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
-	}
+	// The baselines first (seconds): they tell whether a table from before
+	// ψ's digest was recorded is of this ψ.
 	rows, err := analysis.KTDBaselines(psi, ref.Spec.Dataset, ds, size, a.Samples, rand.New(rand.NewPCG(1, 0x7d)))
 	if err != nil {
 		return err
+	}
+	// Refused before any sampling when the selection alone shows that the
+	// analysis would drop rows; the merge under the lock below decides.
+	planned := slices.Clone(rows)
+	for _, r := range a.Runs {
+		planned = append(planned, analysis.KTDRow{Run: r.ID})
+	}
+	if m := analysis.MergeKTDRows(planned, set, old, oldSet, finished); len(m.Other) > 0 {
+		return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
 	}
 	if a.NNMFAug {
 		start := time.Now()
@@ -619,7 +627,9 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		}
 		if m.Kept > 0 {
 			fmt.Fprintf(a.Stderr, "kept the KTD of %d runs not analysed now from %s (same ψ and sizes)\n", m.Kept, tsvName)
-			warnIfBaselinesMoved(a.Stderr, tsvName, rows, old)
+		}
+		if m.Adopted {
+			fmt.Fprintf(a.Stderr, "%s recorded no digest of ψ's parameters; its baselines are those of %s now, so its rows are taken as of this ψ (%s)\n", tsvName, set.Features, set.Digest)
 		}
 		if m.Gone > 0 {
 			fmt.Fprintf(a.Stderr, "dropped the KTD of %d runs from %s: they are no longer finished runs of %s\n", m.Gone, tsvName, a.Out)
@@ -655,31 +665,56 @@ func (a *Analysis) readKTDReference() (*analysis.KTDReference, error) {
 // of runs other, computed in another setting than set: their checkpoints
 // may be gone, so never drop what may not be computed again.
 func refuseKTDDrop(tsvPath string, other []string, oldSet, set analysis.KTDSetting) error {
-	was := fmt.Sprintf("ψ %q, %d triples per draw and %d samples", oldSet.Features, oldSet.DrawSize, oldSet.Samples)
-	if oldSet == (analysis.KTDSetting{}) {
+	was := fmt.Sprintf("ψ %q%s, %d triples per draw and %d samples", oldSet.Features, digestNote(oldSet.Digest), oldSet.DrawSize, oldSet.Samples)
+	switch {
+	case oldSet == (analysis.KTDSetting{}):
 		was = "a ψ and sizes the table does not record (it predates them)"
+	case oldSet.Digest == "" && oldSet.Features == set.Features && oldSet.DrawSize == set.DrawSize && oldSet.Samples == set.Samples:
+		was += " (no digest: ψ's baselines then differ from its baselines now, so the run was trained again or changed)"
 	}
-	return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q, %d and %d: "+
+	return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q%s, %d and %d: "+
 		"analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-%s) or move %s away to start a new table",
-		tsvPath, len(other), strings.Join(other, ", "), was, set.Features, set.DrawSize, set.Samples, set.Features, filepath.Base(tsvPath))
+		tsvPath, len(other), strings.Join(other, ", "), was, set.Features, digestNote(set.Digest), set.DrawSize, set.Samples, set.Features, filepath.Base(tsvPath))
 }
 
-// warnIfBaselinesMoved says so when the baselines drawn now differ from an
-// earlier table's (to the 6 digits ktd.tsv keeps): ψ, named by its run ID,
-// was then retrained or changed, and the rows kept from that table were
-// computed with another ψ, as far from this one as the baselines show.
-func warnIfBaselinesMoved(w io.Writer, table string, fresh, old []analysis.KTDRow) {
-	for _, f := range fresh {
-		for _, o := range old {
-			if f.Run != "" || o.Run != "" || f.Dataset != o.Dataset || f.Model != o.Model {
-				continue
+// digestNote is " (parameters D)", or nothing where no digest is known.
+func digestNote(d string) string {
+	if d == "" {
+		return ""
+	}
+	return " (parameters " + d + ")"
+}
+
+// paramsDigest identifies a model's parameters: the first 12 hexadecimal
+// digits of a SHA-256 of its name and of each table's name, shape and
+// values (as the float64 a checkpoint stores). A KTD table records it for
+// ψ, so that a ψ trained again under the same run ID is not taken for the
+// one that gave the table's rows.
+func paramsDigest(m *models.Model) string {
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 1<<16) // a hash.Hash never fails a write
+	fmt.Fprintf(w, "%s\n", m.Name)
+	var b [8]byte
+	for _, name := range m.ParamNames() {
+		p := m.Param(name)
+		fmt.Fprintf(w, "%s %v\n", name, p.Shape())
+		put := func(x float64) {
+			binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+			w.Write(b[:])
+		}
+		switch d := p.Data().(type) {
+		case []float32:
+			for _, x := range d {
+				put(float64(x))
 			}
-			now, then := fmt.Sprintf("%.6g", f.Stat.Mean), fmt.Sprintf("%.6g", o.Stat.Mean)
-			if now != then {
-				fmt.Fprintf(w, "ψ differs from the one of the kept rows: the %s baseline is %s now, %s in %s\n", f.Model, now, then, table)
+		case []float64:
+			for _, x := range d {
+				put(x)
 			}
 		}
 	}
+	w.Flush()
+	return hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // plots draws curves.png again for every selected run with a final record.

@@ -63,10 +63,24 @@ objective = "pll"
 		!strings.Contains(all[3], ids[1]) || !strings.Contains(all[4], ids[2]) {
 		t.Fatalf("%s:\n%s", analysis.KTDTSVName, strings.Join(all, "\n"))
 	}
+	psi, err := LoadFinished(filepath.Join(ts.out, runsDirName, ids[0]), data)
+	must(t, err)
+	digest := paramsDigest(psi.Model)
+	if len(digest) != 12 {
+		t.Fatalf("ψ's digest %q", digest)
+	}
 	for _, line := range all[1:] {
-		if !strings.HasSuffix(line, "\t"+ids[0]+"\t201\t300") { // Nations' 201 test triples per draw
+		if !strings.HasSuffix(line, "\t"+ids[0]+"\t"+digest+"\t201\t300") { // Nations' 201 test triples per draw
 			t.Errorf("row without its setting: %q", line)
 		}
+	}
+	// undigested is a table as written before ψ's digest was recorded.
+	undigested := func(lines []string) string {
+		var out []string
+		for _, line := range lines {
+			out = append(out, strings.Join(slices.Delete(strings.Split(line, "\t"), 10, 11), "\t"))
+		}
+		return strings.Join(out, "\n") + "\n"
 	}
 	for i, id := range ids[1:] {
 		rec, err := readRecord(filepath.Join(ts.out, runsDirName, id, metricsName))
@@ -100,34 +114,44 @@ objective = "pll"
 	}
 
 	// A table from before the test LL was kept (and the sampled
-	// parameters) gets both from the run records when the tables are
-	// written again (-analyze tables), and is then what the analysis wrote.
+	// parameters, and ψ's digest) gets the first two from the run records
+	// when the tables are written again (-analyze tables), and is then
+	// what the analysis wrote but for the digest.
 	var older []string
 	for _, line := range all {
 		f := strings.Split(line, "\t")
 		if f[1] != "model" {
 			f[4] = "" // sampled
 		}
-		older = append(older, strings.Join(slices.Delete(f, 7, 8), "\t"))
+		older = append(older, strings.Join(slices.Delete(slices.Delete(f, 10, 11), 7, 8), "\t"))
 	}
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
-	if rows, oldSet, err := analysis.ReadKTDTSV(tsvPath); err != nil || oldSet != set || rows[1].HasLL || rows[2].Sampled != "" {
+	noDigest := set
+	noDigest.Digest = ""
+	if rows, oldSet, err := analysis.ReadKTDTSV(tsvPath); err != nil || oldSet != noDigest || rows[1].HasLL || rows[2].Sampled != "" {
 		t.Fatalf("the older table reads as %+v, %+v, %v", rows, oldSet, err)
 	}
 	if _, stderr := mustAnalyze(t, Analysis{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "rows filled in from the run records (which parameters were sampled, or their test log-likelihood): 3") {
 		t.Errorf("-analyze tables does not say it filled 3 rows:\n%s", stderr)
 	}
-	if got := readRows(); !slices.Equal(got, all) {
-		t.Errorf("filled from the records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
+	want := strings.Split(strings.ReplaceAll(strings.Join(all, "\n"), "\t"+digest+"\t", "\t\t"), "\n")
+	if got := readRows(); !slices.Equal(got, want) {
+		t.Errorf("filled from the records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if filled, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !bytes.Equal(filled, md) {
-		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", analysis.KTDMarkdownName, filled, md, err)
+	wantMD := strings.Replace(string(md), " (parameters "+digest+")", "", 1)
+	if filled, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || string(filled) != wantMD {
+		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", analysis.KTDMarkdownName, filled, wantMD, err)
 	}
-	// So does a KTD analysis of one run: the row it keeps gets its LL.
+	// So does a KTD analysis of one run: the row it keeps gets its LL, and
+	// since the table's baselines are those of ψ now, the rows are taken as
+	// of this ψ and the table gets its digest.
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
-	mustAnalyze(t, ktd(300, true))
+	_, stderr := mustAnalyze(t, ktd(300, true))
 	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("the rows kept by an analysis of run 2:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
+	}
+	if !strings.Contains(stderr, "ktd.tsv recorded no digest of ψ's parameters; its baselines are those of "+ids[0]+" now, so its rows are taken as of this ψ ("+digest+")") {
+		t.Errorf("stderr does not say the undigested table was adopted:\n%s", stderr)
 	}
 
 	// A run whose checkpoint is gone but whose samples were published
@@ -147,7 +171,7 @@ objective = "pll"
 		must(t, os.Rename(filepath.Join(run2, f), filepath.Join(away, f)))
 	}
 	must(t, os.Remove(tsvPath))
-	_, stderr := mustAnalyze(t, ktd(300, false))
+	_, stderr = mustAnalyze(t, ktd(300, false))
 	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("measured on published samples:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
@@ -165,11 +189,8 @@ objective = "pll"
 	if got := readRows(); !slices.Equal(got, all) {
 		t.Errorf("the run 2 alone gave:\n%s\nwant the table of the analysis of all runs:\n%s", strings.Join(got, "\n"), strings.Join(all, "\n"))
 	}
-	if !strings.Contains(stderr, "kept the KTD of 1 runs") {
-		t.Errorf("stderr does not say a row was kept:\n%s", stderr)
-	}
-	if strings.Contains(stderr, "ψ differs") {
-		t.Errorf("the same ψ gave other baselines:\n%s", stderr)
+	if !strings.Contains(stderr, "kept the KTD of 1 runs") || strings.Contains(stderr, "recorded no digest") {
+		t.Errorf("stderr does not say a row was kept, of the same ψ:\n%s", stderr)
 	}
 
 	// Without its checkpoint (and samples), a run with a row keeps it.
@@ -182,13 +203,6 @@ objective = "pll"
 	}
 	if !strings.Contains(stderr, ids[1]+": no checkpoint; its row is kept") {
 		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[1], stderr)
-	}
-
-	// Kept rows from another ψ (the baselines moved) are kept, and said so.
-	moved := strings.Replace(strings.Join(all, "\n"), "\tuniform\t\t\t\t", "\tuniform\t\t\t\t9", 1) + "\n"
-	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
-	if _, stderr = mustAnalyze(t, ktd(300, true)); !strings.Contains(stderr, "ψ differs from the one of the kept rows: the uniform baseline is") {
-		t.Errorf("stderr does not say the baselines moved:\n%s", stderr)
 	}
 
 	// Another sample size is another setting: the analysis refuses to drop
@@ -208,7 +222,23 @@ objective = "pll"
 			t.Errorf("%d samples: changed the table:\n%s", samples, strings.Join(got, "\n"))
 		}
 	}
-	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`", 201 and 250: analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-`+ids[0]+`)`, 250)
+	refused(`holds the KTD of 1 runs not analysed now (`+ids[1]+`) computed with ψ "`+ids[0]+`" (parameters `+digest+`), 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`" (parameters `+digest+`), 201 and 250: analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-`+ids[0]+`)`, 250)
+
+	// ψ trained again under its run ID (here: one parameter changed in its
+	// checkpoint) is another ψ, and so is that of a table from before
+	// digests whose baselines moved.
+	psiCkpt := filepath.Join(ts.out, runsDirName, ids[0], ckpt.CheckpointName)
+	saved, err := os.ReadFile(psiCkpt)
+	must(t, err)
+	e := psi.Model.Param("entity").Data().([]float32)
+	e[0] += 0.25
+	must(t, ckpt.Write(psiCkpt, psi.Model))
+	refused(`computed with ψ "`+ids[0]+`" (parameters `+digest+`), 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`" (parameters `+paramsDigest(psi.Model)+`), 201 and 300`, 300)
+	must(t, os.WriteFile(psiCkpt, saved, 0o644))
+	moved := strings.Replace(undigested(all), "\tuniform\t\t\t\t", "\tuniform\t\t\t\t9", 1)
+	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
+	refused(`computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples (no digest: ψ's baselines then differ from its baselines now, so the run was trained again or changed)`, 300)
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(all, "\n")+"\n"), 0o644))
 
 	// The table of the other setting goes beside, under its own name
 	// (-ktd-table), and the first stays as it was.
@@ -221,7 +251,7 @@ objective = "pll"
 	}
 	b250, err := os.ReadFile(filepath.Join(ts.out, "ktd-250.tsv"))
 	must(t, err)
-	if rows := strings.Split(strings.TrimSpace(string(b250)), "\n"); len(rows) != 4 || !strings.Contains(rows[3], ids[2]) || !strings.HasSuffix(rows[3], "\t"+ids[0]+"\t201\t250") {
+	if rows := strings.Split(strings.TrimSpace(string(b250)), "\n"); len(rows) != 4 || !strings.Contains(rows[3], ids[2]) || !strings.HasSuffix(rows[3], "\t"+ids[0]+"\t"+digest+"\t201\t250") {
 		t.Errorf("ktd-250.tsv:\n%s", b250)
 	}
 	if _, err := os.Stat(filepath.Join(ts.out, "ktd-250.md")); err != nil {
