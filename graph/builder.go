@@ -320,6 +320,16 @@ func (b *Builder) SignedLogMatMulExp(x, y *G.Node, transA, transB bool, neg int)
 	return b.named("SignedLogMatMulExp", n, err)
 }
 
+// FoldedLogMatMulExp scores log-queries q against the candidates whose
+// columns are the given blocks of f (see FoldedLogMatMulExp).
+func (b *Builder) FoldedLogMatMulExp(q, f *G.Node, blocks []int, neg int) *G.Node {
+	if !b.ready("FoldedLogMatMulExp", q, f) {
+		return nil
+	}
+	n, err := FoldedLogMatMulExp(q, f, blocks, neg)
+	return b.named("FoldedLogMatMulExp", n, err)
+}
+
 // LogMatMulExp is log(exp(op(x))·exp(op(y))) (see LogMatMulExp).
 func (b *Builder) LogMatMulExp(x, y *G.Node, transA, transB bool) *G.Node {
 	if !b.ready("LogMatMulExp", x, y) {

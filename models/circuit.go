@@ -351,7 +351,18 @@ func (c *Circuit) candidates(b *Batch, v Var) (*G.Node, error) {
 // logCandidatesFrom scores a non-negative model's log-query against every
 // row of slot v's table: log Σ_k w_k exp(q_k + c_vk), with weights −1 on
 // the trailing Negative columns.
+//
+// Where the score function says which blocks of the features its
+// candidates repeat (CandidateBlocks), the query is folded onto the
+// features instead of the features being copied into every block.
 func (c *Circuit) logCandidatesFrom(e *expr, q *G.Node, v Var) *G.Node {
+	if cb, ok := nonNegative(c.m.Score).(CandidateBlocks); ok {
+		if e.Err() != nil {
+			return nil
+		}
+		blocks, _ := cb.CandidateBlocks(v)
+		return e.FoldedLogMatMulExp(q, e.Use(c.table(v)), blocks, e.negative(v, q.Shape()[1]))
+	}
 	cand := e.logCandidates(v, e.Use(c.table(v)))
 	if e.Err() != nil {
 		return nil

@@ -47,7 +47,9 @@
 // same file:
 //
 //   - NonNegativeScore, required for a score with a subtraction (ComplEx):
-//     its non-negative restriction;
+//     its non-negative restriction; with CandidateBlocks, where its
+//     candidates repeat blocks of the features, ranking folds the query
+//     onto them (half the product for ComplEx+);
 //   - MixtureScore: ancestral sampling of the + model (without it, the +
 //     model samples by inverse transform, slower at scale);
 //   - ProductUnitScore: the product units, needed for KTD's ψ features

@@ -70,6 +70,19 @@ type NonNegativeScore interface {
 	Negative(target Var, cols int) int
 }
 
+// CandidateBlocks is an optional method of a NonNegativeScore whose
+// LogCandidates only repeat column blocks of the features: cut the
+// features into parts blocks of equal width, and LogCandidates(target, f)
+// is the concatenation of f's blocks blocks[0], blocks[1], …. Scoring all
+// candidates then multiplies the query into the features themselves,
+// summing the query's blocks that meet the same block
+// (graph.FoldedLogMatMulExp): for ComplEx+, whose four terms meet two
+// halves, half the product of a ranking. A test checks the claim for
+// every registered model that makes it (TestCandidateBlocks).
+type CandidateBlocks interface {
+	CandidateBlocks(target Var) (blocks []int, parts int)
+}
+
 // Inputs are the rows of the three slots' input units for a batch (or the
 // column sums of a marginalised slot).
 type Inputs struct{ S, R, O *G.Node }
