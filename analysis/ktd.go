@@ -441,13 +441,13 @@ type KTDMerge struct {
 	Adopted bool
 }
 
-// sameBaselines says whether every baseline of fresh that old has too
-// (training set, uniform, NNMFAug of a data set) has the KTD there that
-// ktd.tsv keeps of it now, and there is at least one such.
+// sameBaselines says whether every training-set and uniform baseline of
+// fresh that old has too has the KTD there that ktd.tsv keeps of it now,
+// and there is at least one such.
 func sameBaselines(fresh, old []KTDRow) bool {
 	n := 0
 	for _, f := range fresh {
-		if f.Run != "" {
+		if f.Run != "" || f.Model == NNMFAugName {
 			continue
 		}
 		for _, o := range old {
@@ -471,11 +471,13 @@ func sameBaselines(fresh, old []KTDRow) bool {
 // of runs keep their order, each replaced by its fresh row if the run was
 // analysed again; fresh rows of runs new to the table follow. Old rows of
 // runs not analysed again are kept only where keep(run) holds and oldSet
-// is set, or is that of a table from before ψ's digest was recorded (the
-// same but for an empty Digest) whose baselines fresh's repeat to the
-// digits ktd.tsv keeps: the baselines are drawn from a fixed seed and
-// measured with ψ alone, so other parameters under the same run ID move
-// them (KTDMerge.Adopted).
+// equals set, or is that of a table from before ψ's digest was recorded
+// (the same but for an empty Digest) whose training-set and uniform
+// baselines fresh's repeat to the digits ktd.tsv keeps: those are drawn
+// from a fixed seed and measured with ψ alone, so other parameters under
+// the same run ID move them (KTDMerge.Adopted). NNMFAug's is not compared:
+// it is measured only when asked, and its fit is not bound to repeat to
+// six digits on other hardware.
 func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSetting, keep func(run string) bool) KTDMerge {
 	var m KTDMerge
 	byRun := map[string]KTDRow{}

@@ -247,6 +247,11 @@ func TestMergeKTDRows(t *testing.T) {
 	if m := MergeKTDRows(sameBaselines, digested, old, set, all); !m.Adopted || m.Kept != 2 || len(m.Other) != 0 {
 		t.Errorf("no digest then, the same baselines: adopted %v, kept %d, other %v", m.Adopted, m.Kept, m.Other)
 	}
+	// NNMFAug's fit is not compared: another value does not stop it.
+	withNNMF = append([]KTDRow{old[0], old[1], ktdRow("NNMFAug", "", "", 0.42)}, fresh[2:]...)
+	if m := MergeKTDRows(withNNMF, digested, old, set, all); !m.Adopted || m.Kept != 2 {
+		t.Errorf("no digest then, the same baselines but NNMFAug's: adopted %v, kept %d", m.Adopted, m.Kept)
+	}
 	if m := MergeKTDRows(sameBaselines, set, old, set, all); m.Adopted || m.Kept != 2 {
 		t.Errorf("no digest then or now: adopted %v, kept %d; want the rows kept as the same setting", m.Adopted, m.Kept)
 	}

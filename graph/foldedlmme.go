@@ -22,8 +22,9 @@ import (
 // meet the same block of f are summed after exponentiating, so the product
 // is m×n×(np·w) rather than m×n×(nb·w). ComplEx+ scores its four terms
 // against two candidate halves (re, im) this way, halving a ranking's
-// product and its candidate exponentials. Shifts, NaN for a negative sum
-// and −Inf for none are as in SignedLogMatMulExp, and so is the gradient.
+// product and its candidate exponentials. Every block of f must appear in
+// blocks. Shifts, NaN for a negative sum and −Inf for none are as in
+// SignedLogMatMulExp, and so is the gradient.
 func FoldedLogMatMulExp(q, f *G.Node, blocks []int, neg int) (*G.Node, error) {
 	if q == nil || f == nil {
 		return nil, fmt.Errorf("graph.FoldedLogMatMulExp: nil operand")
@@ -39,12 +40,19 @@ func FoldedLogMatMulExp(q, f *G.Node, blocks []int, neg int) (*G.Node, error) {
 	np := 0
 	for _, p := range blocks {
 		if p < 0 {
-			return nil, fmt.Errorf("graph.FoldedLogMatMulExp: block %d of blocks %v", p, blocks)
+			return nil, fmt.Errorf("graph.FoldedLogMatMulExp: negative block %d in %v", p, blocks)
 		}
 		np = max(np, p+1)
 	}
 	if f.Shape()[1] != np*w {
 		return nil, fmt.Errorf("graph.FoldedLogMatMulExp: %d feature columns, want %d blocks of %d for blocks %v", f.Shape()[1], np, w, blocks)
+	}
+	// Every block of f must meet the query: f's rows are shifted by their
+	// maximum over all its columns, which an unused block could hold.
+	for p := 0; p < np; p++ {
+		if !slices.Contains(blocks, p) {
+			return nil, fmt.Errorf("graph.FoldedLogMatMulExp: block %d of the features is in none of the blocks %v", p, blocks)
+		}
 	}
 	if neg < 0 || neg >= q.Shape()[1] {
 		return nil, fmt.Errorf("graph.FoldedLogMatMulExp: %d negative inner indices of %d; want 0 ≤ neg < %d", neg, q.Shape()[1], q.Shape()[1])

@@ -74,7 +74,12 @@ func TestFoldedLogMatMulExpMatchesLoop(t *testing.T) {
 					t.Fatal(err)
 				}
 				ref := must(SignedLogMatMulExp(qn, cn, false, true, p.neg))
-				runScalar(t, y, grads[0], grads[1], ref)
+				refGrads, err := Backward(must(Dot(ref, wn)), qn, cn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runScalar(t, y, grads[0], grads[1], ref, refGrads[0], refGrads[1])
+				refQ, refF := values(refGrads[0]), foldBack(values(refGrads[1]), n, w, kf, p.blocks)
 
 				wantY, cond := make([]float64, m*n), make([]float64, m*n)
 				wantQ, wantF := make([]float64, m*kq), make([]float64, n*kf)
@@ -135,17 +140,109 @@ func TestFoldedLogMatMulExpMatchesLoop(t *testing.T) {
 				}
 				gtol := 64 * c.eps * (1 + c.shift) * (1 + maxCond)
 				for _, gc := range []struct {
-					name      string
-					got, want []float64
-				}{{"q", values(grads[0]), wantQ}, {"f", values(grads[1]), wantF}} {
+					name           string
+					got, want, ref []float64
+				}{{"q", values(grads[0]), wantQ, refQ}, {"f", values(grads[1]), wantF, refF}} {
 					for i, want := range gc.want {
 						if d := math.Abs(gc.got[i] - want); !(d <= gtol*(1+math.Abs(want))) {
 							t.Errorf("d/d%s[%d] = %.10g, loop %.10g", gc.name, i, gc.got[i], want)
+						}
+						if d := math.Abs(gc.got[i] - gc.ref[i]); !(d <= gtol*(1+math.Abs(want))) {
+							t.Errorf("d/d%s[%d] = %.10g, through the concatenation %.10g", gc.name, i, gc.got[i], gc.ref[i])
 						}
 					}
 				}
 			})
 		}
+	}
+}
+
+// foldBack sums the gradient dC (n × len(blocks)·w) of the concatenated
+// candidates onto the features' blocks (n × kf) they copy.
+func foldBack(dC []float64, n, w, kf int, blocks []int) []float64 {
+	kq := len(blocks) * w
+	dF := make([]float64, n*kf)
+	for j := 0; j < n; j++ {
+		for b, part := range blocks {
+			for l := 0; l < w; l++ {
+				dF[j*kf+part*w+l] += dC[j*kq+b*w+l]
+			}
+		}
+	}
+	return dF
+}
+
+// At a ranking's shape (large enough for the kernels to split rows
+// across goroutines, and for float32's vectorised exp), the op and its
+// gradients are those of SignedLogMatMulExp over the concatenation, and a
+// NaN in one query leaves the other rows alone.
+func TestFoldedLogMatMulExpLarge(t *testing.T) {
+	const m, n, w = 300, 250, 100
+	blocks := []int{0, 1, 1, 0}
+	kq, kf := 4*w, 2*w
+	for _, c := range []struct {
+		dt  tensor.Dtype
+		tol float64
+	}{{tensor.Float64, 1e-12}, {tensor.Float32, 1e-4}} {
+		t.Run(c.dt.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(15, 16))
+			Q, F, W := make([]float64, m*kq), make([]float64, n*kf), make([]float64, m*n)
+			for i := range Q {
+				Q[i] = rng.NormFloat64()
+				if i%kq >= kq-w {
+					Q[i] -= 3 // the negative term well below the positive ones: no entry cancels
+				}
+			}
+			for i := range F {
+				F[i] = rng.NormFloat64()
+			}
+			for i := range W {
+				W[i] = rng.NormFloat64()
+			}
+			Q[7*kq+5] = math.NaN()
+			C := make([]float64, n*kq)
+			for j := 0; j < n; j++ {
+				for b, part := range blocks {
+					copy(C[j*kq+b*w:j*kq+(b+1)*w], F[j*kf+part*w:j*kf+(part+1)*w])
+				}
+			}
+			g := G.NewGraph()
+			qn := G.NewMatrix(g, c.dt, G.WithShape(m, kq), G.WithName("q"), G.WithValue(denseOf(c.dt, Q, m, kq)))
+			fn := G.NewMatrix(g, c.dt, G.WithShape(n, kf), G.WithName("f"), G.WithValue(denseOf(c.dt, F, n, kf)))
+			cn := G.NewMatrix(g, c.dt, G.WithShape(n, kq), G.WithName("c"), G.WithValue(denseOf(c.dt, C, n, kq)))
+			wn := G.NewMatrix(g, c.dt, G.WithShape(m, n), G.WithName("w"), G.WithValue(denseOf(c.dt, W, m, n)))
+			y := must(FoldedLogMatMulExp(qn, fn, blocks, w))
+			ref := must(SignedLogMatMulExp(qn, cn, false, true, w))
+			gy, err := Backward(must(Dot(y, wn)), qn, fn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gr, err := Backward(must(Dot(ref, wn)), qn, cn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runScalar(t, y, ref, gy[0], gy[1], gr[0], gr[1])
+			close := func(what string, got, want []float64) {
+				t.Helper()
+				bad := 0
+				for i := range want {
+					if math.IsNaN(want[i]) != math.IsNaN(got[i]) || !math.IsNaN(want[i]) && !(math.Abs(got[i]-want[i]) <= c.tol*(1+math.Abs(want[i]))) {
+						if bad++; bad <= 3 {
+							t.Errorf("%s[%d] = %.9g, through the concatenation %.9g", what, i, got[i], want[i])
+						}
+					}
+				}
+			}
+			close("y", values(y), values(ref))
+			close("dq", values(gy[0]), values(gr[0]))
+			close("df", values(gy[1]), foldBack(values(gr[1]), n, w, kf, blocks))
+			got := values(y)
+			for j := 0; j < n; j++ {
+				if !math.IsNaN(got[7*n+j]) || math.IsNaN(got[6*n+j]) {
+					t.Fatalf("y[7,%d] = %v, y[6,%d] = %v: want NaN only in the row of the NaN query", j, got[7*n+j], j, got[6*n+j])
+				}
+			}
+		})
 	}
 }
 
@@ -172,14 +269,22 @@ func TestFoldedLogMatMulExpEdges(t *testing.T) {
 		neg    int
 		want   string
 	}{
-		{[]int{0, 1, 1}, 1, "4 query columns in 3 blocks"},
-		{[]int{0, 2, 1, 0}, 1, "2 feature columns, want 3 blocks of 1"},
-		{[]int{0, -1, 1, 0}, 1, "block -1"},
-		{[]int{0, 1, 1, 0}, 4, "4 negative inner indices of 4"},
-		{nil, 0, "in 0 blocks"},
+		{[]int{0, 1, 1}, 1, "graph.FoldedLogMatMulExp: 4 query columns in 3 blocks"},
+		{[]int{0, 2, 1, 0}, 1, "graph.FoldedLogMatMulExp: 2 feature columns, want 3 blocks of 1"},
+		{[]int{0, -1, 1, 0}, 1, "graph.FoldedLogMatMulExp: negative block -1 in [0 -1 1 0]"},
+		{[]int{0, 0, 0, 0}, 1, "graph.FoldedLogMatMulExp: 2 feature columns, want 1 blocks of 1"},
+		{[]int{0, 1, 1, 0}, 4, "graph.FoldedLogMatMulExp: 4 negative inner indices of 4"},
+		{nil, 0, "graph.FoldedLogMatMulExp: 4 query columns in 0 blocks"},
 	} {
 		if _, err := FoldedLogMatMulExp(qn, fn, c.blocks, c.neg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("blocks %v, neg %d: %v, want an error containing %q", c.blocks, c.neg, err, c.want)
 		}
+	}
+	// A block of the features that no query block meets could hold a
+	// row's maximum, which would shift the others to nothing.
+	f3 := G.NewMatrix(g, tensor.Float32, G.WithShape(2, 3), G.WithName("f3"), G.WithValue(denseOf(tensor.Float32, []float64{0, 1000, 0, 0, 0, 0}, 2, 3)))
+	want := "graph.FoldedLogMatMulExp: block 1 of the features is in none of the blocks [0 2 2 0]"
+	if _, err := FoldedLogMatMulExp(qn, f3, []int{0, 2, 2, 0}, 1); err == nil || err.Error() != want {
+		t.Errorf("an unused block: %v, want %q", err, want)
 	}
 }

@@ -31,7 +31,13 @@ func TestCandidateBlocks(t *testing.T) {
 		}
 		declared++
 		for _, target := range Vars {
-			blocks, parts := cb.CandidateBlocks(target)
+			blocks := cb.CandidateBlocks(target)
+			parts := slices.Max(blocks) + 1
+			for p := 0; p < parts; p++ {
+				if !slices.Contains(blocks, p) {
+					t.Errorf("%s, target %v: blocks %v leave block %d unused", name, target, blocks, p)
+				}
+			}
 			rng := rand.New(rand.NewPCG(uint64(target), 9))
 			x := make([]float64, rows*parts*w)
 			for i := range x {

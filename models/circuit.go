@@ -360,8 +360,7 @@ func (c *Circuit) logCandidatesFrom(e *expr, q *G.Node, v Var) *G.Node {
 		if e.Err() != nil {
 			return nil
 		}
-		blocks, _ := cb.CandidateBlocks(v)
-		return e.FoldedLogMatMulExp(q, e.Use(c.table(v)), blocks, e.negative(v, q.Shape()[1]))
+		return e.FoldedLogMatMulExp(q, e.Use(c.table(v)), cb.CandidateBlocks(v), e.negative(v, q.Shape()[1]))
 	}
 	cand := e.logCandidates(v, e.Use(c.table(v)))
 	if e.Err() != nil {

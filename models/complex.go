@@ -118,12 +118,12 @@ func (ComplEx) LogCandidates(target Var, feats *G.Node) (*G.Node, error) {
 
 // CandidateBlocks: LogCandidates picks each term's re (block 0) or im
 // (block 1) half of the features.
-func (ComplEx) CandidateBlocks(target Var) (blocks []int, parts int) {
-	blocks = make([]int, len(complexTerms))
+func (ComplEx) CandidateBlocks(target Var) []int {
+	blocks := make([]int, len(complexTerms))
 	for i, term := range complexTerms {
 		blocks[i] = term[target]
 	}
-	return blocks, 2
+	return blocks
 }
 
 // Negative: the last quarter of the columns (term iir) has weight −1.

@@ -72,15 +72,16 @@ type NonNegativeScore interface {
 
 // CandidateBlocks is an optional method of a NonNegativeScore whose
 // LogCandidates only repeat column blocks of the features: cut the
-// features into parts blocks of equal width, and LogCandidates(target, f)
-// is the concatenation of f's blocks blocks[0], blocks[1], …. Scoring all
-// candidates then multiplies the query into the features themselves,
-// summing the query's blocks that meet the same block
-// (graph.FoldedLogMatMulExp): for ComplEx+, whose four terms meet two
-// halves, half the product of a ranking. A test checks the claim for
-// every registered model that makes it (TestCandidateBlocks).
+// features into max(blocks)+1 blocks of equal width, each of which blocks
+// names at least once, and LogCandidates(target, f) is the concatenation
+// of f's blocks blocks[0], blocks[1], …. Scoring all candidates then
+// multiplies the query into the features themselves, summing the query's
+// blocks that meet the same block (graph.FoldedLogMatMulExp): for
+// ComplEx+, whose four terms meet two halves, half the product of a
+// ranking. A test checks the claim for every registered model that makes
+// it (TestCandidateBlocks).
 type CandidateBlocks interface {
-	CandidateBlocks(target Var) (blocks []int, parts int)
+	CandidateBlocks(target Var) (blocks []int)
 }
 
 // Inputs are the rows of the three slots' input units for a batch (or the

@@ -506,7 +506,11 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	}
 	ds := ref.Data
 	size := analysis.KTDSize(len(ds.Test), a.Samples)
-	set := analysis.KTDSetting{Features: ref.ID, Digest: paramsDigest(ref.Model), DrawSize: size, Samples: a.Samples}
+	digest, err := paramsDigest(ref.Model)
+	if err != nil {
+		return fmt.Errorf("ψ %s: %w", ref.ID, err)
+	}
+	set := analysis.KTDSetting{Features: ref.ID, Digest: digest, DrawSize: size, Samples: a.Samples}
 	// The table is updated, not replaced: runs analysed before keep their
 	// rows when those were computed with the same ψ (run ID and digest of
 	// its parameters) and sizes, also where their checkpoints are gone (as
@@ -527,9 +531,6 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hasOldRow := func(id string) bool {
-		return oldSet == set && slices.ContainsFunc(old, func(r analysis.KTDRow) bool { return r.Run == id })
-	}
 	finished := func(id string) bool {
 		rec, err := readRecord(filepath.Join(a.Out, runsDirName, id, metricsName))
 		return err == nil && rec != nil && rec.Status == train.Finished
@@ -546,8 +547,12 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	for _, r := range a.Runs {
 		planned = append(planned, analysis.KTDRow{Run: r.ID})
 	}
-	if m := analysis.MergeKTDRows(planned, set, old, oldSet, finished); len(m.Other) > 0 {
-		return refuseKTDDrop(tsvPath, m.Other, oldSet, set)
+	pre := analysis.MergeKTDRows(planned, set, old, oldSet, finished)
+	if len(pre.Other) > 0 {
+		return refuseKTDDrop(tsvPath, pre.Other, oldSet, set)
+	}
+	hasOldRow := func(id string) bool {
+		return (oldSet == set || pre.Adopted) && slices.ContainsFunc(old, func(r analysis.KTDRow) bool { return r.Run == id })
 	}
 	if a.NNMFAug {
 		start := time.Now()
@@ -670,7 +675,7 @@ func refuseKTDDrop(tsvPath string, other []string, oldSet, set analysis.KTDSetti
 	case oldSet == (analysis.KTDSetting{}):
 		was = "a ψ and sizes the table does not record (it predates them)"
 	case oldSet.Digest == "" && oldSet.Features == set.Features && oldSet.DrawSize == set.DrawSize && oldSet.Samples == set.Samples:
-		was += " (no digest: ψ's baselines then differ from its baselines now, so the run was trained again or changed)"
+		was += " (no digest: ψ's baselines then differ from those drawn now, so ψ or the code measuring it changed)"
 	}
 	return fmt.Errorf("%s holds the KTD of %d runs not analysed now (%s) computed with %s, not this analysis's ψ %q%s, %d and %d: "+
 		"analyse them too, write this analysis's table beside it (-ktd-table, e.g. ktd-%s) or move %s away to start a new table",
@@ -690,7 +695,7 @@ func digestNote(d string) string {
 // values (as the float64 a checkpoint stores). A KTD table records it for
 // ψ, so that a ψ trained again under the same run ID is not taken for the
 // one that gave the table's rows.
-func paramsDigest(m *models.Model) string {
+func paramsDigest(m *models.Model) (string, error) {
 	h := sha256.New()
 	w := bufio.NewWriterSize(h, 1<<16) // a hash.Hash never fails a write
 	fmt.Fprintf(w, "%s\n", m.Name)
@@ -711,10 +716,12 @@ func paramsDigest(m *models.Model) string {
 			for _, x := range d {
 				put(x)
 			}
+		default:
+			return "", fmt.Errorf("parameter %s holds %T, not floats", name, d)
 		}
 	}
 	w.Flush()
-	return hex.EncodeToString(h.Sum(nil))[:12]
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 // plots draws curves.png again for every selected run with a final record.

@@ -65,7 +65,8 @@ objective = "pll"
 	}
 	psi, err := LoadFinished(filepath.Join(ts.out, runsDirName, ids[0]), data)
 	must(t, err)
-	digest := paramsDigest(psi.Model)
+	digest, err := paramsDigest(psi.Model)
+	must(t, err)
 	if len(digest) != 12 {
 		t.Fatalf("ψ's digest %q", digest)
 	}
@@ -204,10 +205,20 @@ objective = "pll"
 	if !strings.Contains(stderr, ids[1]+": no checkpoint; its row is kept") {
 		t.Errorf("stderr does not say %s's row was kept:\n%s", ids[1], stderr)
 	}
+	// So does it from a table of before digests whose baselines are this
+	// ψ's (every committed table, on a fresh clone without checkpoints).
+	must(t, os.WriteFile(tsvPath, []byte(undigested(all)), 0o644))
+	_, stderr = mustAnalyze(t, ktd(300, false))
+	if got := readRows(); !slices.Equal(got, all) {
+		t.Errorf("from an undigested table, without %s's checkpoint the table became:\n%s", ids[1], strings.Join(got, "\n"))
+	}
+	if !strings.Contains(stderr, ids[1]+": no checkpoint; its row is kept") || !strings.Contains(stderr, "recorded no digest") {
+		t.Errorf("stderr does not say %s's row was kept from the undigested table:\n%s", ids[1], stderr)
+	}
 
 	// Another sample size is another setting: the analysis refuses to drop
-	// the row it cannot compute again, before computing anything, and
-	// leaves the table as it was.
+	// the row it cannot compute again, before sampling anything (only the
+	// baselines are drawn), and leaves the table as it was.
 	refused := func(what string, samples int) {
 		t.Helper()
 		before := readRows()
@@ -233,11 +244,13 @@ objective = "pll"
 	e := psi.Model.Param("entity").Data().([]float32)
 	e[0] += 0.25
 	must(t, ckpt.Write(psiCkpt, psi.Model))
-	refused(`computed with ψ "`+ids[0]+`" (parameters `+digest+`), 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`" (parameters `+paramsDigest(psi.Model)+`), 201 and 300`, 300)
+	changed, err := paramsDigest(psi.Model)
+	must(t, err)
+	refused(`computed with ψ "`+ids[0]+`" (parameters `+digest+`), 201 triples per draw and 300 samples, not this analysis's ψ "`+ids[0]+`" (parameters `+changed+`), 201 and 300`, 300)
 	must(t, os.WriteFile(psiCkpt, saved, 0o644))
 	moved := strings.Replace(undigested(all), "\tuniform\t\t\t\t", "\tuniform\t\t\t\t9", 1)
 	must(t, os.WriteFile(tsvPath, []byte(moved), 0o644))
-	refused(`computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples (no digest: ψ's baselines then differ from its baselines now, so the run was trained again or changed)`, 300)
+	refused(`computed with ψ "`+ids[0]+`", 201 triples per draw and 300 samples (no digest: ψ's baselines then differ from those drawn now, so ψ or the code measuring it changed)`, 300)
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(all, "\n")+"\n"), 0o644))
 
 	// The table of the other setting goes beside, under its own name
