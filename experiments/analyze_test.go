@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -148,8 +149,8 @@ func TestNotPaperGrid(t *testing.T) {
 
 // -features and -samples reach the KTD analysis (the analysis itself is
 // sweep.TestKTDEndToEnd): the rows of the table it writes, here the
-// baselines alone, record ψ's run and the sample size, and the command
-// prints ktd.md.
+// baselines alone, record ψ's run, its digest and the sample size, and
+// the command prints ktd.md.
 func TestAnalyzeKTDFlags(t *testing.T) {
 	fx := newSweepFixture(t, "[defaults]\ndataset = \"nations\"\nmodel = \"complex\"\nobjective = \"pll\"\n"+
 		"rank = 2\nbatch_size = 2000\nlearning_rate = 0.01\nepochs = 1\n[[sweep]]\n")
@@ -160,8 +161,9 @@ func TestAnalyzeKTDFlags(t *testing.T) {
 	tsv, err := os.ReadFile(filepath.Join(fx.out, analysis.KTDTSVName))
 	must(t, err)
 	rows := strings.Split(strings.TrimSpace(string(tsv)), "\n")[1:]
+	setting := regexp.MustCompile("\t" + regexp.QuoteMeta(psi) + "\t[0-9a-f]{12}\t20\t20$") // ψ, its digest, draws of 20 triples, 20 samples
 	for _, row := range rows {
-		if !strings.HasSuffix(row, "\t"+psi+"\t20\t20") { // draws of 20 triples, 20 samples
+		if !setting.MatchString(row) {
 			t.Errorf("row without the setting of the flags: %q", row)
 		}
 	}
