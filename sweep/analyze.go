@@ -601,7 +601,10 @@ func (a *Analysis) ktd(ctx context.Context) error {
 			fmt.Fprintf(a.Stderr, "%s: no row: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
 			return true
 		}
-		return false
+		// Nothing to measure (a published record alone, as most on a fresh
+		// clone): said, not fatal, so one such run does not cost the others.
+		fmt.Fprintf(a.Stderr, "%s: no row: no checkpoint, no stored samples and no earlier row\n", id)
+		return true
 	}
 	err = a.each(ctx, noCheckpoint, func(fr *Finished) error {
 		if fr.Spec.Dataset != ref.Spec.Dataset {

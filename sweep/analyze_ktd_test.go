@@ -216,6 +216,18 @@ objective = "pll"
 		t.Errorf("stderr does not say %s's row was kept from the undigested table:\n%s", ids[1], stderr)
 	}
 
+	// Without a row to keep either, the run gets none, and the others
+	// theirs.
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(slices.Delete(slices.Clone(all), 3, 4), "\n")+"\n"), 0o644))
+	_, stderr = mustAnalyze(t, ktd(300, false))
+	if got := readRows(); !slices.Equal(got, slices.Delete(slices.Clone(all), 3, 4)) {
+		t.Errorf("without %s's checkpoint, samples or row the table became:\n%s", ids[1], strings.Join(got, "\n"))
+	}
+	if !strings.Contains(stderr, ids[1]+": no row: no checkpoint, no stored samples and no earlier row") {
+		t.Errorf("stderr does not say %s got no row:\n%s", ids[1], stderr)
+	}
+	must(t, os.WriteFile(tsvPath, []byte(strings.Join(all, "\n")+"\n"), 0o644))
+
 	// Another sample size is another setting: the analysis refuses to drop
 	// the row it cannot compute again, before sampling anything (only the
 	// baselines are drawn), and leaves the table as it was.
