@@ -189,14 +189,8 @@ func foldedLMMEBwd[T Float](o *foldedLMMEGradOp, grad G.Value, out *tensor.Dense
 	m, k := f.a.Shape()[0], f.a.Shape()[1]
 	n := f.ef.Shape()[0]
 	dt := out.Dtype()
-	g, c, h := data[T](grad), data[T](f.c), data[T](ensure(&o.h, dt, m, n))
-	for i := range h {
-		if c[i] > 0 {
-			h[i] = g[i] / c[i]
-		} else {
-			h[i] = 0
-		}
-	}
+	h := data[T](ensure(&o.h, dt, m, n))
+	gradOverMass(data[T](grad), data[T](f.c), h)
 	ef, y := data[T](f.ef), data[T](out)
 	if o.which == 1 {
 		p := data[T](ensure(&o.p, dt, n, k))

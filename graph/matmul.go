@@ -565,13 +565,10 @@ func (o *logMatMulExpGradOp) Do(in ...G.Value) (G.Value, error) {
 		func() (G.Value, error) { logMatMulExpBwd[float64](o, in[0], out); return out, nil })
 }
 
-func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.Dense) {
-	f := o.fwd
-	m, k := f.ea.Shape()[0], f.ea.Shape()[1]
-	n := f.eb.Shape()[0]
-	dt := out.Dtype()
-	ensure(&o.h, dt, m, n)
-	g, c, h := data[T](grad), data[T](f.c), data[T](o.h)
+// gradOverMass writes h = g / c where c > 0 and 0 elsewhere: the gradient
+// of a log-space product's output over its linear value c, with no
+// gradient through entries that underflowed or cancelled to c ≤ 0.
+func gradOverMass[T Float](g, c, h []T) {
 	for i := range h {
 		if c[i] > 0 {
 			h[i] = g[i] / c[i]
@@ -579,6 +576,16 @@ func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.D
 			h[i] = 0
 		}
 	}
+}
+
+func logMatMulExpBwd[T Float](o *logMatMulExpGradOp, grad G.Value, out *tensor.Dense) {
+	f := o.fwd
+	m, k := f.ea.Shape()[0], f.ea.Shape()[1]
+	n := f.eb.Shape()[0]
+	dt := out.Dtype()
+	ensure(&o.h, dt, m, n)
+	h := data[T](o.h)
+	gradOverMass(data[T](grad), data[T](f.c), h)
 	ea, eb, y := data[T](f.ea), data[T](f.eb), data[T](out)
 	// rows×k result P, multiplied by E (rows×k), stored op-transposed if needed.
 	write := func(e, p []T, rows int, trans bool) {
