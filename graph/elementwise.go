@@ -239,7 +239,7 @@ func binaryGradKernel[T Float](kind binaryKind, which int, g, a, b, y, out []T, 
 	}
 }
 
-func errNoSecondOrder(op G.Op) error {
+func errNoSecondOrder(op fmt.Stringer) error {
 	return fmt.Errorf("graph: %v is a gradient op; second derivatives are not supported", op)
 }
 

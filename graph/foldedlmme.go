@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/chewxy/hm"
@@ -77,7 +76,7 @@ func (o *foldedLMMEOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	gs := make(G.Nodes, 2)
 	for which := range gs {
 		var err error
-		gs[which], err = apply(&foldedLMMEGradOp{base: newBase(fmt.Sprintf("%sGrad%d", o.name, which)), fwd: o, which: which}, grad, in[0], in[1], out)
+		gs[which], err = apply(&foldedLMMEGradOp{logProductGrad: logProductGrad{base: newBase(fmt.Sprintf("%sGrad%d", o.name, which)), which: which}, fwd: o}, grad, in[0], in[1], out)
 		if err != nil {
 			return nil, err
 		}
@@ -136,24 +135,7 @@ func foldedLMMEFwd[T Float](o *foldedLMMEOp, q, f G.Value, out *tensor.Dense, m,
 		}
 	})
 	gemm(false, true, m, n, k, 1, a, k, ef, k, 0, c, n)
-	y := data[T](out)
-	unaryKernel(kindLogPos, 0, c, y)
-	nan := T(math.NaN())
-	parallelFor(m, m*n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			for j := 0; j < n; j++ {
-				y[i*n+j] += mq[i] + mf[j]
-			}
-			if o.neg == 0 {
-				continue
-			}
-			for j, v := range c[i*n : (i+1)*n] {
-				if v < 0 { // log of a negative difference, as SignedLogMatMulExp gives
-					y[i*n+j] = nan
-				}
-			}
-		}
-	})
+	logShifted(c, mq, mf, o.neg > 0, data[T](out))
 }
 
 // foldedLMMEGradOp: with H = Γ / C (zero where C underflowed) and A the
@@ -161,20 +143,8 @@ func foldedLMMEFwd[T Float](o *foldedLMMEOp, q, f G.Value, out *tensor.Dense, m,
 // df = EF ∘ (Hᵀ·A). It reads the forward op's cache, which the
 // topological order guarantees is fresh.
 type foldedLMMEGradOp struct {
-	base
-	fwd   *foldedLMMEOp
-	which int
-	h, p  *tensor.Dense
-}
-
-func (o *foldedLMMEGradOp) Arity() int         { return 4 }
-func (o *foldedLMMEGradOp) Type() hm.Type      { return fnType(2, 2, 2, 2, 2) }
-func (o *foldedLMMEGradOp) DiffWRT(int) []bool { return []bool{false, false, false, false} }
-func (o *foldedLMMEGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
-	return nil, errNoSecondOrder(o)
-}
-func (o *foldedLMMEGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	return dims(in[1+o.which]).Clone(), nil
+	logProductGrad
+	fwd *foldedLMMEOp
 }
 
 func (o *foldedLMMEGradOp) Do(in ...G.Value) (G.Value, error) {

@@ -55,13 +55,7 @@ func TestFoldedLogMatMulExpMatchesLoop(t *testing.T) {
 					W[i] = rng.NormFloat64()
 				}
 				W = roundTo(c.dt, W)
-				// The explicit candidates: C[j] = [F_blocks[0] | … ].
-				C := make([]float64, n*kq)
-				for j := 0; j < n; j++ {
-					for b, part := range p.blocks {
-						copy(C[j*kq+b*w:j*kq+(b+1)*w], F[j*kf+part*w:j*kf+(part+1)*w])
-					}
-				}
+				C := concatBlocks(F, n, w, kf, p.blocks)
 
 				g := G.NewGraph()
 				qn := G.NewMatrix(g, c.dt, G.WithShape(m, kq), G.WithName("q"), G.WithValue(denseOf(c.dt, Q, m, kq)))
@@ -157,6 +151,19 @@ func TestFoldedLogMatMulExpMatchesLoop(t *testing.T) {
 	}
 }
 
+// concatBlocks returns the explicit candidates the fold avoids building:
+// row j of the n × kf features F as [F_j,blocks[0] | F_j,blocks[1] | …].
+func concatBlocks(F []float64, n, w, kf int, blocks []int) []float64 {
+	kq := len(blocks) * w
+	C := make([]float64, n*kq)
+	for j := 0; j < n; j++ {
+		for b, part := range blocks {
+			copy(C[j*kq+b*w:j*kq+(b+1)*w], F[j*kf+part*w:j*kf+(part+1)*w])
+		}
+	}
+	return C
+}
+
 // foldBack sums the gradient dC (n × len(blocks)·w) of the concatenated
 // candidates onto the features' blocks (n × kf) they copy.
 func foldBack(dC []float64, n, w, kf int, blocks []int) []float64 {
@@ -200,12 +207,7 @@ func TestFoldedLogMatMulExpLarge(t *testing.T) {
 				W[i] = rng.NormFloat64()
 			}
 			Q[7*kq+5] = math.NaN()
-			C := make([]float64, n*kq)
-			for j := 0; j < n; j++ {
-				for b, part := range blocks {
-					copy(C[j*kq+b*w:j*kq+(b+1)*w], F[j*kf+part*w:j*kf+(part+1)*w])
-				}
-			}
+			C := concatBlocks(F, n, w, kf, blocks)
 			g := G.NewGraph()
 			qn := G.NewMatrix(g, c.dt, G.WithShape(m, kq), G.WithName("q"), G.WithValue(denseOf(c.dt, Q, m, kq)))
 			fn := G.NewMatrix(g, c.dt, G.WithShape(n, kf), G.WithName("f"), G.WithValue(denseOf(c.dt, F, n, kf)))

@@ -504,7 +504,15 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 		}
 	}
 	gemm(false, true, m, n, k, 1, ea, k, eb, k, 0, c, n)
-	y := data[T](out)
+	logShifted(c, ma, mb, o.neg > 0, data[T](out))
+}
+
+// logShifted writes y = log c + ma_i + mb_j for the m×n product c of two
+// exponentials shifted by their row maxima ma and mb: −Inf where c is
+// zero, and where signed, NaN where c is negative (the log of a negative
+// difference, as Log1mExp gives).
+func logShifted[T Float](c, ma, mb []T, signed bool, y []T) {
+	m, n := len(ma), len(mb)
 	unaryKernel(kindLogPos, 0, c, y)
 	nan := T(math.NaN())
 	parallelFor(m, m*n, func(lo, hi int) {
@@ -512,11 +520,11 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 			for j := 0; j < n; j++ {
 				y[i*n+j] += ma[i] + mb[j]
 			}
-			if o.neg == 0 {
+			if !signed {
 				continue
 			}
 			for j, v := range c[i*n : (i+1)*n] {
-				if v < 0 { // log of a negative difference, as Log1mExp gives
+				if v < 0 {
 					y[i*n+j] = nan
 				}
 			}
@@ -525,11 +533,11 @@ func logMatMulExpFwd[T Float](o *logMatMulExpOp, a, b G.Value, out *tensor.Dense
 }
 
 func (o *logMatMulExpOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	ga, err := apply(&logMatMulExpGradOp{base: newBase(o.name + "Grad0"), fwd: o, which: 0}, grad, in[0], in[1], out)
+	ga, err := apply(&logMatMulExpGradOp{logProductGrad: logProductGrad{base: newBase(o.name + "Grad0"), which: 0}, fwd: o}, grad, in[0], in[1], out)
 	if err != nil {
 		return nil, err
 	}
-	gb, err := apply(&logMatMulExpGradOp{base: newBase(o.name + "Grad1"), fwd: o, which: 1}, grad, in[0], in[1], out)
+	gb, err := apply(&logMatMulExpGradOp{logProductGrad: logProductGrad{base: newBase(o.name + "Grad1"), which: 1}, fwd: o}, grad, in[0], in[1], out)
 	if err != nil {
 		return nil, err
 	}
@@ -541,19 +549,27 @@ func (o *logMatMulExpOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error)
 // the operand was. It reads the forward op's cache, which the topological
 // order guarantees is fresh.
 type logMatMulExpGradOp struct {
+	logProductGrad
+	fwd *logMatMulExpOp
+}
+
+// logProductGrad is what the gradient ops of the log-space products
+// (LogMatMulExp, FoldedLogMatMulExp) share: inputs (Γ, a, b, y), the
+// gradient of operand which as output, and the buffers of H = Γ / C and
+// of the product that multiplies it.
+type logProductGrad struct {
 	base
-	fwd   *logMatMulExpOp
 	which int
 	h, p  *tensor.Dense
 }
 
-func (o *logMatMulExpGradOp) Arity() int         { return 4 }
-func (o *logMatMulExpGradOp) Type() hm.Type      { return fnType(2, 2, 2, 2, 2) }
-func (o *logMatMulExpGradOp) DiffWRT(int) []bool { return []bool{false, false, false, false} }
-func (o *logMatMulExpGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+func (o *logProductGrad) Arity() int         { return 4 }
+func (o *logProductGrad) Type() hm.Type      { return fnType(2, 2, 2, 2, 2) }
+func (o *logProductGrad) DiffWRT(int) []bool { return []bool{false, false, false, false} }
+func (o *logProductGrad) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, errNoSecondOrder(o)
 }
-func (o *logMatMulExpGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (o *logProductGrad) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return dims(in[1+o.which]).Clone(), nil
 }
 
