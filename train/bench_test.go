@@ -162,3 +162,33 @@ func benchmarkRandomSteps(b *testing.B, st *Stepper, batch, ne, nr int) {
 	}
 	benchmarkSteps(b, st, triples, draw)
 }
+
+// BenchmarkPsiStep times a step of the KTD feature map ψ as
+// grids/wn18rr-psi.toml and grids/fb15k237-psi.toml train it (Chen et al.'s
+// ComplEx: weighted PLL with the relation term, N3, Adagrad) at d = 1000.
+// WN18RR's batch of 50 makes it a small-batch step: every step still reads
+// and updates the whole |E| × 2d table, so memory traffic, not flops,
+// sets its time.
+func BenchmarkPsiStep(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		ne, nr, batch int
+		relation, n3  float64
+	}{
+		{"wn18rr/b=50", 40943, 11, 50, 0.1, 0.2},
+		{"fb15k237/b=500", 14541, 237, 500, 8, 0.1},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m, err := models.New("complex", models.Sizes{Entities: c.ne, Relations: c.nr, Rank: 1000}, models.Options{Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			obj := objectives.Regularized{Objective: objectives.PLL{Weights: objectives.Weights{Subject: 1, Relation: c.relation, Object: 1}}, N3: c.n3}
+			st, err := NewStepper(m, obj, c.batch, graph.NewAdagrad(0.1, 0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkRandomSteps(b, st, c.batch, c.ne, c.nr)
+		})
+	}
+}
