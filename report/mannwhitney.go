@@ -62,6 +62,20 @@ func MannWhitneyGreater(x, y []float64) (u, p float64, err error) {
 // at 99%, two samples of 3 (1/20) cannot, samples of 5 and 4 (1/126) can.
 func MinOneSidedP(n, m int) float64 { return 1 / binomial(n+m, n) }
 
+// MinUpperTail is the smallest p-value MannWhitneyGreater can return for
+// samples of x's and y's sizes drawn from their pooled values: the p of
+// the split that gives x the largest values. Without ties it is
+// MinOneSidedP(len(x), len(y)); ties raise it (x = {1,1,1,1,2} against
+// y = {1,1,1,1}: 1/126 without ties, 5/9 with these), so it, not the
+// sizes alone, says whether a test at level α could decide at all.
+func MinUpperTail(x, y []float64) (float64, error) {
+	pooled := append(slices.Clone(x), y...)
+	slices.Sort(pooled)
+	m := len(y)
+	_, p, err := MannWhitneyGreater(pooled[m:], pooled[:m])
+	return p, err
+}
+
 // exactUpperTail enumerates every split of the pooled sample into n "x"
 // and m "y" values and returns the share with U ≥ u.
 func exactUpperTail(x, y []float64, u float64) float64 {

@@ -72,6 +72,33 @@ func TestMinOneSidedP(t *testing.T) {
 	}
 }
 
+// MinUpperTail is MinOneSidedP without ties and what the pooled values
+// allow with them. x = 1,1,1,1,2 against y = 1,1,1,1: the extreme split
+// puts the 2 in x, U = 4 + 16·½ = 12, and every split with the 2 in x (5 of
+// the 9 places it can take) has that U: p = 5/9 however the values are
+// labelled, above 0.01 although 1/C(9, 5) = 1/126 is below.
+func TestMinUpperTail(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		x, y []float64
+		want float64
+	}{
+		{"no ties, 5 and 4", []float64{0.1, 0.5, 0.2, 0.9, 0.3}, []float64{0.8, 0.4, 0.6, 0.7}, 1.0 / 126},
+		{"no ties, 3 and 3, labels irrelevant", []float64{6, 5, 4}, []float64{1, 2, 3}, 1.0 / 20},
+		{"ties raise it", []float64{1, 1, 1, 1, 2}, []float64{1, 1, 1, 1}, 5.0 / 9},
+		{"ties across the split", []float64{1, 1, 1, 1, 2}, []float64{2, 2, 2, 2}, 1.0 / 126},
+		{"all equal", []float64{3, 3}, []float64{3, 3, 3}, 1},
+	} {
+		got, err := MinUpperTail(c.x, c.y)
+		if err != nil || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: MinUpperTail = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+	if _, err := MinUpperTail(nil, []float64{1}); err == nil {
+		t.Error("MinUpperTail of an empty sample: no error")
+	}
+}
+
 // Past about a million splits the p-value is the normal approximation, and
 // its variance is corrected for ties: for x = 2,2,2,2,3,3,3,3,4,4,4,4 and
 // y = 1,1,1,1,2,2,2,2,3,3,3,3 (C(24,12) = 2,704,156 splits), U = 112 and

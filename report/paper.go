@@ -244,7 +244,8 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 		"of its model and objective; test metrics are mean ± two sample standard deviations over its n finished seeds, "+
 		"as the paper prints them (its ± is two standard deviations over 5 seeds). "+
 		"Bold marks, as the paper's tables do, the best mean of each model family (CP, CP+, CP²; ComplEx, ComplEx+, ComplEx²) "+
-		"over both objectives, and every row a one-sided Mann–Whitney U test at 99%% over seeds does not put below it; "+
+		"over both objectives, and every row a one-sided Mann–Whitney U test at 99%% over seeds does not put below it, "+
+		"where the seeds are enough for the test to decide (³); "+
 		"\"vs best\" gives that test's exact p. \"minutes\" is the mean wall time of a run (training, validation and test) "+
 		"on the hosts that trained it (their Sgemm rate is given under each table); the reference's is the paper's training time on a GPU "+
 		"(GTX 1060 for FB15k-237 and WN18RR, RTX A6000 for ogbl-biokg), and \"× ref\" their ratio. "+
@@ -441,8 +442,9 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		b.WriteString("² Over the seeds that recorded the LL at the best validation LL; the others started before gekc did.  \n")
 	}
 	if notes[3] {
-		b.WriteString("³ With these numbers of seeds no difference can reach 99% (the smallest one-sided p, 1/C(n₁+n₂, n₁), is above 0.01: " +
-			"1 and 1 seeds give 0.5, 3 and 3 give 0.05, 5 and 4 give 0.008): the test cannot decide, and the row is left unmarked rather than marked for want of evidence.  \n")
+		b.WriteString("³ With these seeds no difference can reach 99%: the smallest one-sided p their values allow is above 0.01 " +
+			"(without ties 1/C(n₁+n₂, n₁): 1 and 1 seeds give 0.5, 3 and 3 give 0.05, 5 and 4 give 0.008; tied values raise it). " +
+			"The test cannot decide, and the row is left unmarked rather than marked for want of evidence.  \n")
 	}
 	return nil
 }
@@ -454,7 +456,8 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 // put below it. A row whose seeds and the best's are too few for any
 // difference to reach 99% is not marked: the paper, with 5 seeds
 // everywhere, never met that case, and marking it would claim a tie no
-// evidence shows. set receives each row's "vs best" cell and whether it is
+// evidence shows; the smallest p its values allow (MinUpperTail, which
+// counts ties) decides that. set receives each row's "vs best" cell and whether it is
 // marked. It reports whether some row could not be tested for want of
 // seeds.
 func markBest(results []*rowResult, values func(*rowResult) []float64, set func(*rowResult, string, bool)) bool {
@@ -473,24 +476,31 @@ func markBest(results []*rowResult, values func(*rowResult) []float64, set func(
 	untestable := false
 	for _, f := range order {
 		group := families[f]
-		var best *rowResult
-		var bestMean float64
+		// Rows sharing the best mean are all best; the others are tested
+		// against the one of them with the most seeds (the first on a tie).
+		meanOf := func(r *rowResult) float64 { m, _ := mean(values(r)); return m }
+		bestMean := math.Inf(-1)
 		for _, r := range group {
-			if m, _ := mean(values(r)); best == nil || m > bestMean {
-				best, bestMean = r, m
+			bestMean = max(bestMean, meanOf(r))
+		}
+		var best *rowResult
+		for _, r := range group {
+			if meanOf(r) == bestMean && (best == nil || len(values(r)) > len(values(best))) {
+				best = r
 			}
 		}
 		for _, r := range group {
-			if r == best {
+			if meanOf(r) == bestMean {
 				set(r, "best", true)
 				continue
 			}
 			x, y := values(best), values(r)
 			_, p, err := MannWhitneyGreater(x, y)
+			reachable, errMin := MinUpperTail(x, y)
 			switch {
-			case err != nil:
+			case err != nil || errMin != nil:
 				set(r, "–", false)
-			case MinOneSidedP(len(x), len(y)) > significance:
+			case reachable > significance:
 				set(r, fmt.Sprintf("n too small ³ (p = %.2f)", p), false)
 				untestable = true
 			case p <= significance:

@@ -406,7 +406,7 @@ func TestCompareMarkdownMarksBestByMannWhitney(t *testing.T) {
 	if l := lines["CP² PLL"]; !strings.Contains(l, "| -17.180 ± 0.167 ") || !strings.Contains(l, "below (p = 0.004)") {
 		t.Errorf("CP² PLL's LL: %q", l)
 	}
-	for _, want := range []string{"Sgemm 98–102 GFLOP/s", "(10 runs recorded it)", "³ With these numbers of seeds"} {
+	for _, want := range []string{"Sgemm 98–102 GFLOP/s", "(10 runs recorded it)", "³ With these seeds no difference can reach 99%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -497,5 +497,65 @@ func TestCompareMarkdownCellsUnderTheirHeaders(t *testing.T) {
 		if cell[h] != want {
 			t.Errorf("column %q = %q, want %q\n%s", h, cell[h], want, md)
 		}
+	}
+}
+
+// markBest's cases, one family each: the best mean is marked and tested
+// against; a row below it at 95% but not at 99% stays marked (U = 23 of
+// 25: 4 of the 252 splits reach it, p = 0.016); one below at 99% is not;
+// rows sharing the best mean are all best, the others tested against the
+// one with most seeds; and where ties leave no split able to reach 99%
+// (x = 1,1,1,1,2 against 1,1,1,1: p ≥ 5/9 whatever the labels, though
+// 1/C(9, 5) is below 0.01) the row is left unmarked, said untestable.
+func TestMarkBest(t *testing.T) {
+	type row struct {
+		model  string
+		values []float64
+		cell   string
+		marked bool
+	}
+	for _, c := range []struct {
+		name       string
+		rows       []row
+		untestable bool
+	}{
+		{"below at 95% only", []row{
+			{"cp2", []float64{0.30, 0.31, 0.32, 0.33, 0.34}, "best", true},
+			{"cp+", []float64{0.315, 0.29, 0.28, 0.27, 0.26}, "p = 0.02", true},
+		}, false},
+		{"below at 99%", []row{
+			{"cp", []float64{0.25, 0.24, 0.23, 0.22, 0.21}, "below (p = 0.004)", false},
+			{"cp2", []float64{0.30, 0.31, 0.32, 0.33, 0.34}, "best", true},
+		}, false},
+		{"equal means", []row{
+			{"cp2", []float64{0.3}, "best", true},
+			{"cp+", []float64{0.3, 0.3, 0.3}, "best", true},
+			{"cp", []float64{0.1, 0.1, 0.1}, "n too small ³ (p = 0.05)", false}, // against cp+'s 3, not cp2's 1 (p = 0.25)
+		}, true},
+		{"ties leave no decision", []row{
+			{"cp2", []float64{1, 1, 1, 1, 2}, "best", true},
+			{"cp+", []float64{1, 1, 1, 1}, "n too small ³ (p = 0.56)", false},
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			results := make([]*rowResult, len(c.rows))
+			values := map[*rowResult][]float64{}
+			for i, r := range c.rows {
+				results[i] = &rowResult{ref: ReferenceRow{Model: r.model}, pick: &configSummary{}}
+				values[results[i]] = r.values
+			}
+			got := map[*rowResult]string{}
+			untestable := markBest(results, func(r *rowResult) []float64 { return values[r] }, func(r *rowResult, cell string, marked bool) {
+				got[r] = fmt.Sprintf("%s %v", cell, marked)
+			})
+			for i, r := range c.rows {
+				if want := fmt.Sprintf("%s %v", r.cell, r.marked); got[results[i]] != want {
+					t.Errorf("%s %v: %q, want %q", r.model, r.values, got[results[i]], want)
+				}
+			}
+			if untestable != c.untestable {
+				t.Errorf("untestable = %v, want %v", untestable, c.untestable)
+			}
+		})
 	}
 }
