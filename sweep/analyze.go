@@ -26,6 +26,7 @@ import (
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
+	"gekc/query"
 	"gekc/report"
 	"gekc/train"
 	"gekc/train/ckpt"
@@ -35,6 +36,10 @@ import (
 // trained again.
 //
 //	-analyze samples          write runs/<id>/samples.tsv (-samples N, default 25000)
+//	                          and audit them against the model's exact
+//	                          probabilities (mass and share of each split,
+//	                          entropy); writes sample-audit.tsv and
+//	                          sample-audit.md next to results.tsv
 //	-analyze ktd -features R  kernel triple distance of each run's samples to the
 //	                          test triples, with ψ from the ComplEx run R, beside
 //	                          the test LL of the distribution sampled and the
@@ -63,6 +68,8 @@ const (
 	samplesName     = analysis.SamplesName
 	calTSVName      = analysis.CalibrationTSVName
 	calMarkdownName = analysis.CalibrationMarkdownName
+	auditTSVName    = analysis.AuditTSVName
+	auditMDName     = analysis.AuditMarkdownName
 	// PaperMDName is what -analyze paper writes next to results.md.
 	PaperMDName = "paper.md"
 )
@@ -250,22 +257,7 @@ func (a *Analysis) Run(ctx context.Context) error {
 	}
 	switch a.Kind {
 	case "samples":
-		noLL := func(id, dir string, rec *Record) bool {
-			if !llCheckpointMissing(dir, rec) {
-				return false
-			}
-			for _, name := range []string{samplesName, samplesName + ".gz"} {
-				if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-					return false // drawn before: read, not drawn again
-				}
-			}
-			fmt.Fprintf(a.Stderr, "%s: no samples: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
-			return true
-		}
-		return a.each(ctx, noLL, func(fr *Finished) error {
-			_, err := runSamples(fr, a.Samples, a.Stderr)
-			return err
-		})
+		return a.samples(ctx)
 	case "ktd":
 		return a.ktd(ctx)
 	case "tsne":
@@ -875,17 +867,120 @@ func (a *Analysis) calibration(ctx context.Context) error {
 	return a.writeTables(calTSVName, tsv, calMarkdownName, md)
 }
 
-// readCalibrationTSV reads the rows an earlier calibration wrote, each
-// with its run's spec from runs/<id>/metrics.json; a row whose run is gone
-// is dropped.
-func readCalibrationTSV(path, runsDir string) ([]analysis.CalibrationRow, error) {
-	return analysis.ReadCalibrationTSV(path, func(id string) (analysis.Run, bool, error) {
+// samples draws (or reads) each run's samples and audits them against the
+// parameters they come from: the rows of sample-audit.tsv. A run whose
+// parameters are gone keeps its earlier row.
+func (a *Analysis) samples(ctx context.Context) error {
+	rows, err := readAuditTSV(filepath.Join(a.Out, auditTSVName), filepath.Join(a.Out, runsDirName))
+	if err != nil {
+		return err
+	}
+	kept := func(id string) string {
+		if slices.ContainsFunc(rows, func(r analysis.AuditRow) bool { return r.Run.ID == id }) {
+			return "; its row is kept from " + auditTSVName
+		}
+		return ""
+	}
+	stored := func(dir string) bool {
+		for _, name := range []string{samplesName, samplesName + ".gz"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				return true
+			}
+		}
+		return false
+	}
+	skip := func(id, dir string, rec *Record) bool {
+		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(a.Stderr, "%s: no %s: its samples are neither drawn nor audited%s\n", id, ckpt.CheckpointName, kept(id))
+			return true
+		}
+		if !llCheckpointMissing(dir, rec) {
+			return false
+		}
+		if stored(dir) {
+			fmt.Fprintf(a.Stderr, "%s: no %s, the parameters its samples come from: not audited%s\n", id, ckpt.CheckpointLLName, kept(id))
+		} else {
+			fmt.Fprintf(a.Stderr, "%s: no samples: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
+		}
+		return true
+	}
+	audited := 0
+	err = a.each(ctx, skip, func(fr *Finished) error {
+		ts, err := runSamples(fr, a.Samples, a.Stderr)
+		if err != nil {
+			return err
+		}
+		row, err := auditRun(fr, ts)
+		if err != nil {
+			return err
+		}
+		au := row.Audit
+		fmt.Fprintf(a.Stderr, "%s: entropy %.3f nats; train mass %.4f, share %.4f (z %+.1f)\n", fr.ID, au.Entropy,
+			au.Splits[0].Mass, au.Splits[0].Share(au.Samples), au.Splits[0].Z(au.Samples))
+		if i := slices.IndexFunc(rows, func(r analysis.AuditRow) bool { return r.Run.ID == fr.ID }); i >= 0 {
+			rows[i] = row
+		} else {
+			rows = append(rows, row)
+		}
+		audited++
+		return nil
+	})
+	if err != nil || audited == 0 {
+		return err
+	}
+	tsv, md, err := analysis.AuditTables(rows)
+	if err != nil {
+		return err
+	}
+	return a.writeTables(auditTSVName, tsv, auditMDName, md)
+}
+
+// auditRun audits a run's samples under the parameters and constraint
+// they were drawn from.
+func auditRun(fr *Finished, ts []kg.Triple) (analysis.AuditRow, error) {
+	if samplesFromLL(fr.Spec) {
+		if err := ckpt.Load(filepath.Join(fr.Dir, ckpt.CheckpointLLName), fr.Model); err != nil {
+			return analysis.AuditRow{}, err
+		}
+	}
+	dom, err := Constraint(fr.Spec, fr.Data)
+	if err != nil {
+		return analysis.AuditRow{}, err
+	}
+	q, err := query.New(fr.Model, dom, fr.Spec.Eval.BatchSize)
+	if err != nil {
+		return analysis.AuditRow{}, err
+	}
+	au, err := analysis.AuditSamples(q, fr.Data, ts)
+	if err != nil {
+		return analysis.AuditRow{}, err
+	}
+	return analysis.AuditRow{Run: runOf(fr.ID, fr.Spec), SampledAt: sampledAt(fr.Record), Audit: au}, nil
+}
+
+// readAuditTSV reads the rows an earlier audit wrote, each with its run's
+// spec from runs/<id>/metrics.json; a row whose run is gone is dropped.
+func readAuditTSV(path, runsDir string) ([]analysis.AuditRow, error) {
+	return analysis.ReadAuditTSV(path, recordedRun(runsDir))
+}
+
+// recordedRun looks a table row's run up by its ID in runsDir: ok false
+// when it has no metrics.json.
+func recordedRun(runsDir string) func(id string) (analysis.Run, bool, error) {
+	return func(id string) (analysis.Run, bool, error) {
 		rec, err := readRecord(filepath.Join(runsDir, id, metricsName))
 		if err != nil || rec == nil {
 			return analysis.Run{}, false, err
 		}
 		return runOf(id, rec.Spec), true, nil
-	})
+	}
+}
+
+// readCalibrationTSV reads the rows an earlier calibration wrote, each
+// with its run's spec from runs/<id>/metrics.json; a row whose run is gone
+// is dropped.
+func readCalibrationTSV(path, runsDir string) ([]analysis.CalibrationRow, error) {
+	return analysis.ReadCalibrationTSV(path, recordedRun(runsDir))
 }
 
 // runOf describes a run to package analysis.

@@ -1,0 +1,270 @@
+package analysis
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gekc/kg"
+	"gekc/report"
+)
+
+const (
+	// AuditTSVName and AuditMarkdownName are the tables of the sample
+	// audit (-analyze samples), written next to results.tsv.
+	AuditTSVName      = "sample-audit.tsv"
+	AuditMarkdownName = "sample-audit.md"
+)
+
+// AuditSplits are the splits a sample audit weighs, in table order.
+var AuditSplits = []string{"train", "valid", "test"}
+
+// splitTriples returns split i of AuditSplits.
+func splitTriples(ds *kg.Dataset, i int) []kg.Triple {
+	return [][]kg.Triple{ds.Train, ds.Valid, ds.Test}[i]
+}
+
+// A LogJointer gives log p(s, r, o) of triples under a GeKC, as
+// query.Querier does.
+type LogJointer interface {
+	LogJoint(triples [][3]int) ([]float64, error)
+}
+
+// SplitMass is one split of a data set weighed by a model and by its
+// samples: Mass = Σ p(t) over the split's distinct triples, exact, and
+// Hits the samples that are one of them. For an exact sampler Hits is
+// Binomial(n, Mass).
+type SplitMass struct {
+	Split   string
+	Triples int // distinct triples
+	Mass    float64
+	Hits    int
+}
+
+// Share is the fraction of n samples that are triples of the split.
+func (s SplitMass) Share(n int) float64 { return float64(s.Hits) / float64(n) }
+
+// Z is the binomial z-score of Hits against n·Mass: beyond about ±3 the
+// samples do not come from the distribution the model's exact
+// probabilities describe. NaN when Mass is 0 or 1.
+func (s SplitMass) Z(n int) float64 {
+	v := float64(n) * s.Mass * (1 - s.Mass)
+	if !(v > 0) {
+		return math.NaN()
+	}
+	return (float64(s.Hits) - float64(n)*s.Mass) / math.Sqrt(v)
+}
+
+// SampleAudit sets a model's samples beside its exact probabilities, which
+// only a tractable model can give: how much of its mass sits on each
+// split, whether its samples land there as often (a check of the sampler
+// at the data set's full size, where enumeration is out of reach), and
+// its entropy H = −E[log p(x)], estimated from its own samples. A model
+// that puts much of its mass on the training triples draws samples that
+// look like them.
+type SampleAudit struct {
+	Samples   int
+	Distinct  int     // distinct sampled triples
+	Entropy   float64 // −mean log p of the samples, nats
+	EntropySE float64 // its standard error
+	Splits    []SplitMass
+}
+
+// auditChunk bounds the triples scored at once, so that a split of
+// millions costs no more memory than this many [3]int.
+const auditChunk = 1 << 16
+
+// AuditSamples weighs ds's train, valid and test splits (AuditSplits) and
+// the samples under q, the model (and domain constraint) they were drawn
+// from.
+func AuditSamples(q LogJointer, ds *kg.Dataset, samples []kg.Triple) (*SampleAudit, error) {
+	n := len(samples)
+	if n < 2 {
+		return nil, fmt.Errorf("analysis: a sample audit needs at least 2 samples, got %d", n)
+	}
+	a := &SampleAudit{Samples: n}
+	counts := map[kg.Triple]int{}
+	for _, t := range samples {
+		counts[t]++
+	}
+	a.Distinct = len(counts)
+	var sum, sq float64
+	err := logJoints(q, samples, func(lp float64) {
+		sum += lp
+		sq += lp * lp
+	})
+	if err != nil {
+		return nil, fmt.Errorf("analysis: the samples: %w", err)
+	}
+	mean := sum / float64(n)
+	a.Entropy = -mean
+	a.EntropySE = math.Sqrt(max(0, (sq-float64(n)*mean*mean)/float64(n-1)) / float64(n))
+	for i, split := range AuditSplits {
+		ts := distinct(splitTriples(ds, i))
+		s := SplitMass{Split: split, Triples: len(ts)}
+		for _, t := range ts {
+			s.Hits += counts[t]
+		}
+		if err := logJoints(q, ts, func(lp float64) { s.Mass += math.Exp(lp) }); err != nil {
+			return nil, fmt.Errorf("analysis: the %s triples: %w", split, err)
+		}
+		a.Splits = append(a.Splits, s)
+	}
+	return a, nil
+}
+
+// logJoints calls f with log p of each triple, scoring auditChunk at once.
+func logJoints(q LogJointer, ts []kg.Triple, f func(float64)) error {
+	buf := make([][3]int, 0, min(len(ts), auditChunk))
+	for lo := 0; lo < len(ts); lo += auditChunk {
+		buf = buf[:0]
+		for _, t := range ts[lo:min(lo+auditChunk, len(ts))] {
+			buf = append(buf, [3]int{int(t.S), int(t.R), int(t.O)})
+		}
+		lps, err := q.LogJoint(buf)
+		if err != nil {
+			return err
+		}
+		for _, lp := range lps {
+			f(lp)
+		}
+	}
+	return nil
+}
+
+// distinct returns the distinct triples of ts, sorted.
+func distinct(ts []kg.Triple) []kg.Triple {
+	out := slices.Clone(ts)
+	slices.SortFunc(out, func(a, b kg.Triple) int {
+		return cmp.Or(cmp.Compare(a.S, b.S), cmp.Compare(a.R, b.R), cmp.Compare(a.O, b.O))
+	})
+	return slices.Compact(out)
+}
+
+// AuditRow is one line of the audit tables: a run, the parameters its
+// samples come from ("best valid LL, epoch 14"), and their audit.
+type AuditRow struct {
+	Run       Run
+	SampledAt string
+	Audit     *SampleAudit
+}
+
+// auditColumns is the header of sample-audit.tsv; each split adds
+// <split>_triples, <split>_mass and <split>_hits.
+var auditColumns = []string{"dataset", "model", "objective", "constraints", "rank", "seed", "run", "sampled_at",
+	"samples", "distinct", "entropy", "entropy_se"}
+
+// AuditTables renders the rows as sample-audit.tsv (which ReadAuditTSV
+// reads back) and sample-audit.md.
+func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
+	var t, m bytes.Buffer
+	header := slices.Clone(auditColumns)
+	for _, s := range AuditSplits {
+		header = append(header, s+"_triples", s+"_mass", s+"_hits")
+	}
+	t.WriteString(strings.Join(header, "\t") + "\n")
+	for _, r := range rows {
+		s, a := r.Run, r.Audit
+		f := []string{s.Dataset, s.Model, s.Objective, s.Constraints, strconv.Itoa(s.Rank), strconv.Itoa(s.Seed), s.ID,
+			r.SampledAt, strconv.Itoa(a.Samples), strconv.Itoa(a.Distinct), kept(a.Entropy, 8), kept(a.EntropySE, 4)}
+		for _, sp := range a.Splits {
+			f = append(f, strconv.Itoa(sp.Triples), kept(sp.Mass, 8), strconv.Itoa(sp.Hits))
+		}
+		t.WriteString(strings.Join(f, "\t") + "\n")
+	}
+	m.WriteString("# Samples against the model's exact probabilities\n\n" +
+		"For each split, \"mass\" is the model's probability of drawing one of its triples, Σ p(t) over them (exact: a GeKC's " +
+		"log p is tractable), and \"share\" the fraction of the run's samples that are one; z is the binomial z-score of the " +
+		"share against the mass, within about ±3 for an exact sampler (a check at the data set's full size, where the tests' " +
+		"enumeration is out of reach). \"entropy\" is −mean log p of the samples (nats, ± two standard errors), the model's " +
+		"entropy H; a uniform model has log(|E|²|R|). A model with much mass on the training triples draws samples that look " +
+		"like them, which a kernel two-sample statistic (KTD) against the test triples rewards.\n\n")
+	var cells [][]string
+	for _, r := range rows {
+		s, a := r.Run, r.Audit
+		row := []string{s.Dataset, DisplayModel(s.Model, s.Constraints), s.Objective, strconv.Itoa(s.Rank), strconv.Itoa(s.Seed),
+			r.SampledAt, fmt.Sprintf("%.3f ± %.3f", a.Entropy, 2*a.EntropySE), fmt.Sprintf("%d of %d", a.Distinct, a.Samples)}
+		for _, sp := range a.Splits {
+			row = append(row, fmt.Sprintf("%.4f / %.4f (%+.1f)", sp.Mass, sp.Share(a.Samples), sp.Z(a.Samples)))
+		}
+		cells = append(cells, append(row, "`"+s.ID+"`"))
+	}
+	mdHeader := []string{"dataset", "model", "objective", "rank", "seed", "sampled at", "entropy", "distinct"}
+	for _, s := range AuditSplits {
+		mdHeader = append(mdHeader, s+": mass / share (z)")
+	}
+	if err := report.MarkdownTable(&m, append(mdHeader, "run"), cells); err != nil {
+		return nil, nil, err
+	}
+	return t.Bytes(), m.Bytes(), nil
+}
+
+// ReadAuditTSV reads the rows an earlier audit wrote, in their order.
+// lookup gives each row's Run from its ID; a row whose run is gone (ok
+// false) is dropped, and lookup's error is returned as is. A missing file
+// is no rows; a malformed one is an error naming its line and column.
+func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error)) ([]AuditRow, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	want := len(auditColumns) + 3*len(AuditSplits)
+	var rows []AuditRow
+	for i, line := range lines[1:] {
+		f := strings.Split(line, "\t")
+		bad := func(what string, err error) error {
+			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
+		}
+		if len(f) != want {
+			return nil, bad("fields", fmt.Errorf("%d, want %d", len(f), want))
+		}
+		a := &SampleAudit{Splits: make([]SplitMass, len(AuditSplits))}
+		ints := map[int]*int{8: &a.Samples, 9: &a.Distinct}
+		floats := map[int]*float64{10: &a.Entropy, 11: &a.EntropySE}
+		for j, name := range AuditSplits {
+			c, sp := len(auditColumns)+3*j, &a.Splits[j]
+			sp.Split = name
+			ints[c], floats[c+1], ints[c+2] = &sp.Triples, &sp.Mass, &sp.Hits
+		}
+		for _, col := range slices.Sorted(maps.Keys(ints)) {
+			dst := ints[col]
+			if *dst, err = strconv.Atoi(f[col]); err != nil || *dst < 0 {
+				return nil, bad("column "+strconv.Itoa(col+1), cmp.Or(err, fmt.Errorf("%d is negative", *dst)))
+			}
+		}
+		for _, col := range slices.Sorted(maps.Keys(floats)) {
+			dst := floats[col]
+			if *dst, err = strconv.ParseFloat(f[col], 64); err != nil || math.IsNaN(*dst) || math.IsInf(*dst, 0) {
+				return nil, bad("column "+strconv.Itoa(col+1), cmp.Or(err, fmt.Errorf("%v is not finite", *dst)))
+			}
+		}
+		if a.Samples < 2 || a.Distinct > a.Samples {
+			return nil, bad("samples", fmt.Errorf("%d distinct of %d", a.Distinct, a.Samples))
+		}
+		id := f[6]
+		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
+			return nil, bad("run", fmt.Errorf("%q is not a run ID", id))
+		}
+		run, ok, err := lookup(id)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		rows = append(rows, AuditRow{Run: run, SampledAt: f[7], Audit: a})
+	}
+	return rows, nil
+}

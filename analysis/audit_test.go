@@ -1,0 +1,253 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gekc/kg"
+	"gekc/models"
+	"gekc/query"
+)
+
+// auditModel is a squared CP on Nations (14 entities, 55 relations:
+// 10,780 triples, few enough to enumerate) and its querier, initialised
+// wide and with little uniform mass so that its distribution is far from
+// uniform.
+func auditModel(t *testing.T, ds *kg.Dataset) (*models.Model, *query.Querier) {
+	t.Helper()
+	m, err := models.New("cp2", models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: 4}, models.Options{Seed: 3, InitScale: 1, EpsMass: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := query.New(m, nil, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, q
+}
+
+// The audit against enumeration: each split's mass is Σ p over every
+// triple of the vocabulary that the split holds, the entropy estimate
+// lies within four standard errors of −Σ p log p, and exact samples land
+// on each split as often as its mass says (|z| < 4). Samples that do not
+// come from the model, uniform triples, are caught by the z-scores.
+func TestAuditSamplesAgainstEnumeration(t *testing.T) {
+	ds := nations(t)
+	m, q := auditModel(t, ds)
+	ne, nr := ds.Entities.Len(), ds.Relations.Len()
+	var all [][3]int
+	for s := range ne {
+		for r := range nr {
+			for o := range ne {
+				all = append(all, [3]int{s, r, o})
+			}
+		}
+	}
+	lps, err := q.LogJoint(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := make([]map[kg.Triple]bool, len(AuditSplits))
+	for i := range AuditSplits {
+		sets[i] = map[kg.Triple]bool{}
+		for _, tr := range splitTriples(ds, i) {
+			sets[i][tr] = true
+		}
+	}
+	var entropy float64
+	masses := make([]float64, len(AuditSplits))
+	for i, x := range all {
+		p := math.Exp(lps[i])
+		entropy -= p * lps[i]
+		for j := range AuditSplits {
+			if sets[j][kg.Triple{S: int32(x[0]), R: int32(x[1]), O: int32(x[2])}] {
+				masses[j] += p
+			}
+		}
+	}
+
+	samples, _, err := Sample(m, nil, 20000, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := AuditSamples(q, ds, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Samples != 20000 || a.Distinct < 1000 || a.Distinct > 20000 {
+		t.Errorf("%d samples, %d distinct", a.Samples, a.Distinct)
+	}
+	if d := math.Abs(a.Entropy - entropy); !(d < 4*a.EntropySE) || !(a.EntropySE > 0) {
+		t.Errorf("entropy %v ± %v, enumeration %v", a.Entropy, a.EntropySE, entropy)
+	}
+	for j, sp := range a.Splits {
+		if sp.Split != AuditSplits[j] || sp.Triples != len(sets[j]) {
+			t.Errorf("split %d: %s of %d triples, want %s of %d", j, sp.Split, sp.Triples, AuditSplits[j], len(sets[j]))
+		}
+		if math.Abs(sp.Mass-masses[j]) > 1e-9*math.Max(1, masses[j]) {
+			t.Errorf("%s: mass %v, enumeration %v", sp.Split, sp.Mass, masses[j])
+		}
+		if z := sp.Z(a.Samples); !(math.Abs(z) < 4) {
+			t.Errorf("%s: %d of %d samples for mass %v: z = %v", sp.Split, sp.Hits, a.Samples, sp.Mass, z)
+		}
+	}
+
+	// Uniform triples: this model has 13.6% of its mass on the training
+	// triples, uniform draws hit them 14.8% of the time; 60,000 draws put
+	// that many standard errors apart.
+	rng := rand.New(rand.NewPCG(5, 5))
+	uniform := make([]kg.Triple, 60000)
+	for i := range uniform {
+		uniform[i] = kg.Triple{S: int32(rng.IntN(ne)), R: int32(rng.IntN(nr)), O: int32(rng.IntN(ne))}
+	}
+	u, err := AuditSamples(q, ds, uniform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := u.Splits[0].Z(u.Samples); !(math.Abs(z) > 6) {
+		t.Errorf("uniform triples pass as the model's samples: train z = %v (mass %v, share %v)", z, u.Splits[0].Mass, u.Splits[0].Share(u.Samples))
+	}
+}
+
+// A triple listed twice in a split weighs once; each sample that is it
+// counts, as often as it was drawn.
+func TestAuditSamplesDuplicates(t *testing.T) {
+	ds := nations(t)
+	_, q := auditModel(t, ds)
+	tr := ds.Train[0]
+	once := *ds
+	once.Train, once.Valid, once.Test = []kg.Triple{tr}, []kg.Triple{ds.Valid[0]}, []kg.Triple{ds.Test[0]}
+	twice := once
+	twice.Train = []kg.Triple{tr, tr}
+	samples := []kg.Triple{tr, tr, ds.Test[0], {S: tr.S, R: tr.R, O: (tr.O + 1) % int32(ds.Entities.Len())}}
+	a, err := AuditSamples(q, &once, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := AuditSamples(q, &twice, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("a doubled training triple changes the audit:\n%+v\n%+v", a, b)
+	}
+	want := []int{2, 0, 1}
+	if ds.Valid[0] == tr {
+		want[1] = 2
+	}
+	for j, sp := range a.Splits {
+		if sp.Triples != 1 || sp.Hits != want[j] {
+			t.Errorf("%s: %d triples, %d hits; want 1, %d", sp.Split, sp.Triples, sp.Hits, want[j])
+		}
+	}
+	lp, err := q.LogJoint([][3]int{{int(tr.S), int(tr.R), int(tr.O)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(a.Splits[0].Mass-math.Exp(lp[0])) > 1e-12 {
+		t.Errorf("train mass %v, want p = %v", a.Splits[0].Mass, math.Exp(lp[0]))
+	}
+	if _, err := AuditSamples(q, &once, samples[:1]); err == nil {
+		t.Error("an audit of one sample: no error")
+	}
+}
+
+// The tables read back as written; a row whose run is gone is dropped;
+// malformed lines are errors naming the file, line and column.
+func TestAuditTablesRoundTrip(t *testing.T) {
+	runs := map[string]Run{
+		"a": {ID: "a", Dataset: "nations", Model: "cp2", Objective: "mle", Constraints: "none", Rank: 4, Seed: 1},
+		"b": {ID: "b", Dataset: "nations", Model: "complex+", Objective: "pll", Constraints: "none", Rank: 4, Seed: 2},
+	}
+	audit := func(h float64) *SampleAudit {
+		return &SampleAudit{Samples: 100, Distinct: 97, Entropy: h, EntropySE: 0.0123, Splits: []SplitMass{
+			{"train", 1592, 0.2162718, 22}, {"valid", 199, 0.0123, 1}, {"test", 201, 0.0131, 2}}}
+	}
+	rows := []AuditRow{{runs["a"], "best valid LL, epoch 3", audit(8.5)}, {runs["b"], "best valid MRR, epoch 7", audit(9.25)}}
+	tsv, md, err := AuditTables(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 8.500 ± 0.025 ", "| 97 of 100 ", "| 0.2163 / 0.2200 (+0.1) ", "`a`", "| complex+ "} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	path := filepath.Join(t.TempDir(), AuditTSVName)
+	if err := os.WriteFile(path, tsv, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(id string) (Run, bool, error) { r, ok := runs[id]; return r, ok, nil }
+	back, err := ReadAuditTSV(path, lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, rows) {
+		t.Errorf("read back\n%+v\nwrote\n%+v", back, rows)
+	}
+	delete(runs, "a")
+	if back, err := ReadAuditTSV(path, lookup); err != nil || len(back) != 1 || back[0].Run.ID != "b" {
+		t.Errorf("run a gone: %+v, %v", back, err)
+	}
+	if back, err := ReadAuditTSV(filepath.Join(t.TempDir(), "none.tsv"), lookup); back != nil || err != nil {
+		t.Errorf("a missing table: %v, %v", back, err)
+	}
+
+	lines := strings.Split(string(tsv), "\n")
+	for _, c := range []struct{ name, edit, want string }{
+		{"short", "b\tx", ":2: fields: 2, want 21"},
+		{"samples", strings.Replace(lines[1], "\t100\t97\t", "\tmany\t97\t", 1), ":2: column 9:"},
+		{"negative hits", strings.Replace(lines[1], "\t0.2162718\t22\t", "\t0.2162718\t-22\t", 1), ":2: column 15: -22 is negative"},
+		{"mass", strings.Replace(lines[1], "\t0.0123\t1\t", "\tNaN\t1\t", 1), ":2: column 17: NaN is not finite"},
+		{"distinct above samples", strings.Replace(lines[1], "\t100\t97\t", "\t100\t101\t", 1), ":2: samples: 101 distinct of 100"},
+		{"run", strings.Replace(lines[1], "\ta\tbest", "\t../a\tbest", 1), `:2: run: "../a" is not a run ID`},
+	} {
+		bad := filepath.Join(t.TempDir(), AuditTSVName)
+		if err := os.WriteFile(bad, []byte(lines[0]+"\n"+c.edit+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadAuditTSV(bad, lookup); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: error %v, want one naming %s and %q", c.name, err, bad, c.want)
+		}
+	}
+}
+
+// ReadAuditTSV never panics, and what it accepts writes back to a table
+// it accepts again.
+func FuzzReadAuditTSV(f *testing.F) {
+	rows := []AuditRow{{Run{ID: "a", Dataset: "d", Model: "cp2", Objective: "mle", Constraints: "none", Rank: 2, Seed: 1}, "best valid LL, epoch 3",
+		&SampleAudit{Samples: 10, Distinct: 9, Entropy: 3.5, EntropySE: 0.1, Splits: []SplitMass{{"train", 5, 0.5, 4}, {"valid", 1, 0.1, 1}, {"test", 1, 0.1, 0}}}}}
+	tsv, _, err := AuditTables(rows)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(tsv)
+	f.Add([]byte(strings.SplitN(string(tsv), "\n", 2)[0] + "\na\tb\n"))
+	f.Add([]byte(""))
+	lookup := func(id string) (Run, bool, error) { return Run{ID: id}, true, nil }
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(t.TempDir(), AuditTSVName)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := ReadAuditTSV(path, lookup)
+		if err != nil {
+			return
+		}
+		tsv, _, err := AuditTables(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, tsv, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadAuditTSV(path, lookup); err != nil {
+			t.Fatalf("a table written from accepted rows is refused: %v\n%s", err, tsv)
+		}
+	})
+}
