@@ -3,12 +3,9 @@ package analysis
 import (
 	"bytes"
 	"cmp"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,17 +209,13 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 // false) is dropped, and lookup's error is returned as is. A missing file
 // is no rows; a malformed one is an error naming its line and column.
 func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error)) ([]AuditRow, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	lines, err := tableLines(path)
 	if err != nil {
 		return nil, err
 	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	want := len(auditColumns) + 3*len(AuditSplits)
 	var rows []AuditRow
-	for i, line := range lines[1:] {
+	for i, line := range lines {
 		f := strings.Split(line, "\t")
 		bad := func(what string, err error) error {
 			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
@@ -253,18 +246,16 @@ func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error
 		if a.Samples < 2 || a.Distinct > a.Samples {
 			return nil, bad("samples", fmt.Errorf("%d distinct of %d", a.Distinct, a.Samples))
 		}
-		id := f[6]
-		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
-			return nil, bad("run", fmt.Errorf("%q is not a run ID", id))
+		if err := checkRunID(f[6]); err != nil {
+			return nil, bad("run", err)
 		}
-		run, ok, err := lookup(id)
+		run, ok, err := lookup(f[6])
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			rows = append(rows, AuditRow{Run: run, SampledAt: f[7], Audit: a})
 		}
-		rows = append(rows, AuditRow{Run: run, SampledAt: f[7], Audit: a})
 	}
 	return rows, nil
 }

@@ -53,16 +53,12 @@ func Calibrate(m *models.Model, dom *models.Domain, batch int, ds *kg.Dataset, f
 // (ok false) is dropped, and lookup's error is returned as is. A missing
 // file is no rows; a malformed one is an error naming its line.
 func ReadCalibrationTSV(path string, lookup func(id string) (r Run, ok bool, err error)) ([]CalibrationRow, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	lines, err := tableLines(path)
 	if err != nil {
 		return nil, err
 	}
 	var rows []CalibrationRow
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	for i, line := range lines[1:] {
+	for i, line := range lines {
 		f := strings.Split(line, "\t")
 		bad := func(what string, err error) error {
 			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
@@ -86,18 +82,16 @@ func ReadCalibrationTSV(path string, lookup func(id string) (r Run, ok bool, err
 		if c.Negatives, err = strconv.Atoi(f[9]); err != nil {
 			return nil, bad("negatives", err)
 		}
-		id := f[5]
-		if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
-			return nil, bad("run", fmt.Errorf("%q is not a run ID", id))
+		if err := checkRunID(f[5]); err != nil {
+			return nil, bad("run", err)
 		}
-		run, ok, err := lookup(id)
+		run, ok, err := lookup(f[5])
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
-			continue
+		if ok {
+			rows = append(rows, CalibrationRow{Run: run, Cal: &c})
 		}
-		rows = append(rows, CalibrationRow{Run: run, Cal: &c})
 	}
 	return rows, nil
 }
@@ -130,4 +124,25 @@ func CalibrationTables(rows []CalibrationRow) (tsv, md []byte, err error) {
 		return nil, nil, err
 	}
 	return t.Bytes(), m.Bytes(), nil
+}
+
+// tableLines returns the data lines of a table an analysis wrote (its
+// header dropped): none for a missing file.
+func tableLines(path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")[1:], nil
+}
+
+// checkRunID refuses an ID that cannot name a directory under runs/.
+func checkRunID(id string) error {
+	if id == "" || id == "." || id == ".." || strings.ContainsAny(id, `/\`) {
+		return fmt.Errorf("%q is not a run ID", id)
+	}
+	return nil
 }
