@@ -12,6 +12,8 @@ import (
 
 	"gekc/kg"
 	"gekc/report"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 const (
@@ -76,8 +78,9 @@ type SampleAudit struct {
 }
 
 // auditChunk bounds the triples scored at once, so that a split of
-// millions costs no more memory than this many [3]int.
-const auditChunk = 1 << 16
+// millions costs no more memory than this many [3]int (24 MB); each chunk
+// computes log Z again.
+const auditChunk = 1 << 20
 
 // AuditSamples weighs ds's train, valid and test splits (AuditSplits) and
 // the samples under q, the model (and domain constraint) they were drawn
@@ -93,24 +96,31 @@ func AuditSamples(q LogJointer, ds *kg.Dataset, samples []kg.Triple) (*SampleAud
 		counts[t]++
 	}
 	a.Distinct = len(counts)
-	var sum, sq float64
-	err := logJoints(q, samples, func(lp float64) {
-		sum += lp
-		sq += lp * lp
+	var lps []float64
+	err := logJoints(q, samples, func(i int, lp float64) error {
+		if math.IsInf(lp, -1) {
+			return fmt.Errorf("sample %d (%d, %d, %d) has probability 0: not drawn from these parameters", i, samples[i].S, samples[i].R, samples[i].O)
+		}
+		lps = append(lps, lp)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("analysis: the samples: %w", err)
 	}
-	mean := sum / float64(n)
+	mean := stat.Mean(lps, nil)
 	a.Entropy = -mean
-	a.EntropySE = math.Sqrt(max(0, (sq-float64(n)*mean*mean)/float64(n-1)) / float64(n))
+	a.EntropySE = stat.StdDev(lps, nil) / math.Sqrt(float64(n))
 	for i, split := range AuditSplits {
 		ts := distinct(splitTriples(ds, i))
 		s := SplitMass{Split: split, Triples: len(ts)}
 		for _, t := range ts {
 			s.Hits += counts[t]
 		}
-		if err := logJoints(q, ts, func(lp float64) { s.Mass += math.Exp(lp) }); err != nil {
+		err := logJoints(q, ts, func(_ int, lp float64) error {
+			s.Mass += math.Exp(lp)
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("analysis: the %s triples: %w", split, err)
 		}
 		a.Splits = append(a.Splits, s)
@@ -118,8 +128,9 @@ func AuditSamples(q LogJointer, ds *kg.Dataset, samples []kg.Triple) (*SampleAud
 	return a, nil
 }
 
-// logJoints calls f with log p of each triple, scoring auditChunk at once.
-func logJoints(q LogJointer, ts []kg.Triple, f func(float64)) error {
+// logJoints calls f with the index and log p of each triple, scoring
+// auditChunk at once; a log p that is NaN or above 0 is an error.
+func logJoints(q LogJointer, ts []kg.Triple, f func(i int, lp float64) error) error {
 	buf := make([][3]int, 0, min(len(ts), auditChunk))
 	for lo := 0; lo < len(ts); lo += auditChunk {
 		buf = buf[:0]
@@ -130,8 +141,14 @@ func logJoints(q LogJointer, ts []kg.Triple, f func(float64)) error {
 		if err != nil {
 			return err
 		}
-		for _, lp := range lps {
-			f(lp)
+		for j, lp := range lps {
+			if !(lp <= 0) {
+				t := ts[lo+j]
+				return fmt.Errorf("triple %d (%d, %d, %d): log p = %v", lo+j, t.S, t.R, t.O, lp)
+			}
+			if err := f(lo+j, lp); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -182,7 +199,7 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 		"log p is tractable), and \"share\" the fraction of the run's samples that are one; z is the binomial z-score of the " +
 		"share against the mass, within about ±3 for an exact sampler (a check at the data set's full size, where the tests' " +
 		"enumeration is out of reach). \"entropy\" is −mean log p of the samples (nats, ± two standard errors), the model's " +
-		"entropy H; a uniform model has log(|E|²|R|). A model with much mass on the training triples draws samples that look " +
+		"entropy H; an unconstrained uniform model has log(|E|²|R|). A model with much mass on the training triples draws samples that look " +
 		"like them, which a kernel two-sample statistic (KTD) against the test triples rewards.\n\n")
 	var cells [][]string
 	for _, r := range rows {
@@ -244,7 +261,16 @@ func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error
 			}
 		}
 		if a.Samples < 2 || a.Distinct > a.Samples {
-			return nil, bad("samples", fmt.Errorf("%d distinct of %d", a.Distinct, a.Samples))
+			return nil, bad("columns 9 and 10", fmt.Errorf("%d distinct of %d samples", a.Distinct, a.Samples))
+		}
+		for j, sp := range a.Splits {
+			c := len(auditColumns) + 3*j
+			if sp.Mass < 0 || sp.Mass > 1+1e-6 {
+				return nil, bad("column "+strconv.Itoa(c+2), fmt.Errorf("mass %v outside [0, 1]", sp.Mass))
+			}
+			if sp.Hits > a.Samples {
+				return nil, bad("column "+strconv.Itoa(c+3), fmt.Errorf("%d hits of %d samples", sp.Hits, a.Samples))
+			}
 		}
 		if err := checkRunID(f[6]); err != nil {
 			return nil, bad("run", err)

@@ -85,7 +85,10 @@ diverged run also gets runs/<id>/curves.png (loss and validation metrics by
 epoch), and runs/<id>/calibration.png when eval.metrics has "ece".
 
 -analyze works on the finished runs of the grid in -out instead of training:
-  samples      sample triples from each GeKC into runs/<id>/samples.tsv
+  samples      sample triples from each GeKC into runs/<id>/samples.tsv, and
+               audit them against its exact probabilities (each split's
+               mass and share of the samples, the entropy):
+               sample-audit.tsv and sample-audit.md
   ktd          kernel triple distance of the samples (needs -features)
   tsne         the paper's t-SNE figure of test and sampled triples (their
                product units under -features' model): runs/<id>/tsne.png

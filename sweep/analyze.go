@@ -246,7 +246,7 @@ type Analysis struct {
 	Out          string // the results directory
 	DataRoot     string
 	Runs         []grid.Run // the runs to analyse; those not finished are passed over
-	Stdout       io.Writer  // the markdown table of ktd and calibration
+	Stdout       io.Writer  // the markdown table of samples (their audit), ktd and calibration
 	Stderr       io.Writer  // a line per run
 }
 
@@ -900,7 +900,7 @@ func (a *Analysis) samples(ctx context.Context) error {
 		if stored(dir) {
 			fmt.Fprintf(a.Stderr, "%s: no %s, the parameters its samples come from: not audited%s\n", id, ckpt.CheckpointLLName, kept(id))
 		} else {
-			fmt.Fprintf(a.Stderr, "%s: no samples: sample_from = \"ll\", and the run kept no %s (its notes say why)\n", id, ckpt.CheckpointLLName)
+			fmt.Fprintf(a.Stderr, "%s: no samples: sample_from = \"ll\", and the run kept no %s (its notes say why)%s\n", id, ckpt.CheckpointLLName, kept(id))
 		}
 		return true
 	}
@@ -909,6 +909,10 @@ func (a *Analysis) samples(ctx context.Context) error {
 		ts, err := runSamples(fr, a.Samples, a.Stderr)
 		if err != nil {
 			return err
+		}
+		if len(ts) < 2 {
+			fmt.Fprintf(a.Stderr, "%s: %d sample: not audited (its entropy's standard error needs two)\n", fr.ID, len(ts))
+			return nil
 		}
 		row, err := auditRun(fr, ts)
 		if err != nil {
@@ -925,14 +929,15 @@ func (a *Analysis) samples(ctx context.Context) error {
 		audited++
 		return nil
 	})
-	if err != nil || audited == 0 {
+	if audited == 0 {
 		return err
 	}
-	tsv, md, err := analysis.AuditTables(rows)
-	if err != nil {
-		return err
+	// Runs audited before a failure keep their rows.
+	tsv, md, werr := analysis.AuditTables(rows)
+	if werr == nil {
+		werr = a.writeTables(auditTSVName, tsv, auditMDName, md)
 	}
-	return a.writeTables(auditTSVName, tsv, auditMDName, md)
+	return errors.Join(err, werr)
 }
 
 // auditRun audits a run's samples under the parameters and constraint
