@@ -15,30 +15,61 @@ import (
 )
 
 // auditModel is a squared CP on Nations (14 entities, 55 relations:
-// 10,780 triples, few enough to enumerate) and its querier, initialised
-// wide and with little uniform mass so that its distribution is far from
-// uniform.
-func auditModel(t *testing.T, ds *kg.Dataset) (*models.Model, *query.Querier) {
+// 10,780 triples, few enough to enumerate) and its querier under dom (nil:
+// none), initialised wide and with little uniform mass so that its
+// distribution is far from uniform.
+func auditModel(t *testing.T, ds *kg.Dataset, dom *models.Domain) (*models.Model, *query.Querier) {
 	t.Helper()
 	m, err := models.New("cp2", models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: 4}, models.Options{Seed: 3, InitScale: 1, EpsMass: 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := query.New(m, nil, 512)
+	q, err := query.New(m, dom, 512)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m, q
 }
 
-// The audit against enumeration: each split's mass is Σ p over every
-// triple of the vocabulary that the split holds, the entropy estimate
-// lies within four standard errors of −Σ p log p, and exact samples land
-// on each split as often as its mass says (|z| < 4). Samples that do not
-// come from the model, uniform triples, are caught by the z-scores.
+// nationsDomain gives Nations' entities two alternating types and each
+// relation a subject and an object type, so that about a quarter of the
+// triples, some training triples among them, are consistent.
+func nationsDomain(t *testing.T, ds *kg.Dataset) *models.Domain {
+	t.Helper()
+	et := make([]int32, ds.Entities.Len())
+	for i := range et {
+		et[i] = int32(i % 2)
+	}
+	st, ot := make([]int32, ds.Relations.Len()), make([]int32, ds.Relations.Len())
+	for r := range st {
+		st[r], ot[r] = int32(r%2), int32(r/2%2)
+	}
+	dom, err := models.NewDomain(et, st, ot, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dom
+}
+
+// The audit against enumeration, unconstrained and under a domain
+// constraint: each split's mass is Σ p over every triple of the
+// vocabulary that the split holds, the entropy estimate lies within four
+// standard errors of −Σ p log p (its standard error within 5% of
+// √(Var log p / n)), and exact samples land on each split as often as its
+// mass says (|z| < 4). Samples that do not come from the model, uniform
+// triples, are caught by the z-scores.
 func TestAuditSamplesAgainstEnumeration(t *testing.T) {
 	ds := nations(t)
-	m, q := auditModel(t, ds)
+	for _, c := range []struct {
+		name string
+		dom  *models.Domain
+	}{{"unconstrained", nil}, {"domain", nationsDomain(t, ds)}} {
+		t.Run(c.name, func(t *testing.T) { checkAuditAgainstEnumeration(t, ds, c.dom) })
+	}
+}
+
+func checkAuditAgainstEnumeration(t *testing.T, ds *kg.Dataset, dom *models.Domain) {
+	m, q := auditModel(t, ds, dom)
 	ne, nr := ds.Entities.Len(), ds.Relations.Len()
 	var all [][3]int
 	for s := range ne {
@@ -59,10 +90,14 @@ func TestAuditSamplesAgainstEnumeration(t *testing.T) {
 			sets[i][tr] = true
 		}
 	}
-	var entropy, second float64 // −E[log p], E[(log p)²]
+	var entropy, second, total float64 // −E[log p], E[(log p)²], Σ p
 	masses := make([]float64, len(AuditSplits))
 	for i, x := range all {
 		p := math.Exp(lps[i])
+		if p == 0 {
+			continue // inconsistent with the domain
+		}
+		total += p
 		entropy -= p * lps[i]
 		second += p * lps[i] * lps[i]
 		for j := range AuditSplits {
@@ -71,8 +106,11 @@ func TestAuditSamplesAgainstEnumeration(t *testing.T) {
 			}
 		}
 	}
+	if math.Abs(total-1) > 1e-6 {
+		t.Fatalf("the enumerated probabilities sum to %v", total)
+	}
 
-	samples, _, err := Sample(m, nil, 20000, 11)
+	samples, _, err := Sample(m, dom, 20000, 11)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,14 +118,16 @@ func TestAuditSamplesAgainstEnumeration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Samples != 20000 || a.Distinct < 1000 || a.Distinct > 20000 {
-		t.Errorf("%d samples, %d distinct", a.Samples, a.Distinct)
+	seen := map[kg.Triple]bool{}
+	for _, tr := range samples {
+		seen[tr] = true
+	}
+	if a.Samples != 20000 || a.Distinct != len(seen) {
+		t.Errorf("%d samples, %d distinct; want 20000, %d", a.Samples, a.Distinct, len(seen))
 	}
 	if d := math.Abs(a.Entropy - entropy); !(d < 4*a.EntropySE) {
 		t.Errorf("entropy %v ± %v, enumeration %v", a.Entropy, a.EntropySE, entropy)
 	}
-	// Its standard error is √(Var log p / n), Var from enumeration: the
-	// sample's estimate is within 5% of it at n = 20,000.
 	if se := math.Sqrt((second - entropy*entropy) / 20000); !(math.Abs(a.EntropySE/se-1) < 0.05) {
 		t.Errorf("entropy standard error %v, enumeration's %v", a.EntropySE, se)
 	}
@@ -101,6 +141,9 @@ func TestAuditSamplesAgainstEnumeration(t *testing.T) {
 		if z := sp.Z(a.Samples); !(math.Abs(z) < 4) {
 			t.Errorf("%s: %d of %d samples for mass %v: z = %v", sp.Split, sp.Hits, a.Samples, sp.Mass, z)
 		}
+	}
+	if dom != nil {
+		return // uniform triples break the constraint: probability 0, an error
 	}
 
 	// Uniform triples: this model has 13.6% of its mass on the training
@@ -166,7 +209,7 @@ func TestAuditSamplesNonFinite(t *testing.T) {
 // counts, as often as it was drawn.
 func TestAuditSamplesDuplicates(t *testing.T) {
 	ds := nations(t)
-	_, q := auditModel(t, ds)
+	_, q := auditModel(t, ds, nil)
 	tr := ds.Train[0]
 	once := *ds
 	once.Train, once.Valid, once.Test = []kg.Triple{tr}, []kg.Triple{ds.Valid[0]}, []kg.Triple{ds.Test[0]}
