@@ -911,7 +911,7 @@ func (a *Analysis) samples(ctx context.Context) error {
 			return err
 		}
 		if len(ts) < 2 {
-			fmt.Fprintf(a.Stderr, "%s: %d sample: not audited (its entropy's standard error needs two)\n", fr.ID, len(ts))
+			fmt.Fprintf(a.Stderr, "%s: fewer than two samples (%d): not audited (the entropy's standard error needs two)\n", fr.ID, len(ts))
 			return nil
 		}
 		row, err := auditRun(fr, ts)
