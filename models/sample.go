@@ -365,6 +365,21 @@ func newCategorical(logw []float64) (categorical, error) {
 
 func (c categorical) draw(rng *rand.Rand) int { return c.pick(rng.Float64()) }
 
+func (c categorical) len() int { return len(c.cdf) }
+
+// perplexity is exp of the distribution's entropy.
+func (c categorical) perplexity() float64 {
+	z := c.cdf[len(c.cdf)-1]
+	var h, prev float64
+	for _, acc := range c.cdf {
+		if p := (acc - prev) / z; p > 0 {
+			h -= p * math.Log(p)
+		}
+		prev = acc
+	}
+	return math.Exp(h)
+}
+
 // pick returns the index that the uniform u ∈ [0, 1) selects.
 func (c categorical) pick(u float64) int {
 	u *= c.cdf[len(c.cdf)-1]
@@ -429,6 +444,25 @@ func NewAncestralSampler(m *Model) (*AncestralSampler, error) {
 	}
 	return &AncestralSampler{m: m, components: comp, cols: map[[2]int]categorical{}, sf: sf}, nil
 }
+
+// UniformComponents returns a sampler that draws the product unit
+// uniformly instead of by its mass, then s, r and o as a does. It is not a
+// sampler of the model unless every component has the same mass: it is
+// the ancestral sampler of the paper's public code for CP+ (its
+// torch.randint over the rank), kept to measure what that code's samples
+// are, as its KTD tables report them.
+func (a *AncestralSampler) UniformComponents() (*AncestralSampler, error) {
+	uniform, err := newCategorical(make([]float64, a.components.len()))
+	if err != nil {
+		return nil, err
+	}
+	return &AncestralSampler{m: a.m, components: uniform, cols: map[[2]int]categorical{}, sf: a.sf}, nil
+}
+
+// ComponentPerplexity is exp of the entropy of the product units' masses:
+// the number of equally heavy components that would spread the model's
+// mass as evenly (the rank when all are equal).
+func (a *AncestralSampler) ComponentPerplexity() float64 { return a.components.perplexity() }
 
 func at(t *tensor.Dense, i int) float64 {
 	switch d := t.Data().(type) {

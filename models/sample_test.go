@@ -170,3 +170,56 @@ func TestSamplersPerCallPatterns(t *testing.T) {
 		})
 	}
 }
+
+// UniformComponents draws from (1/d)·Σ_h p_h(s)·p_h(r)·p_h(o), each p_h
+// the normalised columns of component h: χ² against that mixture by
+// enumeration passes (and, by the test above, against the model fails).
+// ComponentPerplexity is d for equal masses and falls as they spread.
+func TestAncestralSamplerUniformComponents(t *testing.T) {
+	m := newTiny(t, "cp+", 3)
+	d := m.Sizes.Rank
+	a, err := NewAncestralSampler(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	even := a.ComponentPerplexity()
+	w := m.Param("relation").Data().([]float64)
+	for r := 0; r < m.Sizes.Relations; r++ {
+		for i := 0; i < d; i++ {
+			w[r*d+i] += 3 * float64(i)
+		}
+	}
+	if a, err = NewAncestralSampler(m); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.ComponentPerplexity(); !(p >= 1 && p < even && p < float64(d)-0.5) || !(even <= float64(d)+1e-9) {
+		t.Errorf("component perplexity %v after spreading the masses, %v before, rank %d", p, even, d)
+	}
+	u, err := a.UniformComponents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := u.Sample(gofSamples, rand.New(rand.NewPCG(6, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := func(name string, row, h int) float64 { // normalised column h of a log-space table
+		x := m.Param(name).Data().([]float64)
+		rows := m.Param(name).Shape()[0]
+		var z float64
+		for i := 0; i < rows; i++ {
+			z += math.Exp(x[i*d+h])
+		}
+		return math.Exp(x[row*d+h]) / z
+	}
+	mixture := func(s, r, o int) float64 {
+		var p float64
+		for h := 0; h < d; h++ {
+			p += col("subject", s, h) * col("relation", r, h) * col("object", o, h)
+		}
+		return p / float64(d)
+	}
+	if p := chiSquareWith(t, m.Sizes, mixture, samples); p <= 1e-3 {
+		t.Errorf("uniform components against their mixture: χ² p-value %.3g", p)
+	}
+}
