@@ -130,26 +130,5 @@ func mustQuerier(t *testing.T, fr *Finished) *query.Querier {
 // sample-audit.tsv gives, and no row was dropped for want of its run's
 // record, so no committed audit was edited by hand or lost its run.
 func TestCommittedAuditTables(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "results", "*", auditTSVName))
-	must(t, err)
-	if len(paths) == 0 {
-		t.Fatal("no committed " + auditTSVName)
-	}
-	for _, p := range paths {
-		dir := filepath.Dir(p)
-		rows, err := readAuditTSV(p, filepath.Join(dir, runsDirName))
-		must(t, err)
-		tsv, md, err := analysis.AuditTables(rows)
-		must(t, err)
-		committedTSV, err := os.ReadFile(p)
-		must(t, err)
-		if string(tsv) != string(committedTSV) {
-			t.Errorf("%s: rows were dropped or do not write back as they are (a run without its metrics.json?)", p)
-		}
-		committedMD, err := os.ReadFile(filepath.Join(dir, auditMDName))
-		must(t, err)
-		if string(md) != string(committedMD) {
-			t.Errorf("%s/%s differs from what its %s gives", dir, auditMDName, auditTSVName)
-		}
-	}
+	checkCommittedTables(t, auditTSVName, auditMDName, readAuditTSV, analysis.AuditTables)
 }

@@ -44,26 +44,35 @@ func FuzzReadCalibrationTSV(f *testing.F) {
 // its calibration.tsv gives, and no row was dropped for want of its run's
 // record, so no committed ECE was edited by hand or lost its run.
 func TestCommittedCalibrationTables(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "results", "*", calTSVName))
+	checkCommittedTables(t, calTSVName, calMarkdownName, readCalibrationTSV, analysis.CalibrationTables)
+}
+
+// checkCommittedTables checks every committed results/*/<tsvName>: read
+// back against its runs' records and written again, it gives itself and
+// the <mdName> beside it.
+func checkCommittedTables[R any](t *testing.T, tsvName, mdName string,
+	read func(path, runsDir string) ([]R, error), tables func([]R) (tsv, md []byte, err error)) {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "results", "*", tsvName))
 	must(t, err)
 	if len(paths) == 0 {
-		t.Fatal("no committed " + calTSVName)
+		t.Fatal("no committed " + tsvName)
 	}
 	for _, p := range paths {
 		dir := filepath.Dir(p)
-		rows, err := readCalibrationTSV(p, filepath.Join(dir, runsDirName))
+		rows, err := read(p, filepath.Join(dir, runsDirName))
 		must(t, err)
-		tsv, md, err := analysis.CalibrationTables(rows)
+		tsv, md, err := tables(rows)
 		must(t, err)
 		committedTSV, err := os.ReadFile(p)
 		must(t, err)
 		if string(tsv) != string(committedTSV) {
 			t.Errorf("%s: rows were dropped or do not write back as they are (a run without its metrics.json?)", p)
 		}
-		committedMD, err := os.ReadFile(filepath.Join(dir, analysis.CalibrationMarkdownName))
+		committedMD, err := os.ReadFile(filepath.Join(dir, mdName))
 		must(t, err)
 		if string(md) != string(committedMD) {
-			t.Errorf("%s/%s differs from what its %s gives", dir, analysis.CalibrationMarkdownName, calTSVName)
+			t.Errorf("%s/%s differs from what its %s gives", dir, mdName, tsvName)
 		}
 	}
 }
