@@ -457,9 +457,9 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 // difference to reach 99% is not marked: the paper, with 5 seeds
 // everywhere, never met that case, and marking it would claim a tie no
 // evidence shows; the smallest p its values allow (MinUpperTail, which
-// counts ties) decides that. set receives each row's "vs best" cell and whether it is
-// marked. It reports whether some row could not be tested for want of
-// seeds.
+// counts ties) decides that. set receives each row's "vs best" cell and
+// whether it is marked. It reports whether some row could not be tested
+// for want of seeds.
 func markBest(results []*rowResult, values func(*rowResult) []float64, set func(*rowResult, string, bool)) bool {
 	families := map[string][]*rowResult{}
 	var order []string
