@@ -113,6 +113,20 @@ func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	return &Finished{ID: rec.ID, Dir: dir, Spec: spec, Record: rec, Data: ds, Model: m}, nil
 }
 
+// LoadSampledParameters loads into fr.Model the parameters the run's
+// samples come from: those of its best validation log-likelihood
+// (checkpoint-ll.npz) for a run trained with sample_from = "ll", else the
+// selected ones it already holds.
+func (fr *Finished) LoadSampledParameters() error {
+	if !samplesFromLL(fr.Spec) {
+		return nil
+	}
+	if err := ckpt.Load(filepath.Join(fr.Dir, ckpt.CheckpointLLName), fr.Model); err != nil {
+		return fmt.Errorf("%s: sample_from = \"ll\" needs the parameters of the best validation log-likelihood: %w", fr.ID, err)
+	}
+	return nil
+}
+
 // ResolveRun finds a run named by a directory path or by an ID (or unique
 // ID prefix) under out/runs.
 func ResolveRun(out, ref string) (string, error) {
@@ -144,12 +158,18 @@ func ResolveRun(out, ref string) (string, error) {
 // when neither holds that many. They are the ones sampling would draw
 // again: the seed is the run's.
 func storedSamples(dir string, ds *kg.Dataset, n int) []kg.Triple {
-	for _, name := range []string{samplesName, samplesName + ".gz"} {
-		if ts, err := analysis.ReadSamples(filepath.Join(dir, name), ds); err == nil && len(ts) >= n {
+	for _, path := range sampleFiles(dir) {
+		if ts, err := analysis.ReadSamples(path, ds); err == nil && len(ts) >= n {
 			return ts[:n]
 		}
 	}
 	return nil
+}
+
+// sampleFiles are where a run's samples may be stored: samples.tsv as an
+// analysis writes it, samples.tsv.gz as published.
+func sampleFiles(dir string) []string {
+	return []string{filepath.Join(dir, samplesName), filepath.Join(dir, samplesName+".gz")}
 }
 
 // runSamples returns n samples of a run, stored ones when there are
@@ -160,10 +180,8 @@ func runSamples(fr *Finished, n int, log io.Writer) ([]kg.Triple, error) {
 	if ts := storedSamples(fr.Dir, fr.Data, n); ts != nil {
 		return ts, nil
 	}
-	if samplesFromLL(fr.Spec) {
-		if err := ckpt.Load(filepath.Join(fr.Dir, ckpt.CheckpointLLName), fr.Model); err != nil {
-			return nil, fmt.Errorf("%s: sample_from = \"ll\" needs the parameters of the best validation log-likelihood: %w", fr.ID, err)
-		}
+	if err := fr.LoadSampledParameters(); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(fr.Dir, samplesName)
 	dom, err := Constraint(fr.Spec, fr.Data)
@@ -798,15 +816,9 @@ func (a *Analysis) calibration(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	calRun := func(r analysis.CalibrationRow) string { return r.Run.ID }
 	rowOf := func(id string) int {
-		return slices.IndexFunc(rows, func(r analysis.CalibrationRow) bool { return r.Run.ID == id })
-	}
-	put := func(row analysis.CalibrationRow) {
-		if i := rowOf(row.Run.ID); i >= 0 {
-			rows[i] = row
-		} else {
-			rows = append(rows, row)
-		}
+		return slices.IndexFunc(rows, func(r analysis.CalibrationRow) bool { return calRun(r) == id })
 	}
 	computed := 0
 	for _, r := range a.Runs {
@@ -853,7 +865,7 @@ func (a *Analysis) calibration(ctx context.Context) error {
 			return fmt.Errorf("%s: %w", r.ID, err)
 		}
 		fmt.Fprintf(a.Stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
-		put(analysis.CalibrationRow{Run: runOf(fr.ID, fr.Spec), Cal: c})
+		rows = upsertRow(rows, analysis.CalibrationRow{Run: runOf(fr.ID, fr.Spec), Cal: c}, calRun)
 		computed++
 	}
 	if computed == 0 {
@@ -882,12 +894,10 @@ func (a *Analysis) samples(ctx context.Context) error {
 		return ""
 	}
 	stored := func(dir string) bool {
-		for _, name := range []string{samplesName, samplesName + ".gz"} {
-			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(sampleFiles(dir), func(path string) bool {
+			_, err := os.Stat(path)
+			return err == nil
+		})
 	}
 	skip := func(id, dir string, rec *Record) bool {
 		if _, err := os.Stat(filepath.Join(dir, ckpt.CheckpointName)); errors.Is(err, fs.ErrNotExist) {
@@ -921,11 +931,7 @@ func (a *Analysis) samples(ctx context.Context) error {
 		au := row.Audit
 		fmt.Fprintf(a.Stderr, "%s: entropy %.3f nats; train mass %.4f, share %.4f (z %+.1f)\n", fr.ID, au.Entropy,
 			au.Splits[0].Mass, au.Splits[0].Share(au.Samples), au.Splits[0].Z(au.Samples))
-		if i := slices.IndexFunc(rows, func(r analysis.AuditRow) bool { return r.Run.ID == fr.ID }); i >= 0 {
-			rows[i] = row
-		} else {
-			rows = append(rows, row)
-		}
+		rows = upsertRow(rows, row, func(r analysis.AuditRow) string { return r.Run.ID })
 		audited++
 		return nil
 	})
@@ -943,10 +949,8 @@ func (a *Analysis) samples(ctx context.Context) error {
 // auditRun audits a run's samples under the parameters and constraint
 // they were drawn from.
 func auditRun(fr *Finished, ts []kg.Triple) (analysis.AuditRow, error) {
-	if samplesFromLL(fr.Spec) {
-		if err := ckpt.Load(filepath.Join(fr.Dir, ckpt.CheckpointLLName), fr.Model); err != nil {
-			return analysis.AuditRow{}, err
-		}
+	if err := fr.LoadSampledParameters(); err != nil {
+		return analysis.AuditRow{}, err
 	}
 	dom, err := Constraint(fr.Spec, fr.Data)
 	if err != nil {
@@ -979,6 +983,15 @@ func recordedRun(runsDir string) func(id string) (analysis.Run, bool, error) {
 		}
 		return runOf(id, rec.Spec), true, nil
 	}
+}
+
+// upsertRow replaces the row of rows that has row's run, or appends it.
+func upsertRow[R any](rows []R, row R, run func(R) string) []R {
+	if i := slices.IndexFunc(rows, func(r R) bool { return run(r) == run(row) }); i >= 0 {
+		rows[i] = row
+		return rows
+	}
+	return append(rows, row)
 }
 
 // readCalibrationTSV reads the rows an earlier calibration wrote, each

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 
 	"gekc/analysis"
 	_ "gekc/graph/openblas"
@@ -26,7 +25,6 @@ import (
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/sweep"
-	"gekc/train/ckpt"
 )
 
 func main() {
@@ -49,10 +47,8 @@ func measure(run, features, data string, n int) error {
 	if err != nil {
 		return err
 	}
-	if fr.Spec.SampleFrom == "ll" {
-		if err := ckpt.Load(filepath.Join(run, ckpt.CheckpointLLName), fr.Model); err != nil {
-			return err
-		}
+	if err := fr.LoadSampledParameters(); err != nil {
+		return err
 	}
 	ref, err := sweep.LoadFinished(features, data)
 	if err != nil {
