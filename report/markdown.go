@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,9 +28,10 @@ type configSummary struct {
 	score                                       float64              // their mean; NaN if none
 	test                                        map[string][]float64 // finished runs' test metrics
 	wall                                        []float64
-	sgemm                                       []float64 // the hosts' Sgemm GFLOP/s, of the runs that recorded it
-	synthetic                                   bool      // its data set was sampled from a model (column synthetic)
-	settings                                    []string  // "key=value" of the keys its ID hashes (column settings)
+	sgemm                                       []float64      // the hosts' Sgemm GFLOP/s, of the runs that recorded it
+	nanTest                                     map[string]int // finished runs whose test metric is NaN, by metric
+	synthetic                                   bool           // its data set was sampled from a model (column synthetic)
+	settings                                    []string       // "key=value" of the keys its ID hashes (column settings)
 }
 
 // SettingsSeparator joins a run's settings (grid.RunSpec.Settings) in the
@@ -76,6 +79,9 @@ func (c *configSummary) status() string {
 	if c.failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", c.failed))
 	}
+	for _, m := range slices.Sorted(maps.Keys(c.nanTest)) {
+		parts = append(parts, fmt.Sprintf("%d with NaN test %s", c.nanTest[m], m))
+	}
 	switch {
 	case c.finished > 0 && len(parts) == 0:
 		return "finished"
@@ -99,7 +105,7 @@ func summariseConfigs(t *Table) []*configSummary {
 		if !ok {
 			c = &configSummary{configID: id, dataset: r["dataset"], model: r["model"], objective: r["objective"],
 				constraints: r["constraints"], sel: r["select"], rank: r["rank"], batch: r["batch_size"],
-				lr: r["learning_rate"], test: map[string][]float64{}, synthetic: r["synthetic"] == "yes"}
+				lr: r["learning_rate"], test: map[string][]float64{}, nanTest: map[string]int{}, synthetic: r["synthetic"] == "yes"}
 			if v := r["settings"]; v != "" {
 				c.settings = strings.Split(v, SettingsSeparator)
 			}
@@ -121,8 +127,13 @@ func summariseConfigs(t *Table) []*configSummary {
 			if !ok {
 				continue
 			}
-			if x, ok := parseFinite(v); ok {
+			// An infinite value is kept: a test LL of −Inf (a test triple
+			// given probability 0) must show in the row's mean, not drop
+			// the seed from it.
+			if x, err := strconv.ParseFloat(v, 64); err == nil && !math.IsNaN(x) {
 				c.test[m] = append(c.test[m], x)
+			} else if err == nil {
+				c.nanTest[m]++
 			}
 		}
 		if x, ok := parseFinite(r["wall_seconds"]); ok {
@@ -395,14 +406,34 @@ func formatCellStd(metric string, xs []float64, k float64) string {
 }
 
 // MeanStd formats the mean of xs ± k sample standard deviations, both
-// with prec decimals; one value is its mean alone, none "–".
+// with prec decimals; one value is its mean alone, none "–". An infinite
+// mean is printed without spread, with how many of xs were infinite.
 func MeanStd(xs []float64, k float64, prec int) string {
 	if len(xs) == 0 {
 		return "–"
 	}
 	mean := stat.Mean(xs, nil)
+	if math.IsInf(mean, 0) || math.IsNaN(mean) {
+		// Infinite values (test LL −Inf): the mean is infinite (NaN when
+		// both signs occur) and has no spread; say how many seeds made it.
+		s := strconv.FormatFloat(mean, 'f', prec, 64)
+		if inf := countInfinite(xs); inf < len(xs) {
+			s += fmt.Sprintf(" (%d of %d infinite)", inf, len(xs))
+		}
+		return s
+	}
 	if len(xs) == 1 {
 		return strconv.FormatFloat(mean, 'f', prec, 64)
 	}
 	return strconv.FormatFloat(mean, 'f', prec, 64) + " ± " + strconv.FormatFloat(k*stat.StdDev(xs, nil), 'f', prec, 64)
+}
+
+func countInfinite(xs []float64) int {
+	n := 0
+	for _, x := range xs {
+		if math.IsInf(x, 0) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -78,6 +79,10 @@ func TestFormatCell(t *testing.T) {
 		{"ll_at_best_ll", []float64{-17.1004}, "-17.100"},
 		{"wall", []float64{60}, "60.0"},
 		{"step_ms", []float64{216.819}, "216.8"},
+		// A seed that gives a test triple probability 0 makes the mean −Inf.
+		{"ll", []float64{math.Inf(-1)}, "-Inf"},
+		{"ll", []float64{-17, math.Inf(-1), -18}, "-Inf (1 of 3 infinite)"},
+		{"ll", []float64{math.Inf(1), math.Inf(-1)}, "NaN"},
 	}
 	for _, tt := range tests {
 		if got := formatCell(tt.metric, tt.xs); got != tt.want {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -406,7 +407,16 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 				ratio = strconv.FormatFloat(m/60/ref, 'f', 1, 64)
 			}
 		}
-		row = append(row, pick.rank, strings.Join(batches, ", "), pick.lr, strconv.Itoa(pick.finished),
+		n := strconv.Itoa(pick.finished)
+		if len(pick.nanTest) > 0 {
+			var nan []string
+			for _, m := range slices.Sorted(maps.Keys(pick.nanTest)) {
+				nan = append(nan, fmt.Sprintf("%d %s", pick.nanTest[m], m))
+			}
+			n += " ⁴ (NaN: " + strings.Join(nan, ", ") + ")"
+			notes[4] = true
+		}
+		row = append(row, pick.rank, strings.Join(batches, ", "), pick.lr, n,
 			mrrCell, refValue(r.Values, "mrr", 3), dMRR, orDash(res.bestMRR),
 			hitsCell(pick.test), refHits, ll, refValue(r.Values, "ll", 3), dLL, orDash(res.bestLL),
 			minutes, refMinutes, ratio, verdict)
@@ -445,6 +455,9 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 		b.WriteString("³ With these seeds no difference can reach 99%: the smallest one-sided p their values allow is above 0.01 " +
 			"(without ties 1/C(n₁+n₂, n₁): 1 and 1 seeds give 0.5, 3 and 3 give 0.05, 5 and 4 give 0.008; tied values raise it). " +
 			"The test cannot decide, and the row is left unmarked rather than marked for want of evidence.  \n")
+	}
+	if notes[4] {
+		b.WriteString("⁴ Finished seeds whose test metric is NaN, by metric; each mean leaves them out.  \n")
 	}
 	return nil
 }

@@ -336,6 +336,32 @@ func TestCompareMarkdownRankAndNotes(t *testing.T) {
 	}
 }
 
+// A seed whose test LL is −Inf (a test triple of probability 0) is not
+// dropped: the row's LL is −Inf and does not match. A NaN test metric is
+// left out of the mean but shown beside n and in results.md's status.
+func TestNonFiniteTestValues(t *testing.T) {
+	ref, err := ParseReference("p.tsv", []byte("dataset\tmodel\tobjective\trank\tmrr\tll\n"+
+		"FB\tcp2\tpll\t1000\t0.315\t-17.1\n"))
+	must(t, err)
+	row := func(id, mrr, ll string) Row {
+		return Row{"id": id, "config_id": "c", "dataset": "FB", "model": "cp2", "objective": "pll",
+			"constraints": "none", "rank": "1000", "batch_size": "1000", "learning_rate": "0.001", "status": Finished,
+			"select": "mrr", "valid_mrr": "0.3", "test_mrr": mrr, "test_ll": ll, "test_ll_at_best_ll": ll}
+	}
+	tab := &Table{Rows: []Row{row("s0", "0.315", "-17.1"), row("s1", "NaN", "-Inf"), row("s2", "0.315", "-17.1")}}
+	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
+	must(t, err)
+	if err := containsAll(string(md), "| 3 ⁴ (NaN: 1 mrr) |", "0.3150 ± 0.0000", "-Inf (1 of 3 infinite)", "**no** (LL)",
+		"⁴ Finished seeds whose test metric is NaN"); err != nil {
+		t.Errorf("paper.md: %v\n%s", err, md)
+	}
+	res, err := Markdown("FB", tab)
+	must(t, err)
+	if err := containsAll(string(res), "finished (1 with NaN test mrr)", "-Inf (1 of 3 infinite)"); err != nil {
+		t.Errorf("results.md: %v\n%s", err, res)
+	}
+}
+
 // The paper's marking: within a model family over both objectives, the
 // best mean is bold, a row the one-sided Mann–Whitney test puts below it
 // at 99% is not (5 seeds all below 5: p = 1/252), an overlapping one is
