@@ -525,6 +525,12 @@ func MergeKTDRows(fresh []KTDRow, set KTDSetting, old []KTDRow, oldSet KTDSettin
 	return m
 }
 
+// RunKTD is the KTD of one run's samples ts, drawn from the run's own
+// stream (KTDRunSeed), as every KTD table measures a run.
+func RunKTD(psi metrics.TripleFeatures, run string, ts, test []kg.Triple, size int) (metrics.KTDStat, error) {
+	return KTD(psi, ts, test, size, rand.New(rand.NewPCG(KTDRunSeed(run), 0x7d)))
+}
+
 // KTDRunSeed seeds the draws of one run's KTD from its ID, so that a run's
 // value does not depend on which other runs the same analysis covers (a
 // table merged from several analyses is then what one analysis of all its

@@ -578,8 +578,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 	}
 	row := func(rec *Record, ts []kg.Triple) error {
 		id, spec := rec.ID, rec.Spec
-		rng := rand.New(rand.NewPCG(analysis.KTDRunSeed(id), 0x7d))
-		st, err := analysis.KTD(psi, ts, ds.Test, size, rng)
+		st, err := analysis.RunKTD(psi, id, ts, ds.Test, size)
 		ll, hasLL := sampledLL(rec)
 		rows = append(rows, analysis.KTDRow{Dataset: spec.Dataset, Model: spec.Model, Objective: spec.Objective, Run: id, Sampled: sampledAt(rec), Stat: st, LL: ll, HasLL: hasLL})
 		fmt.Fprintf(a.Stderr, "%s: KTD %.4f ± %.4f\n", id, st.Mean, st.Std)

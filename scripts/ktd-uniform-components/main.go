@@ -77,7 +77,7 @@ func measure(run, features, data string, n int) error {
 		if err != nil {
 			return err
 		}
-		st, err := analysis.KTD(psi, ts, test, size, rand.New(rand.NewPCG(analysis.KTDRunSeed(fr.ID), 0x7d)))
+		st, err := analysis.RunKTD(psi, fr.ID, ts, test, size)
 		if err != nil {
 			return err
 		}
