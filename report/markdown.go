@@ -71,6 +71,20 @@ func (c *configSummary) groupKey() string {
 // diverged and failed runs never count.
 func (c *configSummary) eligible() bool { return c.finished > 0 && !math.IsNaN(c.score) }
 
+// nanSummary names, by metric, the finished runs whose test value is NaN
+// ("NaN test: 1 mrr, 2 ll"); empty when there are none. results.md's status
+// and paper.md's n both print it, so the two tables say it alike.
+func (c *configSummary) nanSummary() string {
+	if len(c.nanTest) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(c.nanTest)) {
+		parts = append(parts, fmt.Sprintf("%d %s", c.nanTest[m], m))
+	}
+	return "NaN test: " + strings.Join(parts, ", ")
+}
+
 func (c *configSummary) status() string {
 	var parts []string
 	if c.diverged > 0 {
@@ -79,8 +93,8 @@ func (c *configSummary) status() string {
 	if c.failed > 0 {
 		parts = append(parts, fmt.Sprintf("%d failed", c.failed))
 	}
-	for _, m := range slices.Sorted(maps.Keys(c.nanTest)) {
-		parts = append(parts, fmt.Sprintf("%d with NaN test %s", c.nanTest[m], m))
+	if nan := c.nanSummary(); nan != "" {
+		parts = append(parts, nan)
 	}
 	switch {
 	case c.finished > 0 && len(parts) == 0:

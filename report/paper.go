@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -408,12 +407,8 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 			}
 		}
 		n := strconv.Itoa(pick.finished)
-		if len(pick.nanTest) > 0 {
-			var nan []string
-			for _, m := range slices.Sorted(maps.Keys(pick.nanTest)) {
-				nan = append(nan, fmt.Sprintf("%d %s", pick.nanTest[m], m))
-			}
-			n += " ⁴ (NaN: " + strings.Join(nan, ", ") + ")"
+		if nan := pick.nanSummary(); nan != "" {
+			n += " ⁴ (" + nan + ")"
 			notes[4] = true
 		}
 		row = append(row, pick.rank, strings.Join(batches, ", "), pick.lr, n,

@@ -351,13 +351,13 @@ func TestNonFiniteTestValues(t *testing.T) {
 	tab := &Table{Rows: []Row{row("s0", "0.315", "-17.1"), row("s1", "NaN", "-Inf"), row("s2", "0.315", "-17.1")}}
 	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
 	must(t, err)
-	if err := containsAll(string(md), "| 3 ⁴ (NaN: 1 mrr) |", "0.3150 ± 0.0000", "-Inf (1 of 3 infinite)", "**no** (LL)",
+	if err := containsAll(string(md), "| 3 ⁴ (NaN test: 1 mrr) |", "0.3150 ± 0.0000", "-Inf (1 of 3 infinite)", "**no** (LL)",
 		"⁴ Finished seeds whose test metric is NaN"); err != nil {
 		t.Errorf("paper.md: %v\n%s", err, md)
 	}
 	res, err := Markdown("FB", tab)
 	must(t, err)
-	if err := containsAll(string(res), "finished (1 with NaN test mrr)", "-Inf (1 of 3 infinite)"); err != nil {
+	if err := containsAll(string(res), "finished (NaN test: 1 mrr)", "-Inf (1 of 3 infinite)"); err != nil {
 		t.Errorf("results.md: %v\n%s", err, res)
 	}
 }
