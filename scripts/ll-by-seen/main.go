@@ -13,8 +13,11 @@ import (
 	"os"
 
 	_ "gekc/graph/openblas"
+	"gekc/models"
 	"gekc/query"
 	"gekc/sweep"
+
+	"gorgonia.org/tensor"
 )
 
 func main() {
@@ -41,8 +44,11 @@ func measure(run, data string) error {
 		return err
 	}
 	seen := make([]bool, fr.Data.Entities.Len())
+	asSubject := make([]bool, fr.Data.Entities.Len())
+	asObject := make([]bool, fr.Data.Entities.Len())
 	for _, t := range fr.Data.Train {
 		seen[t.S], seen[t.O] = true, true
+		asSubject[t.S], asObject[t.O] = true, true
 	}
 	ts := make([][3]int, len(fr.Data.Test))
 	for i, t := range fr.Data.Test {
@@ -67,6 +73,52 @@ func measure(run, data string) error {
 		}
 	}
 	n := len(ts)
+	if l := fr.Model.Layout; l.Subject != l.Object && fr.Model.Dtype == tensor.Float32 {
+		// Role-specific tables (CP): a row trained by no data term against one that is.
+		for _, c := range []struct {
+			table string
+			in    []bool
+		}{{l.Subject, asSubject}, {l.Object, asObject}} {
+			p := fr.Model.Param(c.table)
+			cols := p.Shape()[1]
+			data := p.Data().([]float32)
+			var norm [2]float64
+			var count [2]int
+			for e, ok := range c.in {
+				var ss float64
+				for _, x := range data[e*cols : (e+1)*cols] {
+					ss += float64(x) * float64(x)
+				}
+				k := 0
+				if ok {
+					k = 1
+				}
+				norm[k] += math.Sqrt(ss)
+				count[k]++
+			}
+			fmt.Printf("table %s: mean row norm %.4g over %d entities in that slot in training, %.4g over %d not\n",
+				c.table, norm[1]/float64(count[1]), count[1], norm[0]/float64(max(count[0], 1)), count[0])
+		}
+	}
+	if fr.Model.Semantics == models.Squared {
+		lz, err := q.LogPartition()
+		if err != nil {
+			return err
+		}
+		sz := fr.Model.Sizes
+		floor := math.Log(fr.Model.EpsMass/(float64(sz.Entities)*float64(sz.Entities)*float64(sz.Relations))) - lz
+		fmt.Printf("log Z %.3f: a triple whose score is 0 has only the uniform ε mass, log p = %.3f\n", lz, floor)
+	}
+	var sumSlot float64
+	var nSlot int
+	for i, t := range ts {
+		if asSubject[t[0]] && asObject[t[2]] {
+			sumSlot += ll[i]
+			nSlot++
+		}
+	}
+	fmt.Printf("subject trained as a subject and object as an object: %.3f over %d; the others %.3f over %d\n",
+		sumSlot/float64(nSlot), nSlot, (sum-sumSlot)/float64(max(n-nSlot, 1)), n-nSlot)
 	fmt.Printf("%s: test LL %.3f over %d; both entities trained: %.3f over %d; an entity never in training: %.3f over %d (lowest %.1f); their share of the mean: %.3f\n",
 		fr.ID, sum/float64(n), n, sumSeen/float64(nSeen), nSeen, sumUnseen/float64(max(nUnseen, 1)), nUnseen, minUnseen, sumUnseen/float64(n))
 	return nil
