@@ -1,9 +1,16 @@
 // Command ll-by-seen splits a finished GeKC run's test log-likelihood by
-// whether a test triple's subject or object ever occurs in the training
-// triples: an entity that does not gets no gradient from the data terms,
-// only from the partition function's.
+// what training gave each test triple's entities. An entity that never
+// occurs in training gets no gradient from the data terms, only from the
+// normaliser's; with role-specific tables (CP, CP+, CP²) the same holds for
+// an entity's subject row when it is never a subject in training, and for
+// its object row likewise. For such models it also prints those rows' mean
+// norm against the trained rows', and for squared models the log-probability
+// left to a triple whose score is 0 (the uniform ε mass's).
 //
 //	go run ./scripts/ll-by-seen -run DIR [-data ROOT]
+//
+// The run is measured at its checkpoint's parameters (its best validation
+// MRR, or LL when selected on it).
 package main
 
 import (
