@@ -37,6 +37,7 @@ type ReferenceRow struct {
 	Dataset, Model, Objective string
 	Rank                      int // the embedding size of the values; 0 when the source does not say
 	Values                    map[string]float64
+	Causes                    map[string]Cause // by metric (mrr, ll): why gekc's result misses this row's value, from the causes file
 }
 
 // admits reports whether a run of the dataset at rank d (as results.tsv
@@ -76,12 +77,22 @@ func comparable(constraints, sel string) bool {
 // hits@1, hits@3, hits@10, ll, ll_pm and minutes (in any order; all but the first
 // three may be left out). Lines starting with # are comments; an empty cell or "-"
 // means the source reports no value. Errors name the file and line.
+//
+// The causes file beside it (CausesPath), when there is one, gives rows the
+// investigated causes of gekc's misses (Reference.AddCauses).
 func ReadReference(path string) (*Reference, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseReference(path, data)
+	ref, err := ParseReference(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := ref.readCauses(); err != nil {
+		return nil, err
+	}
+	return ref, nil
 }
 
 // ParseReference parses a reference table (see ReadReference) from data.
@@ -253,6 +264,9 @@ func CompareMarkdown(t *Table, ref *Reference, tol Tolerance) ([]byte, error) {
 		"\"batches\" lists every batch size that finished for the row, the selected one first. "+
 		"A row matches when its MRR is within %g and its LL within %g nats of the reference's.\n",
 		filepath.Base(ref.Path), tol.MRR, tol.LL)
+	if slices.ContainsFunc(ref.Rows, func(r ReferenceRow) bool { return len(r.Causes) > 0 && slices.Contains(datasets, r.Dataset) }) {
+		fmt.Fprintf(&b, "Notes from ⁵ on give the investigated cause of a miss, from `%s`.\n", filepath.Base(CausesPath(ref.Path)))
+	}
 	for _, ds := range datasets {
 		var rows []ReferenceRow
 		for _, r := range ref.Rows {
@@ -340,6 +354,7 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 
 	var cells [][]string
 	var sgemm []float64
+	var causes, stale []string // the causes footnoted, in order; causes of rows that match
 	for _, res := range results {
 		r := res.ref
 		refHits := hitsTriple(r.Values)
@@ -387,6 +402,23 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 				off = append(off, "LL")
 			}
 			verdict = "**no** (" + strings.Join(off, ", ") + ")"
+		}
+		for _, m := range []struct{ metric, match string }{{"mrr", matchMRR}, {"ll", matchLL}} {
+			c, ok := r.Causes[m.metric]
+			switch {
+			case !ok:
+			case m.match == "no":
+				i := slices.Index(causes, c.Text)
+				if i < 0 {
+					i = len(causes)
+					causes = append(causes, c.Text)
+				}
+				if mark := " " + superscript(firstCauseNote+i); !strings.Contains(verdict, mark) {
+					verdict += mark
+				}
+			case m.match == "yes":
+				stale = append(stale, fmt.Sprintf("%s %s %s (%s:%d)", r.Model, r.Objective, strings.ToUpper(m.metric), filepath.Base(c.Path), c.Line))
+			}
 		}
 		mrrCell := formatCellStd("mrr", pick.test["mrr"], 2)
 		if res.boldMRR {
@@ -454,8 +486,18 @@ func writeComparison(b *bytes.Buffer, configs []*configSummary, rows []Reference
 	if notes[4] {
 		b.WriteString("⁴ Finished seeds whose test metric is NaN, by metric; each mean leaves them out.  \n")
 	}
+	for i, c := range causes {
+		fmt.Fprintf(b, "%s %s  \n", superscript(firstCauseNote+i), c)
+	}
+	if len(stale) > 0 {
+		fmt.Fprintf(b, "Causes given for rows that now match, to be removed: %s.  \n", strings.Join(stale, ", "))
+	}
 	return nil
 }
+
+// firstCauseNote is the number of the first footnote that gives a miss's
+// cause (Reference.AddCauses), after the table's fixed notes ¹ to ⁴.
+const firstCauseNote = 5
 
 // markBest marks, within each model family (CP, CP+ and CP² are one;
 // ComplEx's are another) across both objectives, as the paper's tables
