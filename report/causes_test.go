@@ -104,3 +104,23 @@ func TestSuperscript(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the bytes, parsing a reference and its causes returns a table or
+// an error naming the file, and never panics.
+func FuzzParseReferenceAndCauses(f *testing.F) {
+	f.Add([]byte(causesRef), []byte(causesHeader+"FB\tcp2\tpll\tll\twhy\n"))
+	f.Add([]byte("dataset\tmodel\tobjective\n"), []byte(causesHeader+"FB\tcp2\tpll\tmrr\t\n"))
+	f.Add([]byte("# c\n"), []byte("\n\n"))
+	f.Fuzz(func(t *testing.T, refData, causeData []byte) {
+		ref, err := ParseReference("ref.tsv", refData)
+		if err != nil {
+			if !strings.Contains(err.Error(), "ref.tsv") {
+				t.Fatalf("error without the file: %v", err)
+			}
+			return
+		}
+		if err := ref.AddCauses("causes.tsv", causeData); err != nil && !strings.Contains(err.Error(), "causes.tsv") {
+			t.Fatalf("error without the file: %v", err)
+		}
+	})
+}
