@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gekc/metrics"
+	"gekc/report"
 )
 
 // KTDReferenceName is the file of published KTDs beside the paper's other
@@ -57,14 +58,9 @@ func ReadKTDReference(path string) (*KTDReference, error) {
 	ref := &KTDReference{rows: map[[3]string]metrics.KTDStat{}}
 	header := false
 	seen := map[[3]string]int{}
-	for i, line := range strings.Split(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n") {
-		n := i + 1
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
+	for n, f := range report.CommentedTSVRecords(data) {
 		if !header {
-			if line != "dataset\tmodel\tobjective\tktd\tktd_sd" {
+			if line := strings.Join(f, "\t"); line != "dataset\tmodel\tobjective\tktd\tktd_sd" {
 				return nil, fmt.Errorf("%s:%d: header %q, want dataset, model, objective, ktd, ktd_sd", path, n, line)
 			}
 			header = true

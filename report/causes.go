@@ -39,15 +39,9 @@ func (ref *Reference) AddCauses(path string, data []byte) error {
 		header bool
 		seen   = map[string]int{}
 	)
-	for i, line := range strings.Split(string(data), "\n") {
-		n := i + 1
-		line = strings.TrimRight(line, "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		f := strings.Split(line, "\t")
+	for n, f := range CommentedTSVRecords(data) {
 		if !header {
-			if strings.Join(f, "\t") != strings.Join(want, "\t") {
+			if line := strings.Join(f, "\t"); line != strings.Join(want, "\t") {
 				return fmt.Errorf("%s:%d: header %q; want the columns %s", path, n, line, strings.Join(want, ", "))
 			}
 			header = true

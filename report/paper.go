@@ -104,13 +104,7 @@ func ParseReference(path string, data []byte) (*Reference, error) {
 		errs   []error
 		seen   = map[string]int{}
 	)
-	for i, line := range strings.Split(string(data), "\n") {
-		n := i + 1
-		line = strings.TrimRight(line, "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Split(line, "\t")
+	for n, fields := range CommentedTSVRecords(data) {
 		if header == nil {
 			header = fields
 			for i, h := range header {

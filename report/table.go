@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"slices"
@@ -244,4 +245,22 @@ func SortMetrics(ms []string) {
 		}
 		return ms[i] < ms[j]
 	})
+}
+
+// CommentedTSVRecords yields the line number and tab-separated fields of
+// each line of data that is neither blank nor a # comment, a trailing \r
+// removed: the layout of the hand-written reference tables (the paper's
+// values, their causes, its KTDs).
+func CommentedTSVRecords(data []byte) iter.Seq2[int, []string] {
+	return func(yield func(int, []string) bool) {
+		for i, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimRight(line, "\r")
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if !yield(i+1, strings.Split(line, "\t")) {
+				return
+			}
+		}
+	}
 }
