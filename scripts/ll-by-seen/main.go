@@ -65,23 +65,32 @@ func measure(run, data string) error {
 	if err != nil {
 		return err
 	}
-	var sum, sumSeen, sumUnseen float64
-	var nSeen, nUnseen int
-	minUnseen := math.Inf(1)
-	for i, t := range ts {
-		sum += ll[i]
-		if seen[t[0]] && seen[t[2]] {
-			sumSeen += ll[i]
-			nSeen++
-		} else {
-			sumUnseen += ll[i]
-			nUnseen++
-			minUnseen = min(minUnseen, ll[i])
-		}
+	if len(ts) == 0 {
+		return fmt.Errorf("%s: no test triples", fr.ID)
 	}
-	n := len(ts)
+	// Mean test LL over the triples keep selects, and their count.
+	mean := func(keep func(t [3]int) bool) (float64, int) {
+		var sum float64
+		var n int
+		for i, t := range ts {
+			if keep(t) {
+				sum += ll[i]
+				n++
+			}
+		}
+		return sum / float64(max(n, 1)), n
+	}
+	all, n := mean(func([3]int) bool { return true })
+	fmt.Printf("%s: test LL %.3f over %d triples\n", fr.ID, all, n)
+	a, na := mean(func(t [3]int) bool { return seen[t[0]] && seen[t[2]] })
+	b, nb := mean(func(t [3]int) bool { return !seen[t[0]] || !seen[t[2]] })
+	fmt.Printf("  both entities in training: %.3f over %d; an entity never in training: %.3f over %d (they lower the mean by %.3f)\n",
+		a, na, b, nb, a-all)
+	a, na = mean(func(t [3]int) bool { return asSubject[t[0]] && asObject[t[2]] })
+	b, nb = mean(func(t [3]int) bool { return !asSubject[t[0]] || !asObject[t[2]] })
+	fmt.Printf("  subject trained as a subject and object as an object: %.3f over %d; the others: %.3f over %d\n", a, na, b, nb)
 	if l := fr.Model.Layout; l.Subject != l.Object && fr.Model.Dtype == tensor.Float32 {
-		// Role-specific tables (CP): a row trained by no data term against one that is.
+		// Role-specific tables (CP): rows no data term trains against the others.
 		for _, c := range []struct {
 			table string
 			in    []bool
@@ -103,8 +112,8 @@ func measure(run, data string) error {
 				norm[k] += math.Sqrt(ss)
 				count[k]++
 			}
-			fmt.Printf("table %s: mean row norm %.4g over %d entities in that slot in training, %.4g over %d not\n",
-				c.table, norm[1]/float64(count[1]), count[1], norm[0]/float64(max(count[0], 1)), count[0])
+			fmt.Printf("  table %s: mean row norm %.4g over the %d entities in that role in training, %.4g over the %d others\n",
+				c.table, norm[1]/float64(max(count[1], 1)), count[1], norm[0]/float64(max(count[0], 1)), count[0])
 		}
 	}
 	if fr.Model.Semantics == models.Squared {
@@ -114,19 +123,7 @@ func measure(run, data string) error {
 		}
 		sz := fr.Model.Sizes
 		floor := math.Log(fr.Model.EpsMass/(float64(sz.Entities)*float64(sz.Entities)*float64(sz.Relations))) - lz
-		fmt.Printf("log Z %.3f: a triple whose score is 0 has only the uniform ε mass, log p = %.3f\n", lz, floor)
+		fmt.Printf("  log Z %.3f: a triple whose score is 0 keeps only the uniform ε mass, log p = %.3f\n", lz, floor)
 	}
-	var sumSlot float64
-	var nSlot int
-	for i, t := range ts {
-		if asSubject[t[0]] && asObject[t[2]] {
-			sumSlot += ll[i]
-			nSlot++
-		}
-	}
-	fmt.Printf("subject trained as a subject and object as an object: %.3f over %d; the others %.3f over %d\n",
-		sumSlot/float64(nSlot), nSlot, (sum-sumSlot)/float64(max(n-nSlot, 1)), n-nSlot)
-	fmt.Printf("%s: test LL %.3f over %d; both entities trained: %.3f over %d; an entity never in training: %.3f over %d (lowest %.1f); their share of the mean: %.3f\n",
-		fr.ID, sum/float64(n), n, sumSeen/float64(nSeen), nSeen, sumUnseen/float64(max(nUnseen, 1)), nUnseen, minUnseen, sumUnseen/float64(n))
 	return nil
 }
