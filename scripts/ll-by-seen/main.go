@@ -50,13 +50,12 @@ func measure(run, data string) error {
 	if err != nil {
 		return err
 	}
-	seen := make([]bool, fr.Data.Entities.Len())
 	asSubject := make([]bool, fr.Data.Entities.Len())
 	asObject := make([]bool, fr.Data.Entities.Len())
 	for _, t := range fr.Data.Train {
-		seen[t.S], seen[t.O] = true, true
 		asSubject[t.S], asObject[t.O] = true, true
 	}
+	seen := func(e int) bool { return asSubject[e] || asObject[e] }
 	ts := make([][3]int, len(fr.Data.Test))
 	for i, t := range fr.Data.Test {
 		ts[i] = [3]int{int(t.S), int(t.R), int(t.O)}
@@ -82,8 +81,8 @@ func measure(run, data string) error {
 	}
 	all, n := mean(func([3]int) bool { return true })
 	fmt.Printf("%s: test LL %.3f over %d triples\n", fr.ID, all, n)
-	a, na := mean(func(t [3]int) bool { return seen[t[0]] && seen[t[2]] })
-	b, nb := mean(func(t [3]int) bool { return !seen[t[0]] || !seen[t[2]] })
+	a, na := mean(func(t [3]int) bool { return seen(t[0]) && seen(t[2]) })
+	b, nb := mean(func(t [3]int) bool { return !seen(t[0]) || !seen(t[2]) })
 	fmt.Printf("  both entities in training: %.3f over %d; an entity never in training: %.3f over %d (they lower the mean by %.3f)\n",
 		a, na, b, nb, a-all)
 	a, na = mean(func(t [3]int) bool { return asSubject[t[0]] && asObject[t[2]] })
