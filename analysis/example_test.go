@@ -26,10 +26,10 @@ func ExampleKTDTables() {
 	fmt.Println()
 	os.Stdout.Write(md)
 	// Output:
-	// dataset	model	objective	run	sampled	ktd_mean	ktd_std	test_ll	draws	features	features_digest	draw_size	samples
-	// umls	training set				0.0021	0.0004		100	complex-pll-s0	4f1c0a9e27b3	661	25000
-	// umls	uniform				0.8312	0.0133	-13.639191	100	complex-pll-s0	4f1c0a9e27b3	661	25000
-	// umls	complex2	mle	complex2-mle-s0	best valid LL, epoch 12	0.0136	0.0021	-9.2741	100	complex-pll-s0	4f1c0a9e27b3	661	25000
+	// dataset	model	objective	run	sampled	ktd_mean	ktd_std	test_ll	across_clusters	test_triples	draws	features	features_digest	draw_size	samples
+	// umls	training set				0.0021	0.0004				100	complex-pll-s0	4f1c0a9e27b3	661	25000
+	// umls	uniform				0.8312	0.0133	-13.639191			100	complex-pll-s0	4f1c0a9e27b3	661	25000
+	// umls	complex2	mle	complex2-mle-s0	best valid LL, epoch 12	0.0136	0.0021	-9.2741			100	complex-pll-s0	4f1c0a9e27b3	661	25000
 	//
 	// # Kernel triple distance to the test triples
 	//

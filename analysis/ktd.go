@@ -19,6 +19,9 @@ import (
 	"gekc/metrics"
 	"gekc/nnmfaug"
 	"gekc/report"
+
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 const (
@@ -45,13 +48,17 @@ func KTDSize(tests, samples int) int { return min(KTDDrawSize, tests, samples) }
 // triple) of the distribution the samples were drawn from, the number the
 // paper's Tables 3 and 4 set beside the KTD: a run's at the parameters
 // sampled, uniform's −log(|E|²|R|), NNMFAug's by the paper's code's formula
-// (see NNMFAugReport); the training set has none.
+// (see NNMFAugReport); the training set has none. Across, for NNMFAug's
+// row, is how many of the Tests test triples lie across its clusters,
+// where its sampler's probability is zero and its own log-likelihood −∞;
+// both are 0 for other rows and where a table did not record them.
 type KTDRow struct {
 	Dataset, Model, Objective, Run string
 	Sampled                        string
 	Stat                           metrics.KTDStat
 	LL                             float64
 	HasLL                          bool
+	Across, Tests                  int
 }
 
 // UniformLL is the log-likelihood of any triple under the uniform
@@ -89,15 +96,14 @@ func KTDBaselines(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset, si
 const NNMFAugName = "NNMFAug"
 
 // NNMFAugReport is the NNMFAug baseline of a data set: its KTD row and its
-// test log-likelihood, as the paper's code computes it (PaperLL: a triple
-// across clusters scored as if within its subject's) and under the sampler
-// (Across of the Tests test triples lie across clusters, where the
-// sampler's probability is zero).
+// test log-likelihood as the paper's code computes it (PaperLL: a triple
+// across clusters scored as if within its subject's; Row.Across of the
+// Row.Tests test triples lie across clusters, where the sampler's
+// probability is zero).
 type NNMFAugReport struct {
-	Row           KTDRow
-	PaperLL       float64
-	Across, Tests int
-	Model         *nnmfaug.Model
+	Row     KTDRow
+	PaperLL float64
+	Model   *nnmfaug.Model
 }
 
 // NNMFAugBaseline fits NNMFAug (nnmfaug.DefaultOptions, the paper's code's
@@ -114,16 +120,17 @@ func NNMFAugBaseline(psi metrics.TripleFeatures, dataset string, ds *kg.Dataset,
 	if err != nil {
 		return NNMFAugReport{}, err
 	}
-	rep := NNMFAugReport{Model: m, Tests: len(ds.Test)}
+	rep := NNMFAugReport{Model: m}
+	across := 0
 	for _, t := range ds.Test {
 		rep.PaperLL += m.PaperLogProb(t)
 		if m.Cluster[t.S] != m.Cluster[t.O] { // where LogProb is −∞
-			rep.Across++
+			across++
 		}
 	}
 	rep.PaperLL /= float64(len(ds.Test))
 	st, err := KTD(psi, m.Sample(samples, rng), ds.Test, size, rng)
-	rep.Row = KTDRow{Dataset: dataset, Model: NNMFAugName, Stat: st, LL: rep.PaperLL, HasLL: true}
+	rep.Row = KTDRow{Dataset: dataset, Model: NNMFAugName, Stat: st, LL: rep.PaperLL, HasLL: true, Across: across, Tests: len(ds.Test)}
 	return rep, err
 }
 
@@ -143,12 +150,14 @@ type KTDSetting struct {
 	DrawSize, Samples int
 }
 
-// ktdColumns are ktd.tsv's columns; ktdLLColumns those of files written
-// before ψ's digest was, ktdSampledColumns before the test log-likelihood
+// ktdColumns are ktd.tsv's columns; ktdDigestColumns those of files
+// written before NNMFAug's count of test triples across clusters was,
+// ktdLLColumns before ψ's digest was, ktdSampledColumns before the test log-likelihood
 // was, ktdSettingColumns before the sampled parameters were, ktdOldColumns
 // before the setting was recorded on every row.
 var (
-	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "features_digest", "draw_size", "samples"}
+	ktdColumns        = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "across_clusters", "test_triples", "draws", "features", "features_digest", "draw_size", "samples"}
+	ktdDigestColumns  = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "features_digest", "draw_size", "samples"}
 	ktdLLColumns      = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "test_ll", "draws", "features", "draw_size", "samples"}
 	ktdSampledColumns = []string{"dataset", "model", "objective", "run", "sampled", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
 	ktdSettingColumns = []string{"dataset", "model", "objective", "run", "ktd_mean", "ktd_std", "draws", "features", "draw_size", "samples"}
@@ -169,19 +178,28 @@ const (
 func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte, err error) {
 	var t, m bytes.Buffer
 	fmt.Fprintf(&t, "%s\n", strings.Join(ktdColumns, "\t"))
-	nnmf, withRef := false, false
+	var nnmf []KTDRow
+	withRef := false
 	for _, r := range rows {
 		if r.HasLL && (math.IsNaN(r.LL) || r.LL > 0 || r.Model == "training set") {
 			return nil, nil, fmt.Errorf("KTD row %s %s %s: test LL %v is not one of a distribution sampled", r.Model, r.Objective, r.Run, r.LL)
 		}
 		withRef = withRef || ref.covers(r.Dataset)
-		ll := ""
+		if (r.Tests != 0 || r.Across != 0) && (r.Model != NNMFAugName || !r.HasLL || r.Across < 0 || r.Across > r.Tests) {
+			return nil, nil, fmt.Errorf("KTD row %s %s %s: %d of %d test triples across clusters: only NNMFAug's row with its LL has such a count", r.Model, r.Objective, r.Run, r.Across, r.Tests)
+		}
+		ll, across, tests := "", "", ""
 		if r.HasLL {
 			ll = kept(r.LL, llDigits)
 		}
-		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
-			kept(r.Stat.Mean, ktdDigits), kept(r.Stat.Std, ktdDigits), ll, r.Stat.Draws, set.Features, set.Digest, set.DrawSize, set.Samples)
-		nnmf = nnmf || r.Model == NNMFAugName && r.HasLL // its LL needs the footnote
+		if r.Tests > 0 {
+			across, tests = strconv.Itoa(r.Across), strconv.Itoa(r.Tests)
+		}
+		fmt.Fprintf(&t, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\n", r.Dataset, r.Model, r.Objective, r.Run, r.Sampled,
+			kept(r.Stat.Mean, ktdDigits), kept(r.Stat.Std, ktdDigits), ll, across, tests, r.Stat.Draws, set.Features, set.Digest, set.DrawSize, set.Samples)
+		if r.Model == NNMFAugName && r.HasLL { // its LL needs the footnote
+			nnmf = append(nnmf, r)
+		}
 	}
 	digest := ""
 	if set.Digest != "" {
@@ -218,11 +236,33 @@ func KTDTables(rows []KTDRow, set KTDSetting, ref *KTDReference) (tsv, md []byte
 	if err := writeKTDSeeds(&m, rows, ref, withRef); err != nil {
 		return nil, nil, err
 	}
-	if nnmf {
-		m.WriteString("\n¹ NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is (the analysis says how many).\n")
+	if nnmf != nil {
+		m.WriteString("\n¹ " + nnmfAugNote(nnmf) + "\n")
 	}
 	return t.Bytes(), m.Bytes(), nil
 }
+
+// nnmfAugNote is ktd.md's footnote to NNMFAug's test log-likelihood, rows
+// its rows with one.
+func nnmfAugNote(rows []KTDRow) string {
+	var counts []string
+	for _, r := range rows {
+		if r.Tests == 0 {
+			counts = nil // one row's count is unknown: name none rather than some
+			break
+		}
+		counts = append(counts, grouped.Sprintf("%d of the %d test triples of %s", r.Across, r.Tests, r.Dataset))
+	}
+	note := "NNMFAug's as the paper's code computes it, which scores a test triple whose subject and object lie in different clusters as if both were in the subject's; its sampler gives such a triple probability zero, so its own test log-likelihood is −∞ wherever one is"
+	if counts == nil {
+		return note + " (this table did not record how many: the analysis that fitted it printed the count)."
+	}
+	return note + ", and " + strings.Join(counts, "; ") + " lie across its clusters."
+}
+
+// grouped prints integers with thousands separators, as the results'
+// prose does (2,827).
+var grouped = message.NewPrinter(language.English)
 
 // writeKTDSeeds adds to ktd.md, where a configuration (grid.ConfigIDOf)
 // has runs of more than one seed sampled alike (at the best validation
@@ -326,7 +366,7 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	// A table edited on another system may end its lines in \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
 	var columns []string
-	for _, c := range [][]string{ktdColumns, ktdLLColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
+	for _, c := range [][]string{ktdColumns, ktdDigestColumns, ktdLLColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
 		if lines[0] == strings.Join(c, "\t") {
 			columns = c
 		}
@@ -381,6 +421,17 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 				return nil, KTDSetting{}, bad("test_ll", errors.New("the training set has none"))
 			}
 			r.HasLL = true
+		}
+		if _, ok := col["across_clusters"]; ok && (field("across_clusters") != "" || field("test_triples") != "") {
+			if r.Model != NNMFAugName || !r.HasLL {
+				return nil, KTDSetting{}, bad("across_clusters", fmt.Errorf("a count for %s: only NNMFAug's row with its test LL has one", r.Model))
+			}
+			if r.Tests, err = positive(field("test_triples")); err != nil {
+				return nil, KTDSetting{}, bad("test_triples", err)
+			}
+			if r.Across, err = strconv.Atoi(field("across_clusters")); err != nil || r.Across < 0 || r.Across > r.Tests {
+				return nil, KTDSetting{}, bad("across_clusters", fmt.Errorf("%q is not a count of the %d test triples", field("across_clusters"), r.Tests))
+			}
 		}
 		key := r.Run
 		if baseline {

@@ -33,11 +33,28 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 	}
 	rows[1].LL, rows[1].HasLL = -13.6392, true
 	rows[2].LL, rows[2].HasLL = math.Inf(-1), true
+	rows[2].Across, rows[2].Tests = 2827, 3134
 	rows[3].LL, rows[3].HasLL = -9.2741, true
 	set := KTDSetting{Features: "complex-pll-s0", Digest: "0123456789ab", DrawSize: 661, Samples: 25000}
-	tsv, _, err := KTDTables(rows, set, nil)
+	tsv, md, err := KTDTables(rows, set, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if note := "and 2,827 of the 3,134 test triples of umls lie across its clusters."; !strings.Contains(string(md), note) {
+		t.Errorf("ktd.md without NNMFAug's count %q:\n%s", note, md)
+	}
+	// Only NNMFAug's row, with its LL, has a count of test triples across
+	// clusters, and not more than there are.
+	for i, count := range [][2]int{{0, 0}, {1, 0}, {3, 2}, {-1, 2}} {
+		bad := slices.Clone(rows)
+		bad[2].Across, bad[2].Tests = count[0], count[1]
+		bad[3].Across, bad[3].Tests = 1, 2 // a run's
+		if i > 0 {
+			bad[3] = rows[3]
+		}
+		if _, _, err := KTDTables(bad, set, nil); err == nil || !strings.Contains(err.Error(), "test triples across clusters") {
+			t.Errorf("counts %v (and a run's, %v): error %v", count, i == 0, err)
+		}
 	}
 	path := filepath.Join(t.TempDir(), KTDTSVName)
 	if err := os.WriteFile(path, tsv, 0o644); err != nil {
@@ -63,8 +80,9 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 		t.Errorf("old table: %+v, %+v, %v", got, gotSet, err)
 	}
 
-	// A table from before ψ's digest was recorded reads with none, and one
-	// from before the test LL was with neither.
+	// A table from before NNMFAug's count was recorded reads without it,
+	// one from before ψ's digest was with neither, and one from before the
+	// test LL was with none of the three.
 	without := func(columns ...int) string {
 		var lines []string
 		for _, line := range strings.Split(string(tsv), "\n") {
@@ -78,20 +96,32 @@ func TestKTDTSVRoundTrip(t *testing.T) {
 		}
 		return strings.Join(lines, "\n")
 	}
+	uncounted := slices.Clone(rows)
+	uncounted[2].Across, uncounted[2].Tests = 0, 0
+	if err := os.WriteFile(path, []byte(without(9, 8)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, gotSet, err = ReadKTDTSV(path)
+	if err != nil || !reflect.DeepEqual(got, uncounted) || gotSet != set {
+		t.Errorf("a table without across_clusters: %+v, %+v, %v", got, gotSet, err)
+	}
+	if _, md, err := KTDTables(got, gotSet, nil); err != nil || !strings.Contains(string(md), "this table did not record how many") {
+		t.Errorf("ktd.md of a table without NNMFAug's count (%v):\n%s", err, md)
+	}
 	undigested := set
 	undigested.Digest = ""
-	if err := os.WriteFile(path, []byte(without(10)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(without(12, 9, 8)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, gotSet, err = ReadKTDTSV(path)
-	if err != nil || !reflect.DeepEqual(got, rows) || gotSet != undigested {
+	if err != nil || !reflect.DeepEqual(got, uncounted) || gotSet != undigested {
 		t.Errorf("a table without features_digest: %+v, %+v, %v", got, gotSet, err)
 	}
-	if err := os.WriteFile(path, []byte(without(10, 7)), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(without(12, 9, 8, 7)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, gotSet, err = ReadKTDTSV(path)
-	want := slices.Clone(rows)
+	want := slices.Clone(uncounted)
 	for i := range want {
 		want[i].LL, want[i].HasLL = 0, false
 	}
@@ -126,7 +156,8 @@ func TestReadKTDTSVErrors(t *testing.T) {
 	header := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n"
 	good := "umls\tcp2\tmle\tcp2-mle-s0\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"
 	llHeader := strings.Join(ktdColumns, "\t") + "\n"
-	goodLL := "umls\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t0.01\t0.001\t-9.27\t100\tcomplex-s0\t0123456789ab\t661\t25000\n"
+	goodLL := "umls\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t0.01\t0.001\t-9.27\t\t\t100\tcomplex-s0\t0123456789ab\t661\t25000\n"
+	nnmf := "umls\tNNMFAug\t\t\t\t0.4\t0.02\t-22.1\t2827\t3134\t100\tcomplex-s0\t0123456789ab\t661\t25000\n"
 	for _, tc := range []struct {
 		name, text, want string
 	}{
@@ -150,6 +181,11 @@ func TestReadKTDTSVErrors(t *testing.T) {
 		{"NaN test LL", llHeader + strings.Replace(goodLL, "-9.27", "NaN", 1), `:2: test_ll: "NaN" is not a log-likelihood`},
 		{"digest not hexadecimal", llHeader + strings.Replace(goodLL, "0123456789ab", "ψ-s0", 1), `:2: features_digest: "ψ-s0" is not hexadecimal`},
 		{"two digests", llHeader + goodLL + strings.NewReplacer("0123456789ab", "ba9876543210", "cp2-mle-s0", "cp2-mle-s1").Replace(goodLL), ":3: setting"},
+		{"a count for a run", llHeader + strings.Replace(goodLL, "\t\t\t100\t", "\t\t3\t100\t", 1), `:2: across_clusters: a count for cp2`},
+		{"a count without NNMFAug's LL", llHeader + strings.Replace(nnmf, "-22.1", "", 1), `:2: across_clusters: a count for NNMFAug`},
+		{"more across than tested", llHeader + strings.Replace(nnmf, "2827", "3135", 1), `:2: across_clusters: "3135" is not a count of the 3134 test triples`},
+		{"a negative count", llHeader + strings.Replace(nnmf, "2827", "-1", 1), `:2: across_clusters: "-1"`},
+		{"no tests", llHeader + strings.Replace(nnmf, "3134", "", 1), `:2: test_triples`},
 		{"the training set's test LL", llHeader + strings.NewReplacer("\tcp2\tmle\tcp2-mle-s0\tbest valid MRR, epoch 3\t", "\ttraining set\t\t\t\t").Replace(goodLL), ":2: test_ll: the training set has none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,8 +385,9 @@ func FuzzReadKTDTSV(f *testing.F) {
 		"umls\ttraining set\t\t\t\t0.01\t0.002\t100\tcomplex-s0\t661\t25000\n" +
 		"umls\tcp2\tmle\tcp2-mle-s0\tbest valid LL, epoch 5\t0.01\t0.001\t100\tcomplex-s0\t661\t25000\n"))
 	f.Add([]byte(strings.Join(ktdColumns, "\t") + "\n" +
-		"umls\tuniform\t\t\t\t0.8\t0.01\t-13.639191\t100\tcomplex-s0\t661\t25000\n" +
-		"umls\tcp2\tmle\tcp2-mle-s0\tbest valid LL, epoch 5\t0.01\t0.001\t-Inf\t100\tcomplex-s0\t661\t25000\n"))
+		"umls\tuniform\t\t\t\t0.8\t0.01\t-13.639191\t\t\t100\tcomplex-s0\tab12\t661\t25000\n" +
+		"umls\tNNMFAug\t\t\t\t0.4\t0.02\t-12.5\t500\t661\t100\tcomplex-s0\tab12\t661\t25000\n" +
+		"umls\tcp2\tmle\tcp2-mle-s0\tbest valid LL, epoch 5\t0.01\t0.001\t-Inf\t\t\t100\tcomplex-s0\tab12\t661\t25000\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		path := filepath.Join(t.TempDir(), KTDTSVName)
 		if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -473,8 +510,8 @@ func TestNNMFAugBaseline(t *testing.T) {
 			across++
 		}
 	}
-	if want /= float64(len(ds.Test)); math.Abs(rep.PaperLL-want) > 1e-12 || rep.Across != across || rep.Tests != len(ds.Test) {
-		t.Errorf("report %g, %d of %d; want %g, %d of %d", rep.PaperLL, rep.Across, rep.Tests, want, across, len(ds.Test))
+	if want /= float64(len(ds.Test)); math.Abs(rep.PaperLL-want) > 1e-12 || rep.Row.Across != across || rep.Row.Tests != len(ds.Test) {
+		t.Errorf("report %g, %d of %d; want %g, %d of %d", rep.PaperLL, rep.Row.Across, rep.Row.Tests, want, across, len(ds.Test))
 	}
 }
 

@@ -574,7 +574,7 @@ func (a *Analysis) ktd(ctx context.Context) error {
 		fmt.Fprintf(a.Stderr, "NNMFAug (%d NMF iterations, relative error %.3f; %d clusters; %s): KTD %.4f ± %.4f; test LL %.3f as the paper's code computes it, "+
 			"but %d of the %d test triples lie across clusters, where the sampler's probability is zero\n",
 			rep.Model.NMFIterations, rep.Model.NMFError, rep.Model.Clusters(), time.Since(start).Round(time.Second),
-			rep.Row.Stat.Mean, rep.Row.Stat.Std, rep.PaperLL, rep.Across, rep.Tests)
+			rep.Row.Stat.Mean, rep.Row.Stat.Std, rep.PaperLL, rep.Row.Across, rep.Row.Tests)
 	}
 	row := func(rec *Record, ts []kg.Triple) error {
 		id, spec := rec.ID, rec.Spec

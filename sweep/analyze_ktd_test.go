@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -331,6 +332,19 @@ func TestKTDNNMFAug(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "NNMFAug (") || !strings.Contains(stderr, "as the paper's code computes it") {
 		t.Errorf("stderr does not report NNMFAug:\n%s", stderr)
+	}
+	// The count of test triples across its clusters is kept in ktd.tsv and
+	// said in ktd.md's note, as stderr says it.
+	var across, tests int
+	if _, err := fmt.Sscanf(stderr[strings.Index(stderr, "but ")+4:], "%d of the %d test triples", &across, &tests); err != nil || tests != 201 {
+		t.Fatalf("stderr's count (%v, %d tests):\n%s", err, tests, stderr)
+	}
+	if f := strings.Split(rows[3], "\t"); f[8] != strconv.Itoa(across) || f[9] != strconv.Itoa(tests) {
+		t.Errorf("NNMFAug's row keeps %s of %s test triples across clusters, stderr says %d of %d", f[8], f[9], across, tests)
+	}
+	note := fmt.Sprintf("and %d of the %d test triples of nations lie across its clusters.", across, tests)
+	if md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !strings.Contains(string(md), note) {
+		t.Errorf("ktd.md without %q (%v):\n%s", note, err, md)
 	}
 	// With a reference of Nations' KTDs, ktd.md sets them beside the rows;
 	// a malformed one is an error naming its line.
