@@ -100,8 +100,16 @@ func TestUnseen(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := d.Unseen()
-	if want := (Unseen{Triples: 2, Entities: 2, Relations: 1}); got != want {
+	// a is never an object in train and c never a subject: c r a (test)
+	// puts both in the role they lack; a r c (valid) does not.
+	if want := (Unseen{Triples: 2, Entities: 2, Relations: 1, NeverSubject: 1, NeverObject: 1, RoleTriples: 1}); got != want {
 		t.Errorf("Unseen() = %+v, want %+v", got, want)
+	}
+	if s := got.RoleString(); !strings.HasPrefix(s, "1 valid/test triples of entities in training put one in a role it never has there (1 entities are never a subject in training, 1 never an object)") {
+		t.Errorf("RoleString() = %q", s)
+	}
+	if s := (Unseen{NeverObject: 3}).RoleString(); s != "" {
+		t.Errorf("no triple in a missing role: RoleString() = %q, want \"\"", s)
 	}
 	if s := got.String(); !strings.HasPrefix(s, "2 valid/test triples mention 2 entities and 1 relations absent from training") {
 		t.Errorf("String() = %q", s)

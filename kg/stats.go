@@ -133,27 +133,51 @@ func (d *Dataset) String() string {
 // does not. Such entities and relations still get ids (the splits share one
 // vocabulary), but no model trains their embeddings, so they are worth a
 // note when a data set is loaded.
+//
+// It also counts the entities train has in one role only. A model with a
+// table per role (CP: a subject row and an object row per entity) trains
+// the row of the missing role on no data term, only through its
+// normaliser, so valid and test triples that put such an entity in that
+// role (RoleTriples) are scored by an untrained row.
 type Unseen struct {
 	Triples   int // valid and test triples with an unseen entity or relation
 	Entities  int // distinct entities of valid and test absent from train
 	Relations int // distinct relations of valid and test absent from train
+
+	// Entities of train that are never a subject there, and never an
+	// object.
+	NeverSubject, NeverObject int
+	// RoleTriples are the valid and test triples of entities all in train
+	// whose subject is never a subject there or whose object is never an
+	// object.
+	RoleTriples int
 }
 
 // Unseen counts what Unseen documents, in one pass over the splits.
 func (d *Dataset) Unseen() Unseen {
-	entInTrain := make([]bool, d.Entities.Len())
+	asSubject := make([]bool, d.Entities.Len())
+	asObject := make([]bool, d.Entities.Len())
 	relInTrain := make([]bool, d.Relations.Len())
 	for _, t := range d.Train {
-		entInTrain[t.S], entInTrain[t.O], relInTrain[t.R] = true, true, true
+		asSubject[t.S], asObject[t.O], relInTrain[t.R] = true, true, true
 	}
+	inTrain := func(e int32) bool { return asSubject[e] || asObject[e] }
 	var u Unseen
+	for e := range asSubject {
+		if asObject[e] && !asSubject[e] {
+			u.NeverSubject++
+		}
+		if asSubject[e] && !asObject[e] {
+			u.NeverObject++
+		}
+	}
 	entCounted := make([]bool, d.Entities.Len())
 	relCounted := make([]bool, d.Relations.Len())
 	for _, ts := range [2][]Triple{d.Valid, d.Test} {
 		for _, t := range ts {
 			unseen := false
 			for _, e := range [2]int32{t.S, t.O} {
-				if !entInTrain[e] {
+				if !inTrain(e) {
 					unseen = true
 					if !entCounted[e] {
 						entCounted[e] = true
@@ -171,6 +195,9 @@ func (d *Dataset) Unseen() Unseen {
 			if unseen {
 				u.Triples++
 			}
+			if inTrain(t.S) && inTrain(t.O) && (!asSubject[t.S] || !asObject[t.O]) {
+				u.RoleTriples++
+			}
 		}
 	}
 	return u
@@ -185,4 +212,16 @@ func (u Unseen) String() string {
 	}
 	return fmt.Sprintf("%d valid/test triples mention %d entities and %d relations absent from training (they are in the vocabulary but never trained)",
 		u.Triples, u.Entities, u.Relations)
+}
+
+// RoleString is the one-line note on entities train has in one role only,
+// e.g. "12 valid/test triples of entities in training put one in a role it
+// never has there (3 entities are never a subject in training, 40 never an
+// object)"; "" when there are none.
+func (u Unseen) RoleString() string {
+	if u.RoleTriples == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d valid/test triples of entities in training put one in a role it never has there (%d entities are never a subject in training, %d never an object)",
+		u.RoleTriples, u.NeverSubject, u.NeverObject)
 }

@@ -55,8 +55,12 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 			errs = append(errs, fmt.Errorf("dataset %s: no test triples: a run would have no results to report", name))
 		}
 		loaded[name] = ds
-		if u := ds.Unseen().String(); u != "" {
-			notes = append(notes, fmt.Sprintf("note: %s: %s", ds.Name, u))
+		u := ds.Unseen()
+		if note := u.String(); note != "" {
+			notes = append(notes, fmt.Sprintf("note: %s: %s", ds.Name, note))
+		}
+		if note := roleNote(ds, u, name, runs); note != "" {
+			notes = append(notes, note)
 		}
 	}
 
@@ -146,6 +150,41 @@ func datasetNames(runs []grid.Run) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// roleNote is the note on the valid and test triples of ds (data set
+// name) that put an entity in a role training never gives it, where a run
+// trains a model with a table per role on ds: that row meets no data term,
+// and the normaliser drives it toward zero (README, Models). "" where no
+// run's model has such tables or no triple does.
+func roleNote(ds *kg.Dataset, u kg.Unseen, name string, runs []grid.Run) string {
+	what := u.RoleString()
+	if what == "" {
+		return ""
+	}
+	var perRole []string
+	for _, r := range runs {
+		if r.Spec.Dataset != name || slices.Contains(perRole, r.Spec.Model) {
+			continue
+		}
+		sf, _, err := models.Lookup(r.Spec.Model)
+		if err != nil {
+			continue // the grid's validation names it
+		}
+		l := sf.Layout(models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: r.Spec.Rank, RelationRank: r.Spec.RelationRank})
+		if l.Subject != l.Object {
+			perRole = append(perRole, r.Spec.Model)
+		}
+	}
+	if perRole == nil {
+		return ""
+	}
+	keep := "keep"
+	if len(perRole) == 1 {
+		keep = "keeps"
+	}
+	return fmt.Sprintf("note: %s: %s; %s %s a subject and an object table, so such a row meets no data term, only the normaliser, which drives it toward zero (README, Models)",
+		ds.Name, what, strings.Join(perRole, ", "), keep)
 }
 
 // checkTestOn says what would fail in testing a model of ds on other's

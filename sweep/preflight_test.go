@@ -3,6 +3,7 @@ package sweep
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gekc/grid"
@@ -69,5 +70,42 @@ func TestPreflightFindsDataProblems(t *testing.T) {
 				t.Error("preflight created the results directory")
 			}
 		})
+	}
+}
+
+// A grid with a model of a table per role on a data set whose test
+// triples put an entity in a role training never gives it is told so,
+// naming those models; one of shared tables is not.
+func TestPreflightRoleNote(t *testing.T) {
+	root := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(root, "toy"), 0o755))
+	for f, text := range map[string]string{
+		"train.txt": "a\tr\tb\nb\tr\tc\n", // a is never an object, c never a subject
+		"valid.txt": "a\tr\tc\n",
+		"test.txt":  "c\tr\ta\n", // both in the role they lack
+	} {
+		must(t, os.WriteFile(filepath.Join(root, "toy", f), []byte(text), 0o644))
+	}
+	const head = "[defaults]\ndataset = \"toy\"\nrank = 2\nbatch_size = 2\nlearning_rate = 0.01\nepochs = 1\n[[sweep]]\nobjective = \"pll\"\n"
+	for _, c := range []struct {
+		models, want string
+	}{
+		{`["cp2", "complex2", "cp+"]`, "note: toy: 1 valid/test triples of entities in training put one in a role it never has there (1 entities are never a subject in training, 1 never an object); cp2, cp+ keep a subject and an object table"},
+		{`["cp"]`, "note: toy: 1 valid/test triples of entities in training put one in a role it never has there (1 entities are never a subject in training, 1 never an object); cp keeps a subject"},
+		{`["complex2", "distmult"]`, ""},
+	} {
+		g, err := grid.ParseGrid("grid.toml", []byte(head+"model = "+c.models+"\n"), Validate)
+		must(t, err)
+		notes, err := PreflightRuns(g, root, t.TempDir(), g.Runs)
+		must(t, err)
+		var got string
+		for _, n := range notes {
+			if strings.Contains(n, "role") {
+				got = n
+			}
+		}
+		if c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("models %s: note %q, want one starting %q", c.models, got, c.want)
+		}
 	}
 }
