@@ -87,16 +87,7 @@ func TestWardMatchesGreedy(t *testing.T) {
 func TestWardDuplicates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 7))
 	const n, d, distinct = 60, 3, 12
-	base := make([]float64, distinct*d)
-	for i := range base {
-		base[i] = rng.NormFloat64()
-	}
-	x := make([]float64, n*d)
-	of := make([]int, n)
-	for i := 0; i < n; i++ {
-		of[i] = rng.IntN(distinct)
-		copy(x[i*d:(i+1)*d], base[of[i]*d:(of[i]+1)*d])
-	}
+	x, of := pointsAround(rng, n, d, distinct, rng.NormFloat64, func(c float64) float64 { return c })
 	for k := 1; k <= distinct; k++ {
 		got := wardClusters(x, n, d, k, 1)
 		if par := wardClusters(x, n, d, k, 5); !slices.Equal(par, got) {
@@ -312,18 +303,27 @@ func TestFitRefuses(t *testing.T) {
 func BenchmarkWard(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 7))
 	const n, d, k = 2000, 256, 50
-	centres := make([]float64, k*d)
-	for i := range centres {
-		centres[i] = rng.ExpFloat64()
-	}
-	x := make([]float64, n*d)
-	for i := range n {
-		c := rng.IntN(k)
-		for j := range d {
-			x[i*d+j] = max(0, centres[c*d+j]+0.3*rng.NormFloat64())
-		}
-	}
+	x, _ := pointsAround(rng, n, d, k, rng.ExpFloat64, func(c float64) float64 { return max(0, c+0.3*rng.NormFloat64()) })
 	for b.Loop() {
 		wardClusters(x, n, d, k, 1)
 	}
+}
+
+// pointsAround returns n points of d coordinates, each at one of k centres
+// (their coordinates drawn by coord) moved by near, and each point's
+// centre.
+func pointsAround(rng *rand.Rand, n, d, k int, coord func() float64, near func(centre float64) float64) ([]float64, []int) {
+	centres := make([]float64, k*d)
+	for i := range centres {
+		centres[i] = coord()
+	}
+	x := make([]float64, n*d)
+	of := make([]int, n)
+	for i := range n {
+		of[i] = rng.IntN(k)
+		for j := range d {
+			x[i*d+j] = near(centres[of[i]*d+j])
+		}
+	}
+	return x, of
 }
