@@ -80,7 +80,8 @@ objective = "pll"
 	undigested := func(lines []string) string {
 		var out []string
 		for _, line := range lines {
-			out = append(out, strings.Join(slices.Delete(strings.Split(line, "\t"), 10, 11), "\t"))
+			// features_digest, and NNMFAug's count, recorded after it
+			out = append(out, strings.Join(slices.Delete(slices.Delete(strings.Split(line, "\t"), 12, 13), 8, 10), "\t"))
 		}
 		return strings.Join(out, "\n") + "\n"
 	}
@@ -125,7 +126,8 @@ objective = "pll"
 		if f[1] != "model" {
 			f[4] = "" // sampled
 		}
-		older = append(older, strings.Join(slices.Delete(slices.Delete(f, 10, 11), 7, 8), "\t"))
+		// features_digest, then test_ll with NNMFAug's count after it
+		older = append(older, strings.Join(slices.Delete(slices.Delete(f, 12, 13), 7, 10), "\t"))
 	}
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
 	noDigest := set
