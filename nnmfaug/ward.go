@@ -66,9 +66,9 @@ func wardClusters(x []float64, n, d, k, workers int) []int32 {
 					if c == a || c == prev {
 						continue
 					}
-					w := size[a] * size[c] / (size[a] + size[c])
-					if s, ok := sqDistBelow(cent[a*d:(a+1)*d], cent[c*d:(c+1)*d], w, best.cost); ok && w*s < best.cost {
-						best = nearest{c, w * s}
+					weight := size[a] * size[c] / (size[a] + size[c]) // as cost's
+					if s, ok := sqDistBelow(cent[a*d:(a+1)*d], cent[c*d:(c+1)*d], weight, best.cost); ok && weight*s < best.cost {
+						best = nearest{c, weight * s}
 					}
 				}
 				found[w] = best
