@@ -153,13 +153,23 @@ type Unseen struct {
 	RoleTriples int
 }
 
+// TrainRoles reports, for each entity id, whether the train split has it
+// as a subject and whether as an object.
+func (d *Dataset) TrainRoles() (asSubject, asObject []bool) {
+	asSubject = make([]bool, d.Entities.Len())
+	asObject = make([]bool, d.Entities.Len())
+	for _, t := range d.Train {
+		asSubject[t.S], asObject[t.O] = true, true
+	}
+	return asSubject, asObject
+}
+
 // Unseen counts what Unseen documents, in one pass over the splits.
 func (d *Dataset) Unseen() Unseen {
-	asSubject := make([]bool, d.Entities.Len())
-	asObject := make([]bool, d.Entities.Len())
+	asSubject, asObject := d.TrainRoles()
 	relInTrain := make([]bool, d.Relations.Len())
 	for _, t := range d.Train {
-		asSubject[t.S], asObject[t.O], relInTrain[t.R] = true, true, true
+		relInTrain[t.R] = true
 	}
 	inTrain := func(e int32) bool { return asSubject[e] || asObject[e] }
 	var u Unseen

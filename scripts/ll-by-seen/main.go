@@ -50,11 +50,7 @@ func measure(run, data string) error {
 	if err != nil {
 		return err
 	}
-	asSubject := make([]bool, fr.Data.Entities.Len())
-	asObject := make([]bool, fr.Data.Entities.Len())
-	for _, t := range fr.Data.Train {
-		asSubject[t.S], asObject[t.O] = true, true
-	}
+	asSubject, asObject := fr.Data.TrainRoles()
 	seen := func(e int) bool { return asSubject[e] || asObject[e] }
 	ts := make([][3]int, len(fr.Data.Test))
 	for i, t := range fr.Data.Test {
