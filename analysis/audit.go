@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"gekc/kg"
 	"gekc/report"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -35,6 +37,14 @@ func splitTriples(ds *kg.Dataset, i int) []kg.Triple {
 // query.Querier does.
 type LogJointer interface {
 	LogJoint(triples [][3]int) ([]float64, error)
+}
+
+// An AuditModel is what a sample audit asks of a GeKC: log p of triples
+// and the unnormalised log marginal of every relation, as query.Querier
+// gives them.
+type AuditModel interface {
+	LogJointer
+	RelationLogMarginals() ([]float64, error)
 }
 
 // SplitMass is one split of a data set weighed by a model and by its
@@ -75,6 +85,62 @@ type SampleAudit struct {
 	Entropy   float64 // −mean log p of the samples, nats
 	EntropySE float64 // its standard error
 	Splits    []SplitMass
+	// Relations is nil in a table written before audits weighed them.
+	Relations *RelationFit
+}
+
+// RelationFit sets a model's relation marginal p(R) beside the training
+// split's relation frequencies f(R), the marginal that maximum likelihood
+// fits. Pseudo-log-likelihood never scores p(R): its three conditionals
+// are unchanged when a relation's whole slice of the distribution is
+// scaled, but for p(r | s, o), which sees only the pairs in the data. So
+// a PLL-trained model may sample the wrong mix of relations, which a
+// kernel distance to the test triples penalises, and it pays in test
+// log-likelihood, whose log p(s, r, o) = log p(r) + log p(s, o | r):
+// TestLL − TestLLTrain is what the model's p(R) costs it against the
+// training frequencies.
+type RelationFit struct {
+	TV          float64 // ½ Σ_r |p(r) − f(r)|
+	TestLL      float64 // mean log p(r) over the test triples
+	TestLLTrain float64 // mean log f(r) over them; −Inf if one's relation is not in training
+}
+
+// FitRelations computes the RelationFit on ds of a model whose
+// unnormalised log relation marginals are logMarg (query.Querier's
+// RelationLogMarginals).
+func FitRelations(logMarg []float64, ds *kg.Dataset) (*RelationFit, error) {
+	nr := len(logMarg)
+	freq := make([]float64, nr)
+	for _, t := range ds.Train {
+		if int(t.R) >= nr {
+			return nil, fmt.Errorf("training triple (%d, %d, %d): relation beyond the model's %d", t.S, t.R, t.O, nr)
+		}
+		freq[t.R]++
+	}
+	if len(ds.Train) == 0 || len(ds.Test) == 0 {
+		return nil, errors.New("the relation marginal needs training and test triples")
+	}
+	lz := floats.LogSumExp(logMarg)
+	if math.IsNaN(lz) || math.IsInf(lz, 0) {
+		return nil, fmt.Errorf("the relation marginals sum to exp(%v)", lz)
+	}
+	logP := make([]float64, nr)
+	fit := &RelationFit{}
+	for r, lm := range logMarg {
+		logP[r] = lm - lz
+		freq[r] /= float64(len(ds.Train))
+		fit.TV += math.Abs(math.Exp(logP[r])-freq[r]) / 2
+	}
+	for _, t := range ds.Test {
+		if int(t.R) >= nr {
+			return nil, fmt.Errorf("test triple (%d, %d, %d): relation beyond the model's %d", t.S, t.R, t.O, nr)
+		}
+		fit.TestLL += logP[t.R]
+		fit.TestLLTrain += math.Log(freq[t.R])
+	}
+	fit.TestLL /= float64(len(ds.Test))
+	fit.TestLLTrain /= float64(len(ds.Test))
+	return fit, nil
 }
 
 // auditChunk bounds the triples scored at once, so that a split of
@@ -84,8 +150,8 @@ const auditChunk = 1 << 20
 
 // AuditSamples weighs ds's train, valid and test splits (AuditSplits) and
 // the samples under q, the model (and domain constraint) they were drawn
-// from.
-func AuditSamples(q LogJointer, ds *kg.Dataset, samples []kg.Triple) (*SampleAudit, error) {
+// from, and sets its relation marginal beside the training frequencies.
+func AuditSamples(q AuditModel, ds *kg.Dataset, samples []kg.Triple) (*SampleAudit, error) {
 	n := len(samples)
 	if n < 2 {
 		return nil, fmt.Errorf("analysis: a sample audit needs at least 2 samples, got %d", n)
@@ -124,6 +190,13 @@ func AuditSamples(q LogJointer, ds *kg.Dataset, samples []kg.Triple) (*SampleAud
 			return nil, fmt.Errorf("analysis: the %s triples: %w", split, err)
 		}
 		a.Splits = append(a.Splits, s)
+	}
+	lm, err := q.RelationLogMarginals()
+	if err == nil {
+		a.Relations, err = FitRelations(lm, ds)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("analysis: the relations: %w", err)
 	}
 	return a, nil
 }
@@ -173,9 +246,14 @@ type AuditRow struct {
 }
 
 // auditColumns is the header of sample-audit.tsv; each split adds
-// <split>_triples, <split>_mass and <split>_hits.
-var auditColumns = []string{"dataset", "model", "objective", "constraints", "rank", "seed", "run", "sampled_at",
-	"samples", "distinct", "entropy", "entropy_se"}
+// <split>_triples, <split>_mass and <split>_hits, and auditRelationColumns
+// follow them (empty in a row whose audit did not weigh the relations;
+// tables written before audits did end with the splits).
+var (
+	auditColumns = []string{"dataset", "model", "objective", "constraints", "rank", "seed", "run", "sampled_at",
+		"samples", "distinct", "entropy", "entropy_se"}
+	auditRelationColumns = []string{"relation_tv", "test_ll_relation", "test_ll_relation_train"}
+)
 
 // AuditTables renders the rows as sample-audit.tsv (which ReadAuditTSV
 // reads back) and sample-audit.md.
@@ -185,6 +263,7 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 	for _, s := range AuditSplits {
 		header = append(header, s+"_triples", s+"_mass", s+"_hits")
 	}
+	header = append(header, auditRelationColumns...)
 	t.WriteString(strings.Join(header, "\t") + "\n")
 	for _, r := range rows {
 		s, a := r.Run, r.Audit
@@ -192,6 +271,11 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 			r.SampledAt, strconv.Itoa(a.Samples), strconv.Itoa(a.Distinct), kept(a.Entropy, 8), kept(a.EntropySE, 4)}
 		for _, sp := range a.Splits {
 			f = append(f, strconv.Itoa(sp.Triples), kept(sp.Mass, 8), strconv.Itoa(sp.Hits))
+		}
+		if rf := a.Relations; rf != nil {
+			f = append(f, kept(rf.TV, 6), kept(rf.TestLL, 8), kept(rf.TestLLTrain, 8))
+		} else {
+			f = append(f, "", "", "")
 		}
 		t.WriteString(strings.Join(f, "\t") + "\n")
 	}
@@ -201,7 +285,11 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 		"share against the mass, within about ±3 for an exact sampler (a check at the data set's full size, where the tests' " +
 		"enumeration is out of reach). \"entropy\" is −mean log p of the samples (nats, ± two standard errors), the model's " +
 		"entropy H; an unconstrained uniform model has log(|E|²|R|). A model with much mass on the training triples draws samples that look " +
-		"like them, which a kernel two-sample statistic (KTD) against the test triples rewards.\n\n")
+		"like them, which a kernel two-sample statistic (KTD) against the test triples rewards. \"relations\" sets the model's exact " +
+		"relation marginal p(R) beside the training split's relation frequencies f(R), which maximum likelihood fits and " +
+		"pseudo-log-likelihood never scores: their total variation distance, and the relation's part of the test log-likelihood " +
+		"(log p(s, r, o) = log p(r) + log p(s, o | r)), mean log p(r) over the test triples, beside the mean log f(r) the training " +
+		"frequencies would give it. A model far from f(R) draws the wrong mix of relations.\n\n")
 	var cells [][]string
 	for _, r := range rows {
 		s, a := r.Run, r.Audit
@@ -210,12 +298,18 @@ func AuditTables(rows []AuditRow) (tsv, md []byte, err error) {
 		for _, sp := range a.Splits {
 			row = append(row, fmt.Sprintf("%.4f / %.4f (%+.1f)", sp.Mass, sp.Share(a.Samples), sp.Z(a.Samples)))
 		}
+		if rf := a.Relations; rf != nil {
+			row = append(row, fmt.Sprintf("%.3f", rf.TV), fmt.Sprintf("%.3f / %.3f", rf.TestLL, rf.TestLLTrain))
+		} else {
+			row = append(row, "–", "–")
+		}
 		cells = append(cells, append(row, "`"+s.ID+"`"))
 	}
 	mdHeader := []string{"dataset", "model", "objective", "rank", "seed", "sampled at", "entropy", "distinct"}
 	for _, s := range AuditSplits {
 		mdHeader = append(mdHeader, s+": mass / share (z)")
 	}
+	mdHeader = append(mdHeader, "relations: TV to f(R)", "test LL of R: p / f")
 	if err := report.MarkdownTable(&m, append(mdHeader, "run"), cells); err != nil {
 		return nil, nil, err
 	}
@@ -231,14 +325,15 @@ func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error
 	if err != nil {
 		return nil, err
 	}
-	want := len(auditColumns) + 3*len(AuditSplits)
+	legacy := len(auditColumns) + 3*len(AuditSplits)
+	want := legacy + len(auditRelationColumns)
 	var rows []AuditRow
 	for i, line := range lines {
 		f := strings.Split(line, "\t")
 		bad := func(what string, err error) error {
 			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
 		}
-		if len(f) != want {
+		if len(f) != want && len(f) != legacy {
 			return nil, bad("fields", fmt.Errorf("%d, want %d", len(f), want))
 		}
 		a := &SampleAudit{Splits: make([]SplitMass, len(AuditSplits))}
@@ -273,6 +368,11 @@ func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error
 				return nil, bad("column "+strconv.Itoa(c+3), fmt.Errorf("%d hits of %d samples", sp.Hits, a.Samples))
 			}
 		}
+		if len(f) == want {
+			if a.Relations, err = readRelationFit(f[legacy:]); err != nil {
+				return nil, bad("relation columns", err)
+			}
+		}
 		if err := checkRunID(f[6]); err != nil {
 			return nil, bad("run", err)
 		}
@@ -285,4 +385,28 @@ func ReadAuditTSV(path string, lookup func(id string) (r Run, ok bool, err error
 		}
 	}
 	return rows, nil
+}
+
+// readRelationFit parses the cells of auditRelationColumns: all empty is
+// nil (an audit that did not weigh the relations).
+func readRelationFit(cells []string) (*RelationFit, error) {
+	if strings.Join(cells, "") == "" {
+		return nil, nil
+	}
+	rf := &RelationFit{}
+	for j, dst := range []*float64{&rf.TV, &rf.TestLL, &rf.TestLLTrain} {
+		v, err := strconv.ParseFloat(cells[j], 64)
+		switch {
+		case err != nil:
+		case j == 0 && !(v >= 0 && v <= 1+1e-9):
+			err = fmt.Errorf("total variation %v outside [0, 1]", v)
+		case j > 0 && !(v <= 1e-9):
+			err = fmt.Errorf("%v is no mean log-probability", v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", auditRelationColumns[j], err)
+		}
+		*dst = v
+	}
+	return rf, nil
 }

@@ -92,11 +92,13 @@ func checkAuditAgainstEnumeration(t *testing.T, ds *kg.Dataset, dom *models.Doma
 	}
 	var entropy, second, total float64 // −E[log p], E[(log p)²], Σ p
 	masses := make([]float64, len(AuditSplits))
+	pr := make([]float64, nr) // p(r), Σ over s and o
 	for i, x := range all {
 		p := math.Exp(lps[i])
 		if p == 0 {
 			continue // inconsistent with the domain
 		}
+		pr[x[1]] += p
 		total += p
 		entropy -= p * lps[i]
 		second += p * lps[i] * lps[i]
@@ -142,6 +144,27 @@ func checkAuditAgainstEnumeration(t *testing.T, ds *kg.Dataset, dom *models.Doma
 			t.Errorf("%s: %d of %d samples for mass %v: z = %v", sp.Split, sp.Hits, a.Samples, sp.Mass, z)
 		}
 	}
+	freq := make([]float64, nr)
+	for _, tr := range ds.Train {
+		freq[tr.R] += 1 / float64(len(ds.Train))
+	}
+	var want RelationFit
+	for r := range nr {
+		want.TV += math.Abs(pr[r]-freq[r]) / 2
+	}
+	for _, tr := range ds.Test {
+		want.TestLL += math.Log(pr[tr.R]) / float64(len(ds.Test))
+		want.TestLLTrain += math.Log(freq[tr.R]) / float64(len(ds.Test))
+	}
+	// p(R) comes from the relation-marginal program, the enumeration from
+	// LogJoint's: two float32 evaluations.
+	if got := a.Relations; got == nil || math.Abs(got.TV-want.TV) > 1e-6 || math.Abs(got.TestLL-want.TestLL) > 1e-6 ||
+		math.Abs(got.TestLLTrain-want.TestLLTrain) > 1e-12 {
+		t.Errorf("relations %+v, enumeration %+v", got, want)
+	}
+	if !(want.TV > 0.05) {
+		t.Errorf("relation TV %v: this model's p(R) should be far from the training frequencies", want.TV)
+	}
 	if dom != nil {
 		return // uniform triples break the constraint: probability 0, an error
 	}
@@ -164,8 +187,11 @@ func checkAuditAgainstEnumeration(t *testing.T, ds *kg.Dataset, dom *models.Doma
 }
 
 // stubJoint gives every triple log p = lp, but −Inf to triples of
-// subject 0 and NaN to those of subject 1.
+// subject 0 and NaN to those of subject 1, and its two relations equal
+// marginals.
 type stubJoint struct{ lp float64 }
+
+func (stubJoint) RelationLogMarginals() ([]float64, error) { return []float64{0, 0}, nil }
 
 func (s stubJoint) LogJoint(ts [][3]int) ([]float64, error) {
 	out := make([]float64, len(ts))
@@ -188,6 +214,20 @@ func TestAuditSamplesNonFinite(t *testing.T) {
 	a, err := AuditSamples(stubJoint{math.Log(0.25)}, ds, good)
 	if err != nil || a.Splits[0].Mass != 0.25 || a.Entropy != math.Log(4) || a.EntropySE != 0 {
 		t.Errorf("audit %+v, %v; want train mass 0.25 (one triple of p 0), entropy log 4 ± 0", a, err)
+	}
+	// p(R) = (½, ½) against the training frequencies (1, 0).
+	if want := (RelationFit{TV: 0.5, TestLL: math.Log(0.5), TestLLTrain: 0}); err == nil && *a.Relations != want {
+		t.Errorf("relations %+v, want %+v", *a.Relations, want)
+	}
+	unseen := *ds
+	unseen.Test = []kg.Triple{{S: 4}, {S: 4, R: 1}}
+	if a, err := AuditSamples(stubJoint{math.Log(0.25)}, &unseen, good); err != nil || !math.IsInf(a.Relations.TestLLTrain, -1) {
+		t.Errorf("a test relation absent from training: %+v, %v; want a training-frequency LL of −Inf", a.Relations, err)
+	}
+	beyond := *ds
+	beyond.Test = []kg.Triple{{S: 4, R: 2}}
+	if _, err := AuditSamples(stubJoint{math.Log(0.25)}, &beyond, good); err == nil || !strings.Contains(err.Error(), "relations: test triple (4, 2, 0): relation beyond the model's 2") {
+		t.Errorf("a test relation beyond the model's: error %v", err)
 	}
 	for _, c := range []struct {
 		name    string
@@ -255,18 +295,26 @@ func TestAuditTablesRoundTrip(t *testing.T) {
 		"a": {ID: "a", Dataset: "nations", Model: "cp2", Objective: "mle", Constraints: "none", Rank: 4, Seed: 1},
 		"b": {ID: "b", Dataset: "nations", Model: "complex+", Objective: "pll", Constraints: "none", Rank: 4, Seed: 2},
 	}
-	audit := func(h float64) *SampleAudit {
+	audit := func(h float64, rf *RelationFit) *SampleAudit {
 		return &SampleAudit{Samples: 100, Distinct: 97, Entropy: h, EntropySE: 0.0123, Splits: []SplitMass{
-			{"train", 1592, 0.2162718, 22}, {"valid", 199, 0.0123, 1}, {"test", 201, 0.0131, 2}}}
+			{"train", 1592, 0.2162718, 22}, {"valid", 199, 0.0123, 1}, {"test", 201, 0.0131, 2}}, Relations: rf}
 	}
-	rows := []AuditRow{{runs["a"], "best valid LL, epoch 3", audit(8.5)}, {runs["b"], "best valid MRR, epoch 7", audit(9.25)}}
+	rows := []AuditRow{{runs["a"], "best valid LL, epoch 3", audit(8.5, &RelationFit{TV: 0.3587, TestLL: -1.5234, TestLLTrain: -1.2345})},
+		{runs["b"], "best valid MRR, epoch 7", audit(9.25, nil)}}
 	tsv, md, err := AuditTables(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| 8.500 ± 0.025 ", "| 97 of 100 ", "| 0.2163 / 0.2200 (+0.1) ", "`a`", "| complex+ "} {
+	for _, want := range []string{"| 8.500 ± 0.025 ", "| 97 of 100 ", "| 0.2163 / 0.2200 (+0.1) ", "`a`", "| complex+ ",
+		"| 0.359 ", "| -1.523 / -1.234 "} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("no %q in\n%s", want, md)
+		}
+	}
+	for _, line := range strings.Split(string(md), "\n") {
+		if cells := strings.Split(line, "|"); strings.Contains(line, "`b`") &&
+			(strings.TrimSpace(cells[len(cells)-4]) != "–" || strings.TrimSpace(cells[len(cells)-3]) != "–") {
+			t.Errorf("row b, which has no relations: %s", line)
 		}
 	}
 	path := filepath.Join(t.TempDir(), AuditTSVName)
@@ -288,10 +336,29 @@ func TestAuditTablesRoundTrip(t *testing.T) {
 	if back, err := ReadAuditTSV(filepath.Join(t.TempDir(), "none.tsv"), lookup); back != nil || err != nil {
 		t.Errorf("a missing table: %v, %v", back, err)
 	}
+	runs["a"] = rows[0].Run
+
+	// A table written before audits weighed the relations reads with none.
+	var old []string
+	for _, line := range strings.Split(strings.TrimRight(string(tsv), "\n"), "\n") {
+		f := strings.Split(line, "\t")
+		old = append(old, strings.Join(f[:len(f)-len(auditRelationColumns)], "\t"))
+	}
+	legacy := filepath.Join(t.TempDir(), AuditTSVName)
+	if err := os.WriteFile(legacy, []byte(strings.Join(old, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err = ReadAuditTSV(legacy, lookup)
+	if err != nil || len(back) != 2 || back[0].Audit.Relations != nil || back[0].Audit.Entropy != 8.5 {
+		t.Errorf("an older table: %+v, %v", back, err)
+	}
 
 	lines := strings.Split(string(tsv), "\n")
 	for _, c := range []struct{ name, edit, want string }{
-		{"short", "b\tx", ":2: fields: 2, want 21"},
+		{"short", "b\tx", ":2: fields: 2, want 24"},
+		{"relation TV", strings.Replace(lines[1], "\t0.3587\t", "\t1.3587\t", 1), ":2: relation columns: relation_tv: total variation 1.3587 outside [0, 1]"},
+		{"relation LL", strings.Replace(lines[1], "\t-1.5234\t", "\t1.5234\t", 1), ":2: relation columns: test_ll_relation: 1.5234 is no mean log-probability"},
+		{"relation cell missing", strings.Replace(lines[1], "\t-1.5234\t", "\t\t", 1), ":2: relation columns: test_ll_relation: strconv.ParseFloat"},
 		{"samples", strings.Replace(lines[1], "\t100\t97\t", "\tmany\t97\t", 1), ":2: column 9:"},
 		{"negative hits", strings.Replace(lines[1], "\t0.2162718\t22\t", "\t0.2162718\t-22\t", 1), ":2: column 15: -22 is negative"},
 		{"mass", strings.Replace(lines[1], "\t0.0123\t1\t", "\tNaN\t1\t", 1), ":2: column 17: NaN is not finite"},

@@ -928,8 +928,9 @@ func (a *Analysis) samples(ctx context.Context) error {
 			return err
 		}
 		au := row.Audit
-		fmt.Fprintf(a.Stderr, "%s: entropy %.3f nats; train mass %.4f, share %.4f (z %+.1f)\n", fr.ID, au.Entropy,
-			au.Splits[0].Mass, au.Splits[0].Share(au.Samples), au.Splits[0].Z(au.Samples))
+		fmt.Fprintf(a.Stderr, "%s: entropy %.3f nats; train mass %.4f, share %.4f (z %+.1f); relations: TV %.3f to the training frequencies, test LL of R %.3f (theirs %.3f)\n",
+			fr.ID, au.Entropy, au.Splits[0].Mass, au.Splits[0].Share(au.Samples), au.Splits[0].Z(au.Samples),
+			au.Relations.TV, au.Relations.TestLL, au.Relations.TestLLTrain)
 		rows = upsertRow(rows, row, func(r analysis.AuditRow) string { return r.Run.ID })
 		audited++
 		return nil

@@ -60,6 +60,9 @@ model = ["cp2", "complex"]
 		if got := row.Audit.Splits[0].Mass; math.Abs(got-want.Splits[0].Mass) > 1e-7*got { // the table keeps 8 digits
 			t.Errorf("%s: train mass %v, want %v (the sampled parameters')", row.Run.Model, got, want.Splits[0].Mass)
 		}
+		if got, w := row.Audit.Relations, want.Relations; got == nil || math.Abs(got.TV-w.TV) > 1e-5 || math.Abs(got.TestLL-w.TestLL) > 1e-6 {
+			t.Errorf("%s: relations %+v, want %+v", row.Run.Model, got, w)
+		}
 		for _, sp := range row.Audit.Splits {
 			if z := sp.Z(row.Audit.Samples); !(z > -4 && z < 4) {
 				t.Errorf("%s %s: z = %v", row.Run.Model, sp.Split, z)
@@ -67,6 +70,9 @@ model = ["cp2", "complex"]
 		}
 		if !strings.Contains(stdout, "`"+row.Run.ID+"`") {
 			t.Errorf("the printed table has no row for %s", row.Run.ID)
+		}
+		if line := row.Run.ID + ": entropy "; !strings.Contains(stderr, line) || !strings.Contains(stderr, "to the training frequencies, test LL of R ") {
+			t.Errorf("stderr has no audit line for %s with its relations:\n%s", row.Run.ID, stderr)
 		}
 	}
 	// complex2 sampled at its best LL: weighed with the selected
