@@ -10,9 +10,12 @@
 // and after that refit, the relation marginal's distance to f(R), the test
 // log-likelihood and, with -features, the kernel triple distance of the
 // model's samples to the test triples (ψ from a finished ComplEx run, as
-// -analyze ktd computes it).
+// -analyze ktd computes it). First it prints how far the mean of
+// p(r | s, o) over -pairs training pairs is from f(R): PLL's relation term
+// is stationary in each relation's scale when that mean is f(r), so a
+// model trained to convergence has it near f(R) whatever its p(R).
 //
-//	go run ./scripts/refit-relations -run DIR [-features DIR] [-data ROOT] [-samples N]
+//	go run ./scripts/refit-relations -run DIR [-features DIR] [-data ROOT] [-samples N] [-pairs N]
 //
 // The run is measured at the parameters its samples come from
 // (checkpoint-ll.npz when it was trained with sample_from = "ll"). Nothing
@@ -23,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 
 	"gekc/analysis"
@@ -41,14 +45,15 @@ func main() {
 	features := flag.String("features", "", "finished ComplEx run `directory` giving ψ (none: no KTD)")
 	data := flag.String("data", "../shared/data", "data `root`")
 	n := flag.Int("samples", 25000, "samples drawn for the KTD")
+	pairs := flag.Int("pairs", 3000, "training pairs drawn to average p(r | s, o) over")
 	flag.Parse()
-	if err := refit(*run, *features, *data, *n); err != nil {
+	if err := refit(*run, *features, *data, *n, *pairs); err != nil {
 		fmt.Fprintln(os.Stderr, "refit-relations:", err)
 		os.Exit(1)
 	}
 }
 
-func refit(run, features, data string, n int) error {
+func refit(run, features, data string, n, pairs int) error {
 	if run == "" {
 		return fmt.Errorf("-run is required")
 	}
@@ -78,6 +83,17 @@ func refit(run, features, data string, n int) error {
 	}
 	m, batch, ds := fr.Model, fr.Spec.Eval.BatchSize, fr.Data
 	fmt.Printf("%s (%s, %s), %d test triples\n", fr.ID, fr.Spec.Model, fr.Spec.Objective, len(ds.Test))
+	if pairs > 0 {
+		q, err := query.New(m, dom, batch)
+		if err != nil {
+			return err
+		}
+		tv, err := pairCalibration(q, ds, pairs, uint64(fr.Spec.Seed))
+		if err != nil {
+			return err
+		}
+		fmt.Printf("as trained   mean p(r | s, o) over %d training pairs: TV to f(R) %.4f\n", pairs, tv)
+	}
 	for pass, label := range []string{"as trained", "refit once", "refit twice"} {
 		q, err := query.New(m, dom, batch)
 		if err != nil {
@@ -109,6 +125,32 @@ func refit(run, features, data string, n int) error {
 		}
 	}
 	return nil
+}
+
+// pairCalibration returns the total variation between f(R) and the mean
+// of p(r | s, o) over n training triples drawn uniformly.
+func pairCalibration(q *query.Querier, ds *kg.Dataset, n int, seed uint64) (float64, error) {
+	nr := ds.Relations.Len()
+	mean, freq := make([]float64, nr), make([]float64, nr)
+	for _, t := range ds.Train {
+		freq[t.R] += 1 / float64(len(ds.Train))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9a17))
+	for range n {
+		t := ds.Train[rng.IntN(len(ds.Train))]
+		lp, err := q.Conditional([3]int{int(t.S), int(t.R), int(t.O)}, models.Relation)
+		if err != nil {
+			return 0, err
+		}
+		for r, v := range lp {
+			mean[r] += math.Exp(v) / float64(n)
+		}
+	}
+	var tv float64
+	for r := range nr {
+		tv += math.Abs(mean[r]-freq[r]) / 2
+	}
+	return tv, nil
 }
 
 // measure returns the relation fit and the mean test log-likelihood of

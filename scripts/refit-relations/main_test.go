@@ -1,6 +1,8 @@
 package main
 
 import (
+	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -75,4 +77,59 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// pairCalibration's mean of p(r | s, o) over drawn training pairs is the
+// one that p(s, r, o) / Σ_r' p(s, r', o), from LogJoint, gives over the
+// same draws.
+func TestPairCalibration(t *testing.T) {
+	ds, err := kg.Load(filepath.Join("..", "..", "data", "nations"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := models.New("complex2", models.Sizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Rank: 4},
+		models.Options{Seed: 5, InitScale: 1, EpsMass: 1e-6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := query.New(m, nil, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, seed = 200, 7
+	got, err := pairCalibration(q, ds, n, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr := ds.Relations.Len()
+	mean, freq := make([]float64, nr), make([]float64, nr)
+	for _, tr := range ds.Train {
+		freq[tr.R] += 1 / float64(len(ds.Train))
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9a17))
+	for range n {
+		tr := ds.Train[rng.IntN(len(ds.Train))]
+		var all [][3]int
+		for r := range nr {
+			all = append(all, [3]int{int(tr.S), r, int(tr.O)})
+		}
+		lps, err := q.LogJoint(all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var z float64
+		for _, lp := range lps {
+			z += math.Exp(lp)
+		}
+		for r, lp := range lps {
+			mean[r] += math.Exp(lp) / z / n
+		}
+	}
+	var want float64
+	for r := range nr {
+		want += math.Abs(mean[r]-freq[r]) / 2
+	}
+	if !(want > 0.05) || abs(got-want) > 1e-6 {
+		t.Errorf("pairCalibration %v, by LogJoint %v (want it far from 0 for this untrained model)", got, want)
+	}
 }
