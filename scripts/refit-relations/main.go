@@ -177,8 +177,9 @@ func measure(q *query.Querier, ds *kg.Dataset) (*analysis.RelationFit, float64, 
 
 // refitRelations multiplies each row r of m's relation table by
 // √(f(r) / p(r)), f the relation frequencies of ds's training triples.
-// It checks on up to 20 test triples that p(o | s, r) and p(s | r, o) did
-// not move, as they do not when the score is linear in the relation row.
+// It checks on up to 5 test triples that p(o | s, r) and p(s | r, o) did
+// not move, as they do not when the score is linear in the relation row
+// (few: each conditional of a squared model pays for a Gram matrix).
 func refitRelations(m *models.Model, dom *models.Domain, batch int, ds *kg.Dataset) error {
 	q, err := query.New(m, dom, batch)
 	if err != nil {
@@ -226,11 +227,11 @@ func refitRelations(m *models.Model, dom *models.Domain, batch int, ds *kg.Datas
 	return nil
 }
 
-// conditionals returns log p(o | s, r) and log p(s | r, o) of up to 20 of
+// conditionals returns log p(o | s, r) and log p(s | r, o) of up to 5 of
 // the triples.
 func conditionals(q *query.Querier, ts []kg.Triple) ([]float64, error) {
 	var out []float64
-	for _, t := range ts[:min(20, len(ts))] {
+	for _, t := range ts[:min(5, len(ts))] {
 		x := [3]int{int(t.S), int(t.R), int(t.O)}
 		for _, v := range []models.Var{models.Object, models.Subject} {
 			lp, err := q.Conditional(x, v)
