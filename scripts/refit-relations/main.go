@@ -13,7 +13,8 @@
 // -analyze ktd computes it). First it prints how far the mean of
 // p(r | s, o) over -pairs training pairs is from f(R): PLL's relation term
 // is stationary in each relation's scale when that mean is f(r), so a
-// model trained to convergence has it near f(R) whatever its p(R).
+// model that PLL has trained to convergence has it near f(R) whatever its
+// p(R).
 //
 //	go run ./scripts/refit-relations -run DIR [-features DIR] [-data ROOT] [-samples N] [-pairs N]
 //
