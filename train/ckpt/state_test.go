@@ -173,6 +173,26 @@ func FuzzReadState(f *testing.F) {
 // The log-likelihood track survives its non-finite starting values (−Inf
 // best, NaN test), and a state without one (written before runs tracked it)
 // reads back without one, so that the resumed run knows not to trust it.
+// A state's wall time reads back to the nanosecond, so that a state
+// written again from what was read keeps it (0.128615561 s times 10⁹ is
+// a hair under the whole number it stands for).
+func TestStateWallRoundTrip(t *testing.T) {
+	s := &train.State{Params: map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float32{1, 2}))}}
+	for _, wall := range []time.Duration{128615561, 90 * time.Second, 3*time.Hour + 7} {
+		path := filepath.Join(t.TempDir(), StateName)
+		if err := WriteState(path, "run", s, wall, nil); err != nil {
+			t.Fatal(err)
+		}
+		info, err := ReadStateInfo(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Wall != wall {
+			t.Errorf("wall %v read back as %v", wall, info.Wall)
+		}
+	}
+}
+
 func TestStateLLTrack(t *testing.T) {
 	tbl := tensor.New(tensor.WithShape(1, 2), tensor.WithBacking([]float32{1, 2}))
 	for _, c := range []struct {
