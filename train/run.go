@@ -283,7 +283,7 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 	i0 := 0
 	if epoch == r.first && r.firstBatch > 0 {
 		i0, sum = r.firstBatch, r.firstLoss
-		start = start.Add(-time.Duration(r.firstSeconds * float64(time.Second)))
+		start = start.Add(-Seconds(r.firstSeconds))
 	}
 	for i := i0; i < nb; i++ {
 		if err := r.ctx.Err(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 )
 
 // start sets where training begins: from a resumed state (its parameters,
@@ -40,7 +39,7 @@ func (r *run) resume(s *State) error {
 	} else {
 		stop.llTracked = false
 	}
-	r.steps, r.stepTime = s.Steps, time.Duration(s.StepSeconds*float64(time.Second))
+	r.steps, r.stepTime = s.Steps, Seconds(s.StepSeconds)
 	res.Epochs = append(res.Epochs, s.Epochs...)
 	res.Initial = s.Initial
 	note := "resumed " + ResumePoint(s.Epoch, s.Batch)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"gekc/graph"
 	"gekc/kg"
@@ -51,6 +52,12 @@ type State struct {
 	// (Config.KeepBestLL); nil when it does not.
 	BestLLParams map[string]*tensor.Dense
 }
+
+// Seconds is the duration a state keeps as a number of seconds, rounded
+// to the nanosecond: truncated, 0.128615561 s would come back a hair
+// under 128,615,561 ns, and a state written again from what was read
+// would lose 1 ns each time.
+func Seconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // ResumePoint says where a run stopped after epoch epochs and batch steps
 // of the next one goes on: "after epoch 2", "in epoch 3 after step 4".

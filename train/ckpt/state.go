@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -164,9 +163,7 @@ func (i *StateInfo) ResumePoint() string { return train.ResumePoint(i.Epoch, i.B
 func (m *stateMeta) info() *StateInfo {
 	return &StateInfo{RunID: m.RunID, Epoch: m.Epoch, Batch: m.Batch, Steps: m.Steps,
 		Best: float64(m.Best), BestEpoch: m.BestEpoch,
-		// Rounded, not truncated: 0.128615561 s times 10⁹ is a hair under
-		// 128,615,561 ns, and a state written again would lose 1 ns a time.
-		Wall: time.Duration(math.Round(float64(m.WallSeconds) * float64(time.Second))), SavedAt: m.SavedAt, Segments: m.Segments}
+		Wall: train.Seconds(float64(m.WallSeconds)), SavedAt: m.SavedAt, Segments: m.Segments}
 }
 
 // WriteState writes s, the state of run runID after wall time wall,
