@@ -105,11 +105,12 @@ type RelationFit struct {
 	TestLLTrain float64 // mean log f(r) over them; −Inf if one's relation is not in training
 }
 
-// FitRelations computes the RelationFit on ds of a model whose
-// unnormalised log relation marginals are logMarg (query.Querier's
-// RelationLogMarginals).
-func FitRelations(logMarg []float64, ds *kg.Dataset) (*RelationFit, error) {
-	nr := len(logMarg)
+// TrainRelationFrequencies returns f(R), the share of ds's training
+// triples that each of nr relations has.
+func TrainRelationFrequencies(ds *kg.Dataset, nr int) ([]float64, error) {
+	if len(ds.Train) == 0 {
+		return nil, errors.New("the relation marginal needs training and test triples")
+	}
 	freq := make([]float64, nr)
 	for _, t := range ds.Train {
 		if int(t.R) >= nr {
@@ -117,7 +118,22 @@ func FitRelations(logMarg []float64, ds *kg.Dataset) (*RelationFit, error) {
 		}
 		freq[t.R]++
 	}
-	if len(ds.Train) == 0 || len(ds.Test) == 0 {
+	for r := range freq {
+		freq[r] /= float64(len(ds.Train))
+	}
+	return freq, nil
+}
+
+// FitRelations computes the RelationFit on ds of a model whose
+// unnormalised log relation marginals are logMarg (query.Querier's
+// RelationLogMarginals).
+func FitRelations(logMarg []float64, ds *kg.Dataset) (*RelationFit, error) {
+	nr := len(logMarg)
+	freq, err := TrainRelationFrequencies(ds, nr)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds.Test) == 0 {
 		return nil, errors.New("the relation marginal needs training and test triples")
 	}
 	lz := floats.LogSumExp(logMarg)
@@ -128,7 +144,6 @@ func FitRelations(logMarg []float64, ds *kg.Dataset) (*RelationFit, error) {
 	fit := &RelationFit{}
 	for r, lm := range logMarg {
 		logP[r] = lm - lz
-		freq[r] /= float64(len(ds.Train))
 		fit.TV += math.Abs(math.Exp(logP[r])-freq[r]) / 2
 	}
 	for _, t := range ds.Test {

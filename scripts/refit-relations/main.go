@@ -84,23 +84,20 @@ func refit(run, features, data string, n, pairs int) error {
 	}
 	m, batch, ds := fr.Model, fr.Spec.Eval.BatchSize, fr.Data
 	fmt.Printf("%s (%s, %s), %d test triples\n", fr.ID, fr.Spec.Model, fr.Spec.Objective, len(ds.Test))
-	if pairs > 0 {
-		q, err := query.New(m, dom, batch)
-		if err != nil {
-			return err
-		}
-		tv, err := pairCalibration(q, ds, pairs, uint64(fr.Spec.Seed))
-		if err != nil {
-			return err
-		}
-		fmt.Printf("as trained   mean p(r | s, o) over %d training pairs: TV to f(R) %.4f\n", pairs, tv)
-	}
 	for pass, label := range []string{"as trained", "refit once", "refit twice"} {
+		// A new querier each pass: the parameters changed.
 		q, err := query.New(m, dom, batch)
 		if err != nil {
 			return err
 		}
-		fit, ll, err := measure(q, ds)
+		if pass == 0 && pairs > 0 {
+			tv, err := pairCalibration(q, ds, pairs, uint64(fr.Spec.Seed))
+			if err != nil {
+				return err
+			}
+			fmt.Printf("as trained   mean p(r | s, o) over %d training pairs: TV to f(R) %.4f\n", pairs, tv)
+		}
+		lm, fit, ll, err := measure(q, ds)
 		if err != nil {
 			return err
 		}
@@ -120,7 +117,7 @@ func refit(run, features, data string, n, pairs int) error {
 		// Twice: the uniform ε mass, which the scales do not move, leaves
 		// the first refit a hair from f(R).
 		if pass < 2 {
-			if err := refitRelations(m, dom, batch, ds); err != nil {
+			if err := refitRelations(q, lm, batch, ds); err != nil {
 				return err
 			}
 		}
@@ -132,10 +129,11 @@ func refit(run, features, data string, n, pairs int) error {
 // of p(r | s, o) over n training triples drawn uniformly.
 func pairCalibration(q *query.Querier, ds *kg.Dataset, n int, seed uint64) (float64, error) {
 	nr := ds.Relations.Len()
-	mean, freq := make([]float64, nr), make([]float64, nr)
-	for _, t := range ds.Train {
-		freq[t.R] += 1 / float64(len(ds.Train))
+	freq, err := analysis.TrainRelationFrequencies(ds, nr)
+	if err != nil {
+		return 0, err
 	}
+	mean := make([]float64, nr)
 	rng := rand.New(rand.NewPCG(seed, 0x9a17))
 	for range n {
 		t := ds.Train[rng.IntN(len(ds.Train))]
@@ -154,50 +152,44 @@ func pairCalibration(q *query.Querier, ds *kg.Dataset, n int, seed uint64) (floa
 	return tv, nil
 }
 
-// measure returns the relation fit and the mean test log-likelihood of
-// q's model on ds.
-func measure(q *query.Querier, ds *kg.Dataset) (*analysis.RelationFit, float64, error) {
+// measure returns the unnormalised log relation marginals, the relation
+// fit and the mean test log-likelihood of q's model on ds.
+func measure(q *query.Querier, ds *kg.Dataset) ([]float64, *analysis.RelationFit, float64, error) {
 	lm, err := q.RelationLogMarginals()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	fit, err := analysis.FitRelations(lm, ds)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	lps, err := q.LogJoint(triples(ds.Test))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	var ll float64
 	for _, lp := range lps {
 		ll += lp / float64(len(lps))
 	}
-	return fit, ll, nil
+	return lm, fit, ll, nil
 }
 
-// refitRelations multiplies each row r of m's relation table by
-// √(f(r) / p(r)), f the relation frequencies of ds's training triples.
+// refitRelations multiplies each row r of the relation table of q's model
+// by √(f(r) / p(r)), f the relation frequencies of ds's training triples
+// and lm the model's unnormalised log relation marginals, which q gave.
 // It checks on up to 5 test triples that p(o | s, r) and p(s | r, o) did
 // not move, as they do not when the score is linear in the relation row
 // (few: each conditional of a squared model pays for a Gram matrix).
-func refitRelations(m *models.Model, dom *models.Domain, batch int, ds *kg.Dataset) error {
-	q, err := query.New(m, dom, batch)
-	if err != nil {
-		return err
-	}
-	lm, err := q.RelationLogMarginals()
-	if err != nil {
-		return err
-	}
+func refitRelations(q *query.Querier, lm []float64, batch int, ds *kg.Dataset) error {
+	m, dom := q.Model(), q.Domain()
 	before, err := conditionals(q, ds.Test)
 	if err != nil {
 		return err
 	}
 	lz := floats.LogSumExp(lm)
-	freq := make([]float64, len(lm))
-	for _, t := range ds.Train {
-		freq[t.R] += 1 / float64(len(ds.Train))
+	freq, err := analysis.TrainRelationFrequencies(ds, len(lm))
+	if err != nil {
+		return err
 	}
 	name := m.Layout.Relation
 	table := m.Param(name)

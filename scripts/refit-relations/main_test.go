@@ -39,26 +39,28 @@ func TestRefitRelations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fit := func() (*analysis.RelationFit, float64) {
+			fit := func() (*query.Querier, []float64, *analysis.RelationFit, float64) {
 				q, err := query.New(m, nil, 512)
 				if err != nil {
 					t.Fatal(err)
 				}
-				f, ll, err := measure(q, ds)
+				lm, f, ll, err := measure(q, ds)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return f, ll
+				return q, lm, f, ll
 			}
-			f0, ll0 := fit()
+			q, lm, f0, ll0 := fit()
 			if !(f0.TV > 0.05) {
 				t.Fatalf("p(R) already %v from f(R): nothing to refit", f0.TV)
 			}
 			for pass, tol := range []float64{1e-3, 1e-5} {
-				if err := refitRelations(m, nil, 512, ds); err != nil {
+				if err := refitRelations(q, lm, 512, ds); err != nil {
 					t.Fatal(err)
 				}
-				f, ll := fit()
+				var f *analysis.RelationFit
+				var ll float64
+				q, lm, f, ll = fit()
 				if !(f.TV < tol) || !(abs(f.TestLL-f.TestLLTrain) < 10*tol) {
 					t.Errorf("pass %d: p(R) %v from f(R), test LL of R %v against f(R)'s %v", pass+1, f.TV, f.TestLL, f.TestLLTrain)
 				}
