@@ -136,33 +136,54 @@ func (m *Model) ParamNames() []string {
 // New builds and initialises the model registered under name, e.g. "cp",
 // "cp+", "complex2" (see Names).
 func New(name string, sz Sizes, opt Options) (*Model, error) {
-	sf, sem, err := Lookup(name)
+	m, opt, err := describe(name, sz, opt)
 	if err != nil {
 		return nil, err
 	}
+	if err := m.initTables(opt, func(t TableSpec, x []float64) {
+		m.params[t.Name] = denseOf(opt.Dtype, x, t.Rows, t.Cols)
+	}); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// describe returns the model registered under name with no parameters, and
+// the options with their defaults filled in.
+func describe(name string, sz Sizes, opt Options) (*Model, Options, error) {
+	sf, sem, err := Lookup(name)
+	if err != nil {
+		return nil, opt, err
+	}
 	if sz.Entities <= 0 || sz.Relations <= 0 || sz.Rank <= 0 {
-		return nil, fmt.Errorf("models.New(%q): sizes must be positive, got %+v", name, sz)
+		return nil, opt, fmt.Errorf("models.New(%q): sizes must be positive, got %+v", name, sz)
 	}
 	if opt.Dtype == (tensor.Dtype{}) {
 		opt.Dtype = tensor.Float32
 	}
 	if opt.Dtype != tensor.Float32 && opt.Dtype != tensor.Float64 {
-		return nil, fmt.Errorf("models.New(%q): dtype %v is not float32 or float64", name, opt.Dtype)
+		return nil, opt, fmt.Errorf("models.New(%q): dtype %v is not float32 or float64", name, opt.Dtype)
 	}
 	if opt.EpsMass == 0 {
 		opt.EpsMass = 1
 	}
 	m := &Model{Name: name, Score: sf, Semantics: sem, Sizes: sz, Layout: sf.Layout(sz), EpsMass: opt.EpsMass,
 		Dtype: opt.Dtype, params: map[string]*tensor.Dense{}}
+	return m, opt, nil
+}
+
+// initTables draws each table's initial values in layout order from the
+// options' seed and hands them to keep, row-major.
+func (m *Model) initTables(opt Options, keep func(t TableSpec, x []float64)) error {
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
 	for _, t := range m.Layout.Tables {
 		x := make([]float64, t.Rows*t.Cols)
-		if err := sf.Init(sem, sz, t, x, rng, opt.InitScale); err != nil {
-			return nil, fmt.Errorf("models.New(%q): initialising %s: %w", name, t.Name, err)
+		if err := m.Score.Init(m.Semantics, m.Sizes, t, x, rng, opt.InitScale); err != nil {
+			return fmt.Errorf("models.New(%q): initialising %s: %w", m.Name, t.Name, err)
 		}
-		m.params[t.Name] = denseOf(opt.Dtype, x, t.Rows, t.Cols)
+		keep(t, x)
 	}
-	return m, nil
+	return nil
 }
 
 func denseOf(dt tensor.Dtype, x []float64, rows, cols int) *tensor.Dense {

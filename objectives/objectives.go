@@ -131,3 +131,49 @@ func Parse(name string, w Weights) (Objective, error) {
 	}
 	return nil, fmt.Errorf("unknown objective %q (known: pll, mle)", name)
 }
+
+// A Divisible objective's loss splits over parts of a batch, as when the
+// processes of an entity-sharded run each take some of its triples:
+// PartLoss is the loss of the part whose triples carry weights (the
+// batch's weights of those triples, summing to share), with the terms of
+// the whole batch (MLE's log Z) scaled by share, so that the parts'
+// losses and gradients sum to the batch's.
+type Divisible interface {
+	Objective
+	PartLoss(c *models.Circuit, b *models.Batch, weights, share *G.Node) (*G.Node, error)
+}
+
+// PartLoss is Loss: every term of PLL belongs to one triple.
+func (p PLL) PartLoss(c *models.Circuit, b *models.Batch, weights, _ *G.Node) (*G.Node, error) {
+	return p.Loss(c, b, weights)
+}
+
+// PartLoss is share·log Z − Σ_i w_i log φ(s_i,r_i,o_i).
+func (MLE) PartLoss(c *models.Circuit, b *models.Batch, weights, share *G.Node) (*G.Node, error) {
+	logZ, err := c.LogPartition()
+	if err != nil {
+		return nil, fmt.Errorf("objectives.MLE with %s: %w", c.Model().Name, err)
+	}
+	var e graph.Builder
+	return e.Result(e.Sub(e.ScaleBy(logZ, share), e.Dot(e.Use(c.LogScore(b)), weights)))
+}
+
+// PartLoss adds the part's penalties to the regularised objective's part
+// loss; the objective must be Divisible.
+func (r Regularized) PartLoss(c *models.Circuit, b *models.Batch, weights, share *G.Node) (*G.Node, error) {
+	d, ok := r.Objective.(Divisible)
+	if !ok {
+		return nil, fmt.Errorf("objectives.Regularized: %s does not split over parts of a batch", r.Name())
+	}
+	return Regularized{Objective: partOf{d, share}, N3: r.N3, F2: r.F2}.Loss(c, b, weights)
+}
+
+// partOf is a Divisible objective's part loss as an Objective.
+type partOf struct {
+	Divisible
+	share *G.Node
+}
+
+func (p partOf) Loss(c *models.Circuit, b *models.Batch, weights *G.Node) (*G.Node, error) {
+	return p.PartLoss(c, b, weights, p.share)
+}
