@@ -175,15 +175,30 @@ func describe(name string, sz Sizes, opt Options) (*Model, Options, error) {
 // initTables draws each table's initial values in layout order from the
 // options' seed and hands them to keep, row-major.
 func (m *Model) initTables(opt Options, keep func(t TableSpec, x []float64)) error {
-	rng := rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
+	rng := m.initStream(opt)
 	for _, t := range m.Layout.Tables {
-		x := make([]float64, t.Rows*t.Cols)
-		if err := m.Score.Init(m.Semantics, m.Sizes, t, x, rng, opt.InitScale); err != nil {
-			return fmt.Errorf("models.New(%q): initialising %s: %w", m.Name, t.Name, err)
+		x, err := m.initTable(t, t.Rows, opt, rng)
+		if err != nil {
+			return err
 		}
 		keep(t, x)
 	}
 	return nil
+}
+
+// initStream is the random stream the tables are drawn from, in order.
+func (m *Model) initStream(opt Options) *rand.Rand {
+	return rand.New(rand.NewPCG(opt.Seed, 0x9e3779b97f4a7c15))
+}
+
+// initTable draws the next rows of table t from rng.
+func (m *Model) initTable(t TableSpec, rows int, opt Options, rng *rand.Rand) ([]float64, error) {
+	x := make([]float64, rows*t.Cols)
+	spec := TableSpec{Name: t.Name, Rows: rows, Cols: t.Cols}
+	if err := m.Score.Init(m.Semantics, m.Sizes, spec, x, rng, opt.InitScale); err != nil {
+		return nil, fmt.Errorf("models.New(%q): initialising %s: %w", m.Name, t.Name, err)
+	}
+	return x, nil
 }
 
 func denseOf(dt tensor.Dtype, x []float64, rows, cols int) *tensor.Dense {

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"gekc/graph"
@@ -31,7 +32,7 @@ func (l Layout) EntityTables() []string {
 // NewPart draws the parameters New draws for the same arguments and keeps
 // one process's part of them: rows [lo, hi) of every entity table and the
 // whole of every other table. The returned model holds no parameters; bind
-// it with BindPart. Drawing needs one whole table at a time in float64.
+// it with BindPart.
 func NewPart(name string, sz Sizes, opt Options, lo, hi int) (*Model, map[string]*tensor.Dense, error) {
 	m, opt, err := describe(name, sz, opt)
 	if err != nil {
@@ -42,17 +43,56 @@ func NewPart(name string, sz Sizes, opt Options, lo, hi int) (*Model, map[string
 	}
 	entity := m.Layout.EntityTables()
 	part := map[string]*tensor.Dense{}
-	err = m.initTables(opt, func(t TableSpec, x []float64) {
-		if slices.Contains(entity, t.Name) {
-			part[t.Name] = denseOf(opt.Dtype, x[lo*t.Cols:hi*t.Cols], hi-lo, t.Cols)
-			return
+	rng := m.initStream(opt)
+	for _, t := range m.Layout.Tables {
+		if !slices.Contains(entity, t.Name) {
+			x, err := m.initTable(t, t.Rows, opt, rng)
+			if err != nil {
+				return nil, nil, err
+			}
+			part[t.Name] = denseOf(opt.Dtype, x, t.Rows, t.Cols)
+			continue
 		}
-		part[t.Name] = denseOf(opt.Dtype, x, t.Rows, t.Cols)
-	})
-	if err != nil {
-		return nil, nil, err
+		x, err := m.initRows(t, lo, hi, opt, rng)
+		if err != nil {
+			return nil, nil, err
+		}
+		part[t.Name] = denseOf(opt.Dtype, x, hi-lo, t.Cols)
 	}
 	return m, part, nil
+}
+
+// partChunk is the number of rows a squared model's entity table is
+// drawn in at a time by NewPart.
+const partChunk = 1 << 14
+
+// initRows draws table t as initTables would and returns rows [lo, hi).
+// A squared model's tables are drawn elementwise in row-major order (the
+// log-normal init), so they are drawn in chunks of rows and only the part
+// is kept: a process never holds the whole table. Other semantics draw
+// column statistics over all rows (log-Dirichlet columns): the whole
+// table is drawn, then cut. TestNewPartMatchesNew holds every registered
+// model to New's values.
+func (m *Model) initRows(t TableSpec, lo, hi int, opt Options, rng *rand.Rand) ([]float64, error) {
+	if m.Semantics != Squared {
+		x, err := m.initTable(t, t.Rows, opt, rng)
+		if err != nil {
+			return nil, err
+		}
+		return x[lo*t.Cols : hi*t.Cols], nil
+	}
+	out := make([]float64, 0, (hi-lo)*t.Cols)
+	for r0 := 0; r0 < t.Rows; r0 += partChunk {
+		r1 := min(r0+partChunk, t.Rows)
+		x, err := m.initTable(t, r1-r0, opt, rng)
+		if err != nil {
+			return nil, err
+		}
+		if a, b := max(r0, lo), min(r1, hi); a < b {
+			out = append(out, x[(a-r0)*t.Cols:(b-r0)*t.Cols]...)
+		}
+	}
+	return out, nil
 }
 
 // EntityStat returns the statistic of an entity table's rows that the
