@@ -27,6 +27,9 @@ type Comm interface {
 	// order; counts[q] is the length of process q's send.
 	AllgathervFloat32(send, recv []float32, counts []int) error
 	AllgathervFloat64(send, recv []float64, counts []int) error
+	// Broadcast returns process 0's b on every process (the others' b is
+	// ignored).
+	Broadcast(b []byte) ([]byte, error)
 }
 
 // Local returns a group of n processes that are goroutines of this one:
@@ -197,4 +200,13 @@ func localAllgatherv[T any](c *local, send, recv []T, counts []int) error {
 		}
 		return nil
 	}, func() {})
+}
+
+func (c *local) Broadcast(b []byte) ([]byte, error) {
+	var out []byte
+	err := c.collective(b, func(all []any) error {
+		out = append([]byte(nil), all[0].([]byte)...)
+		return nil
+	}, func() {})
+	return out, err
 }

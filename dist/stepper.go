@@ -63,7 +63,52 @@ type entityTable struct {
 // NewStepper builds process comm.Rank()'s part of a step of the model
 // registered under name (sizes sz, initialised as models.New would with
 // opt) under a Divisible objective, for global batches of size batch.
+// No process holds a whole entity table (models.NewPart).
 func NewStepper(comm Comm, name string, sz models.Sizes, opt models.Options, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
+	rows, err := NewRows(sz.Entities, comm.Size())
+	if err != nil {
+		return nil, err
+	}
+	p := comm.Rank()
+	m, params, err := models.NewPart(name, sz, opt, rows.Lo(p), rows.Hi(p))
+	if err != nil {
+		return nil, err
+	}
+	return newStepper(comm, rows, m, params, obj, batch, o)
+}
+
+// NewStepperFrom builds process comm.Rank()'s part of a step of m, a whole
+// model that every process holds: each copies its own rows of the entity
+// tables, and steps m's replicated tables (relations, TuckER's core) in
+// place. CopyTo writes the trained rows back into m.
+func NewStepperFrom(comm Comm, m *models.Model, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
+	rows, err := NewRows(m.Sizes.Entities, comm.Size())
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := rows.Lo(comm.Rank()), rows.Hi(comm.Rank())
+	params := map[string]*tensor.Dense{}
+	for _, name := range m.ParamNames() {
+		params[name] = m.Param(name)
+	}
+	for _, name := range m.Layout.EntityTables() {
+		t := m.Param(name)
+		cols := t.Shape()[1]
+		var backing any
+		switch x := t.Data().(type) {
+		case []float32:
+			backing = slices.Clone(x[lo*cols : hi*cols])
+		case []float64:
+			backing = slices.Clone(x[lo*cols : hi*cols])
+		default:
+			return nil, fmt.Errorf("dist: %s has dtype %v", name, t.Dtype())
+		}
+		params[name] = tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
+	}
+	return newStepper(comm, rows, m, params, obj, batch, o)
+}
+
+func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor.Dense, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
 	div, ok := obj.(objectives.Divisible)
 	if !ok {
 		return nil, fmt.Errorf("dist: the objective %s does not split over parts of a batch", obj.Name())
@@ -71,20 +116,54 @@ func NewStepper(comm Comm, name string, sz models.Sizes, opt models.Options, obj
 	if batch <= 0 || o == nil {
 		return nil, fmt.Errorf("dist: batch %d, optimiser %v", batch, o)
 	}
-	rows, err := NewRows(sz.Entities, comm.Size())
-	if err != nil {
-		return nil, err
-	}
 	p := comm.Rank()
 	st := &Stepper{comm: comm, rows: rows, lo: rows.Lo(p), hi: rows.Hi(p), batch: batch,
-		local: (batch + comm.Size() - 1) / comm.Size(), opt: o}
-	if st.m, st.params, err = models.NewPart(name, sz, opt, st.lo, st.hi); err != nil {
-		return nil, err
-	}
+		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params}
 	if err := st.build(div); err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// CopyTo writes every process's rows of the entity tables into m's (an
+// all-gather: every process's m then holds the model as trained). m is the
+// model the stepper was built from, or one of its sizes.
+func (st *Stepper) CopyTo(m *models.Model) error {
+	for _, name := range st.m.Layout.EntityTables() {
+		own, whole := st.params[name], m.Param(name)
+		if whole == nil || whole.Shape()[0] != st.rows.N || whole.Shape()[1] != own.Shape()[1] || whole.Dtype() != own.Dtype() {
+			return fmt.Errorf("dist: CopyTo a model whose %s is not %d×%d %v", name, st.rows.N, own.Shape()[1], own.Dtype())
+		}
+		counts := make([]int, st.rows.P)
+		for q := range counts {
+			counts[q] = (st.rows.Hi(q) - st.rows.Lo(q)) * own.Shape()[1]
+		}
+		var err error
+		switch x := own.Data().(type) {
+		case []float32:
+			err = st.comm.AllgathervFloat32(x, whole.Data().([]float32), counts)
+		case []float64:
+			err = st.comm.AllgathervFloat64(x, whole.Data().([]float64), counts)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AnyStops tells every process whether any of them was told to stop
+// (stop, on this one): processes of one run take every step together, so
+// they must stop at the same step boundary.
+func (st *Stepper) AnyStops(stop bool) (bool, error) {
+	x := []int64{0}
+	if stop {
+		x[0] = 1
+	}
+	if err := st.comm.MaxInt64(x); err != nil {
+		return false, err
+	}
+	return x[0] > 0, nil
 }
 
 // build makes the step's graph and program and each entity table's

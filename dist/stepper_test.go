@@ -1,4 +1,4 @@
-package dist
+package dist_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"gekc/dist"
 	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
@@ -106,13 +107,13 @@ func TestStepMatchesOneProcess(t *testing.T) {
 func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
 func newLocalSteppers(t *testing.T, np int, model string, sz models.Sizes, opt models.Options,
-	obj objectives.Objective, batch int, o func() graph.Optimizer) []*Stepper {
+	obj objectives.Objective, batch int, o func() graph.Optimizer) []*dist.Stepper {
 	t.Helper()
-	comms := Local(np)
-	sts := make([]*Stepper, np)
+	comms := dist.Local(np)
+	sts := make([]*dist.Stepper, np)
 	for p := range sts {
 		var err error
-		if sts[p], err = NewStepper(comms[p], model, sz, opt, obj, batch, o()); err != nil {
+		if sts[p], err = dist.NewStepper(comms[p], model, sz, opt, obj, batch, o()); err != nil {
 			t.Fatalf("%s: %v", model, err)
 		}
 	}
@@ -120,7 +121,7 @@ func newLocalSteppers(t *testing.T, np int, model string, sz models.Sizes, opt m
 }
 
 // stepAll steps every process on the batch, each in its goroutine.
-func stepAll(t *testing.T, sts []*Stepper, batch []kg.Triple) []float64 {
+func stepAll(t *testing.T, sts []*dist.Stepper, batch []kg.Triple) []float64 {
 	t.Helper()
 	losses, errs := make([]float64, len(sts)), make([]error, len(sts))
 	var wg sync.WaitGroup
@@ -138,7 +139,7 @@ func stepAll(t *testing.T, sts []*Stepper, batch []kg.Triple) []float64 {
 
 // whole concatenates the processes' parts of a table (each process holds
 // all of a replicated table: the copies must be equal, and are checked).
-func whole(sts []*Stepper, table string) []float64 {
+func whole(sts []*dist.Stepper, table string) []float64 {
 	if !isEntity(sts[0].Model(), table) {
 		first := graph.Float64s(sts[0].Param(table))
 		for _, st := range sts[1:] {
@@ -234,7 +235,7 @@ func TestNewStepperRefuses(t *testing.T) {
 		{"more processes than entities", "cp2", 3, pll, "cannot be split"},
 		{"an objective that does not split", "cp2", 1, wholeOnly{}, "does not split"},
 	} {
-		_, err := NewStepper(Local(c.np)[0], c.model, sz, models.Options{}, c.obj, 4, graph.NewAdam(0.1))
+		_, err := dist.NewStepper(dist.Local(c.np)[0], c.model, sz, models.Options{}, c.obj, 4, graph.NewAdam(0.1))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.want)
 		}
@@ -248,4 +249,53 @@ func (wholeOnly) Name() string { return "whole-only" }
 
 func (wholeOnly) Loss(c *models.Circuit, b *models.Batch, w *G.Node) (*G.Node, error) {
 	return objectives.MLE{}.Loss(c, b, w)
+}
+
+// TestStepperFromModelAndCopyTo: a stepper built from a whole model trains
+// it as one process would, and CopyTo gives every process the whole model.
+func TestStepperFromModelAndCopyTo(t *testing.T) {
+	data := tinyTriples(20, 8, 3, 6)
+	sz := models.Sizes{Entities: 8, Relations: 3, Rank: 3}
+	opt := models.Options{Seed: 2, Dtype: tensor.Float64}
+	obj := objectives.MLE{}
+	ref, _ := models.New("complex2", sz, opt)
+	one, err := train.NewStepper(ref, obj, 6, graph.NewAdam(0.05))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := dist.Local(3)
+	wholes := make([]*models.Model, 3)
+	sts := make([]*dist.Stepper, 3)
+	for p := range sts {
+		wholes[p], _ = models.New("complex2", sz, opt)
+		if sts[p], err = dist.NewStepperFrom(comms[p], wholes[p], obj, 6, graph.NewAdam(0.05)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for lo := 0; lo < len(data); lo += 6 {
+		b := data[lo:min(lo+6, len(data))]
+		if _, err := one.Step(b); err != nil {
+			t.Fatal(err)
+		}
+		stepAll(t, sts, b)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for p, st := range sts {
+		wg.Go(func() { errs[p] = st.CopyTo(wholes[p]) })
+	}
+	wg.Wait()
+	for p := range sts {
+		if errs[p] != nil {
+			t.Fatal(errs[p])
+		}
+		for _, table := range ref.ParamNames() {
+			got, want := graph.Float64s(wholes[p].Param(table)), graph.Float64s(ref.Param(table))
+			for j := range want {
+				if !close(got[j], want[j], 1e-10) {
+					t.Fatalf("process %d: %s[%d] = %.15g, one process's %.15g", p, table, j, got[j], want[j])
+				}
+			}
+		}
+	}
 }

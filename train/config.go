@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"gekc/dist"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -72,6 +73,15 @@ type Config struct {
 	// MRR-selected one's ranking. One more copy of the parameters; no
 	// effect when the log-likelihood selects, or is not validated.
 	KeepBestLL bool
+	// Shard, when set, trains the model with its entity tables split by
+	// rows over the group's processes (package dist), each of which calls
+	// Run with the same Config and data: every step is the one-process
+	// step up to summation order. Each process still holds the whole
+	// model's parameters, which the processes' rows are gathered into after
+	// every epoch, and evaluates it as one process would. Sharded runs do
+	// not save resume states yet (SaveState is not called) nor resume, and
+	// refuse domain constraints and energy-based models.
+	Shard dist.Comm
 }
 
 // EvalConfig controls validation and testing.

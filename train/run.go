@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"gekc/dist"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -119,7 +120,8 @@ type run struct {
 	ds     *kg.Dataset
 	obs    Observer
 	m      *models.Model
-	st     *Stepper
+	st     stepper
+	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
 	ev     *metrics.Evaluator
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
@@ -190,6 +192,14 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
+	var steps stepper = st
+	var shard *dist.Stepper
+	if cfg.Shard != nil {
+		if shard, err = newShard(cfg, m, dom, opt); err != nil {
+			return nil, err
+		}
+		steps = shardedStepper{shard}
+	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
@@ -227,13 +237,18 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: st, ev: ev,
+	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, ev: ev,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
 		testDS: testDS, testFilter: testFilter,
 		res: &Result{Status: Finished, Model: m, LL: newLLTrack(), Memory: mem}}
 	if testNote != "" {
 		r.res.Notes = append(r.res.Notes, testNote)
+	}
+	if shard != nil {
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("sharded over %d processes: entity rows %d–%d here; no resume states (not built for sharded runs yet)",
+			cfg.Shard.Size(), shard.Rows().Lo(cfg.Shard.Rank()), shard.Rows().Hi(cfg.Shard.Rank())-1))
+		r.cfg.SaveState = nil
 	}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
@@ -286,7 +301,7 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 		start = start.Add(-Seconds(r.firstSeconds))
 	}
 	for i := i0; i < nb; i++ {
-		if err := r.ctx.Err(); err != nil {
+		if err := r.stopped(); err != nil {
 			if serr := r.saveInEpoch(epoch, i, sum, &start); serr != nil {
 				return rec, false, fmt.Errorf("%w (stopped: %w)", serr, err)
 			}
@@ -344,6 +359,11 @@ func (r *run) saveInEpoch(epoch, i int, sum float64, start *time.Time) error {
 // reports whether training goes on.
 func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 	cfg, res, stop := r.cfg, r.res, r.stop
+	if r.shard != nil {
+		if err := r.shard.CopyTo(r.m); err != nil {
+			return false, err
+		}
+	}
 	if epoch%cfg.Eval.Every == 0 || epoch == cfg.Epochs {
 		nan, err := r.validate(epoch, &rec)
 		if err != nil {

@@ -12,6 +12,7 @@ static MPI_Comm world(void) { return MPI_COMM_WORLD; }
 static MPI_Datatype f32(void) { return MPI_FLOAT; }
 static MPI_Datatype f64(void) { return MPI_DOUBLE; }
 static MPI_Datatype i64(void) { return MPI_INT64_T; }
+static MPI_Datatype byteType(void) { return MPI_BYTE; }
 static MPI_Op opSum(void) { return MPI_SUM; }
 static MPI_Op opMax(void) { return MPI_MAX; }
 
@@ -111,6 +112,29 @@ func (w World) sum(p unsafe.Pointer, n int, dt C.MPI_Datatype) error {
 		return err
 	}
 	return check("MPI_Bcast", C.MPI_Bcast(p, C.int(n), dt, 0, C.world()))
+}
+
+// Broadcast returns rank 0's b on every process: its length, then its
+// bytes.
+func (w World) Broadcast(b []byte) ([]byte, error) {
+	n := []int64{0}
+	if w.Rank() == 0 {
+		n[0] = int64(len(b))
+	}
+	if err := check("MPI_Bcast", C.MPI_Bcast(ptr(n), 1, C.i64(), 0, C.world())); err != nil {
+		return nil, err
+	}
+	if err := countOK(int(n[0])); err != nil {
+		return nil, err
+	}
+	out := make([]byte, n[0])
+	if w.Rank() == 0 {
+		copy(out, b)
+	}
+	if n[0] == 0 {
+		return out, nil
+	}
+	return out, check("MPI_Bcast", C.MPI_Bcast(ptr(out), C.int(n[0]), C.byteType(), 0, C.world()))
 }
 
 // AlltoallvFloat32 sends send[off_q : off_q+sendCounts[q]] to each process
