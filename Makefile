@@ -4,6 +4,8 @@
 #   make deps    install what is missing besides Go (gcc, OpenBLAS), or say how
 #   make bench   the training-step benchmarks of the issue tracker
 #   make umls    the quick demo sweep shipped in the repository
+#   make mpi     bin/gekc-mpi: the command linked with the site's MPI, for
+#                mpirun -np P bin/gekc-mpi -grid G -only N (README, "Past one machine")
 
 GO       ?= go
 BENCHTIME ?= 10x
@@ -12,7 +14,7 @@ BENCHTIME ?= 10x
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 
-.PHONY: test deps vet bench umls fuzz
+.PHONY: test deps vet bench umls fuzz mpi
 
 # go test -json feeds scripts/testprogress, which prints a line as each
 # package starts and ends and, every 30 s, what is still compiling or
@@ -34,6 +36,9 @@ bench:
 
 umls:
 	$(GO) run ./experiments -grid grids/umls.toml
+
+mpi: deps
+	$(GO) build -tags mpi -o bin/gekc-mpi ./experiments
 
 FUZZTIME ?= 30s
 

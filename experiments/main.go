@@ -31,7 +31,7 @@ const (
 )
 
 func main() {
-	os.Exit(mainWith(sweep.Train, sweep.PreflightRuns))
+	os.Exit(mainShardable())
 }
 
 // mainWith is main with the run function and its preflight check as

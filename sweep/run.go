@@ -26,28 +26,13 @@ import (
 // the spec asks for them) into job.RunDir.
 func Train(ctx context.Context, job Job) (*Outcome, error) {
 	spec := job.Spec
-	ds, err := loadDataset(filepath.Join(job.DataRoot, spec.Dataset))
+	budget, err := MemoryBudget(spec)
 	if err != nil {
 		return nil, err
 	}
-	// Parsing leaves freed pages resident until the runtime scavenges
-	// them; at millions of triples they would add to the run's peak.
-	debug.FreeOSMemory()
-	cfg, err := TrainConfig(spec)
+	cfg, ds, err := runConfig(job, budget)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.MemoryBudget, err = MemoryBudget(spec); err != nil {
-		return nil, err
-	}
-	if name := spec.Eval.TestOn; name != "" {
-		if cfg.Eval.TestOn, err = loadDataset(filepath.Join(job.DataRoot, name)); err != nil {
-			return nil, fmt.Errorf("eval.test_on: %w", err)
-		}
-	}
-	if job.DistillCheckpoint != "" {
-		path := job.DistillCheckpoint
-		cfg.Init = func(m *models.Model) error { return ckpt.Load(path, m) }
 	}
 	job.Observer.Log(ds.String())
 	started := time.Now()
@@ -56,7 +41,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	seg := thisProcess()        // this one's share, its times and epochs filled as it goes
 	seg.Started = started.UTC()
 	var stateNotes []string
-	if job.StatePath != "" {
+	if job.StatePath != "" && job.Shard == nil {
 		st, info, err := ckpt.ReadState(job.StatePath, job.ID)
 		switch {
 		case errors.Is(err, ckpt.ErrNoState):
@@ -175,6 +160,35 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// runConfig loads job's data and builds its train.Config under a memory
+// budget: what every process of a sharded run builds alike.
+func runConfig(job Job, budget int64) (train.Config, *kg.Dataset, error) {
+	spec := job.Spec
+	ds, err := loadDataset(filepath.Join(job.DataRoot, spec.Dataset))
+	if err != nil {
+		return train.Config{}, nil, err
+	}
+	// Parsing leaves freed pages resident until the runtime scavenges
+	// them; at millions of triples they would add to the run's peak.
+	debug.FreeOSMemory()
+	cfg, err := TrainConfig(spec)
+	if err != nil {
+		return train.Config{}, nil, err
+	}
+	cfg.MemoryBudget = budget
+	if name := spec.Eval.TestOn; name != "" {
+		if cfg.Eval.TestOn, err = loadDataset(filepath.Join(job.DataRoot, name)); err != nil {
+			return train.Config{}, nil, fmt.Errorf("eval.test_on: %w", err)
+		}
+	}
+	if job.DistillCheckpoint != "" {
+		path := job.DistillCheckpoint
+		cfg.Init = func(m *models.Model) error { return ckpt.Load(path, m) }
+	}
+	cfg.Shard = job.Shard
+	return cfg, ds, nil
 }
 
 // lastEpoch is the number of the last epoch in es (0 when none).

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"gekc/dist"
 	"time"
 
 	"gekc/grid"
@@ -42,6 +43,10 @@ type Job struct {
 	// interrupted or fails and removes it once the run is final.
 	StatePath  string
 	StateEvery time.Duration
+	// Shard, when set, trains the run sharded over the group's processes
+	// (train.Config.Shard), the others following (Sharded, Follow); such a
+	// run keeps no resume state.
+	Shard dist.Comm
 }
 
 // final reports whether a run with this status is done for good: resume
