@@ -134,37 +134,13 @@ func (st *Stepper) CopyTo(m *models.Model) error {
 		if whole == nil || whole.Shape()[0] != st.rows.N || whole.Shape()[1] != own.Shape()[1] || whole.Dtype() != own.Dtype() {
 			return fmt.Errorf("dist: CopyTo a model whose %s is not %d×%d %v", name, st.rows.N, own.Shape()[1], own.Dtype())
 		}
-		counts := make([]int, st.rows.P)
-		for q := range counts {
-			counts[q] = (st.rows.Hi(q) - st.rows.Lo(q)) * own.Shape()[1]
-		}
-		var err error
-		switch x := own.Data().(type) {
-		case []float32:
-			err = st.comm.AllgathervFloat32(x, whole.Data().([]float32), counts)
-		case []float64:
-			err = st.comm.AllgathervFloat64(x, whole.Data().([]float64), counts)
-		}
-		if err != nil {
+		if err := st.gather(own, whole); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// AnyStops tells every process whether any of them was told to stop
-// (stop, on this one): processes of one run take every step together, so
-// they must stop at the same step boundary.
-func (st *Stepper) AnyStops(stop bool) (bool, error) {
-	x := []int64{0}
-	if stop {
-		x[0] = 1
-	}
-	if err := st.comm.MaxInt64(x); err != nil {
-		return false, err
-	}
-	return x[0] > 0, nil
-}
 
 // build makes the step's graph and program and each entity table's
 // statistic programs.

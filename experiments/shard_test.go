@@ -9,7 +9,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // shardGrid trains a squared and a non-negative model by PLL and MLE on
@@ -37,22 +40,8 @@ objective = ["pll", "mle"]
 // metrics) equals the one-process run's within 1e-9, and says it was
 // sharded. GEKC_MPI=off skips it, saying so; without mpirun it fails.
 func TestShardedCommandMatchesOneProcess(t *testing.T) {
-	if os.Getenv("GEKC_MPI") == "off" {
-		t.Skip("GEKC_MPI=off: the MPI tests are switched off")
-	}
-	if testing.Short() {
-		t.Skip("-short: builds against MPI and launches mpirun")
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Fatal("mpirun not found: install OpenMPI (scripts/deps does), or set GEKC_MPI=off")
-	}
+	bin, mpirun := buildMPI(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "gekc-mpi")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "mpi", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags mpi: %v\n%s", err, out)
-	}
 	grid := filepath.Join(dir, "sharded.toml")
 	must(t, os.WriteFile(grid, []byte(shardGrid), 0o644))
 	data := shippedData(t, "nations")
@@ -63,8 +52,7 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 		if np > 1 {
 			cmd = exec.Command(mpirun, append([]string{"--oversubscribe", "-np", strconv.Itoa(np), bin}, args...)...)
 		}
-		cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-			"OMPI_MCA_btl_vader_single_copy_mechanism=none")
+		cmd.Env = append(os.Environ(), mpiEnv...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("-np %d: %v\n%s", np, err, b)
 		}
@@ -79,36 +67,129 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 	for _, np := range []int{2, 3} {
 		out := train(np)
 		for _, id := range ids {
-			want, err := readRecord(filepath.Join(one, "runs", id.Name(), "metrics.json"))
-			must(t, err)
-			got, err := readRecord(filepath.Join(out, "runs", id.Name(), "metrics.json"))
-			must(t, err)
 			name := fmt.Sprintf("-np %d %s", np, id.Name())
-			if !strings.Contains(strings.Join(got.Notes, "\n"), fmt.Sprintf("sharded over %d processes", np)) {
-				t.Errorf("%s: notes %q do not say it was sharded", name, got.Notes)
+			sameRecords(t, name, filepath.Join(one, "runs", id.Name()), filepath.Join(out, "runs", id.Name()),
+				fmt.Sprintf("sharded over %d processes", np))
+		}
+	}
+}
+
+// sameRecords compares a run's record with the one-process run's: every
+// epoch's loss and validation metrics and the test metrics within 1e-9;
+// its notes must hold note.
+func sameRecords(t *testing.T, name, oneDir, dir, note string) {
+	t.Helper()
+	want, err := readRecord(filepath.Join(oneDir, "metrics.json"))
+	must(t, err)
+	got, err := readRecord(filepath.Join(dir, "metrics.json"))
+	must(t, err)
+	if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
+		t.Errorf("%s: notes %q do not say %q", name, got.Notes, note)
+	}
+	if len(got.Epochs) != len(want.Epochs) || got.BestEpoch != want.BestEpoch || got.Status != want.Status {
+		t.Fatalf("%s: %s, %d epochs, best %d; alone: %s, %d, %d", name, got.Status, len(got.Epochs), got.BestEpoch,
+			want.Status, len(want.Epochs), want.BestEpoch)
+	}
+	for i, e := range got.Epochs {
+		w := want.Epochs[i]
+		if !within(e.TrainLoss, w.TrainLoss) {
+			t.Errorf("%s: epoch %d loss %.12g, alone %.12g", name, e.Epoch, e.TrainLoss, w.TrainLoss)
+		}
+		for k, v := range w.Valid {
+			if !within(e.Valid[k], v) {
+				t.Errorf("%s: epoch %d valid %s %.12g, alone %.12g", name, e.Epoch, k, e.Valid[k], v)
 			}
-			if len(got.Epochs) != len(want.Epochs) || got.BestEpoch != want.BestEpoch || got.Status != want.Status {
-				t.Fatalf("%s: %s, %d epochs, best %d; alone: %s, %d, %d", name, got.Status, len(got.Epochs), got.BestEpoch,
-					want.Status, len(want.Epochs), want.BestEpoch)
-			}
-			for i, e := range got.Epochs {
-				w := want.Epochs[i]
-				if !within(e.TrainLoss, w.TrainLoss) {
-					t.Errorf("%s: epoch %d loss %.12g, alone %.12g", name, e.Epoch, e.TrainLoss, w.TrainLoss)
-				}
-				for k, v := range w.Valid {
-					if !within(e.Valid[k], v) {
-						t.Errorf("%s: epoch %d valid %s %.12g, alone %.12g", name, e.Epoch, k, e.Valid[k], v)
-					}
-				}
-			}
-			for k, v := range want.Test {
-				if k != "step_ms" && !within(float64(got.Test[k]), float64(v)) {
-					t.Errorf("%s: test %s %.12g, alone %.12g", name, k, got.Test[k], v)
-				}
-			}
+		}
+	}
+	for k, v := range want.Test {
+		if k != "step_ms" && !within(float64(got.Test[k]), float64(v)) {
+			t.Errorf("%s: test %s %.12g, alone %.12g", name, k, got.Test[k], v)
 		}
 	}
 }
 
 func within(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// mpiEnv is what OpenMPI needs here: running as root (CI does), and no
+// single-copy shared memory mechanism inside containers.
+var mpiEnv = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+	"OMPI_MCA_btl_vader_single_copy_mechanism=none"}
+
+var mpiBuild struct {
+	once     sync.Once
+	dir, err string
+}
+
+// buildMPI builds bin/gekc-mpi as make mpi does, once per test binary, and
+// finds mpirun. GEKC_MPI=off skips the calling test, saying so; without
+// mpirun it fails.
+func buildMPI(t *testing.T) (bin, mpirun string) {
+	t.Helper()
+	if os.Getenv("GEKC_MPI") == "off" {
+		t.Skip("GEKC_MPI=off: the MPI tests are switched off")
+	}
+	if testing.Short() {
+		t.Skip("-short: builds against MPI and launches mpirun")
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Fatal("mpirun not found: install OpenMPI (scripts/deps does), or set GEKC_MPI=off")
+	}
+	mpiBuild.once.Do(func() {
+		dir, err := os.MkdirTemp("", "gekc-mpi")
+		if err != nil {
+			mpiBuild.err = err.Error()
+			return
+		}
+		mpiBuild.dir = dir
+		build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "mpi", "-o", filepath.Join(dir, "gekc-mpi"), ".")
+		if out, err := build.CombinedOutput(); err != nil {
+			mpiBuild.err = fmt.Sprintf("go build -tags mpi: %v\n%s", err, out)
+		}
+	})
+	if mpiBuild.err != "" {
+		t.Fatal(mpiBuild.err)
+	}
+	return filepath.Join(mpiBuild.dir, "gekc-mpi"), mpirun
+}
+
+// TestShardedCommandStopsAndResumesWithAnotherCount: mpirun -np 2 is sent
+// SIGTERM once the run has saved a state; every process stops at the same
+// step and process 0 saves the state there. Launched again under -np 3,
+// the run resumes from it and ends as the uninterrupted one-process run.
+func TestShardedCommandStopsAndResumesWithAnotherCount(t *testing.T) {
+	bin, mpirun := buildMPI(t)
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "long.toml")
+	must(t, os.WriteFile(grid, []byte(strings.Replace(strings.Replace(shardGrid, "epochs = 4", "epochs = 400", 1),
+		`model = ["complex2", "cp+"]`, `model = "complex2"`, 1)), 0o644))
+	data := shippedData(t, "nations")
+	args := func(out string) []string { return []string{"-grid", grid, "-data", data, "-out", out, "-q", "-only", "0"} }
+	one := filepath.Join(dir, "one")
+	if b, err := exec.Command(bin, args(one)...).CombinedOutput(); err != nil {
+		t.Fatalf("alone: %v\n%s", err, b)
+	}
+	runs, err := os.ReadDir(filepath.Join(one, "runs"))
+	must(t, err)
+	id := runs[0].Name()
+
+	out := filepath.Join(dir, "sharded")
+	cmd := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "2", bin}, append(args(out), "-state-every", "0")...)...)
+	cmd.Env = append(os.Environ(), mpiEnv...)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	must(t, cmd.Start())
+	waitFor(t, 60*time.Second, "the first resume state", func() bool {
+		return fileExists(filepath.Join(out, "runs", id, "state.npz"))
+	})
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	if err := cmd.Wait(); err == nil || !strings.Contains(log.String(), "interrupted") {
+		t.Fatalf("mpirun -np 2 after SIGTERM: %v, want the sweep interrupted:\n%s", err, log.String())
+	}
+	again := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "3", bin}, args(out)...)...)
+	again.Env = append(os.Environ(), mpiEnv...)
+	if b, err := again.CombinedOutput(); err != nil {
+		t.Fatalf("-np 3: %v\n%s", err, b)
+	}
+	sameRecords(t, "stopped on 2, resumed on 3", filepath.Join(one, "runs", id), filepath.Join(out, "runs", id), "resumed in epoch")
+}

@@ -41,7 +41,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	seg := thisProcess()        // this one's share, its times and epochs filled as it goes
 	seg.Started = started.UTC()
 	var stateNotes []string
-	if job.StatePath != "" && job.Shard == nil {
+	if job.StatePath != "" {
 		st, info, err := ckpt.ReadState(job.StatePath, job.ID)
 		switch {
 		case errors.Is(err, ckpt.ErrNoState):

@@ -44,8 +44,7 @@ type Job struct {
 	StatePath  string
 	StateEvery time.Duration
 	// Shard, when set, trains the run sharded over the group's processes
-	// (train.Config.Shard), the others following (Sharded, Follow); such a
-	// run keeps no resume state.
+	// (train.Config.Shard), the others following (Sharded, Follow).
 	Shard dist.Comm
 }
 

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"gekc/dist"
 	"gekc/grid"
 	"gekc/train"
+	"gekc/train/ckpt"
 )
 
 // announcement is what process 0 of a sharded sweep tells the others
@@ -20,6 +22,10 @@ type announcement struct {
 	DataRoot          string       `json:"data_root"`
 	DistillCheckpoint string       `json:"distill_checkpoint,omitempty"`
 	MemoryBudget      int64        `json:"memory_budget"`
+	// Resume is the state file process 0 resumes the run from ("" when it
+	// starts afresh); StateEvery is how often the run saves its state.
+	Resume     string        `json:"resume,omitempty"`
+	StateEvery time.Duration `json:"state_every"`
 }
 
 // Sharded returns the RunFunc of process 0 of a group: before each run it
@@ -39,8 +45,16 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error)) RunFunc {
 		if err != nil {
 			return nil, err
 		}
-		msg, err := json.Marshal(announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
-			DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget})
+		a := announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
+			DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery}
+		if job.StatePath != "" {
+			// Train resumes from a state it can read (else it starts
+			// afresh, noting why): the others must do as it does.
+			if _, _, err := ckpt.ReadState(job.StatePath, job.ID); err == nil {
+				a.Resume = job.StatePath
+			}
+		}
+		msg, err := json.Marshal(a)
 		if err != nil {
 			return nil, err
 		}
@@ -79,13 +93,34 @@ func Follow(ctx context.Context, comm dist.Comm) error {
 		if err := json.Unmarshal(msg, &a); err != nil {
 			return fmt.Errorf("sweep: a run announced by process 0: %w", err)
 		}
-		job := Job{ID: a.ID, Spec: a.Spec, DataRoot: a.DataRoot, DistillCheckpoint: a.DistillCheckpoint, Shard: comm}
-		cfg, ds, err := runConfig(job, a.MemoryBudget)
-		if err != nil {
-			return fmt.Errorf("run %s: %w", a.ID, err)
-		}
-		if _, err := train.Run(ctx, cfg, ds, nil); err != nil && !errors.Is(err, context.Canceled) {
+		if err := follow(ctx, comm, a); err != nil {
 			return fmt.Errorf("run %s: %w", a.ID, err)
 		}
 	}
+}
+
+// follow trains this process's part of the announced run as process 0's
+// Train does: from the same state, and again afresh where Train finds the
+// state does not fit the run.
+func follow(ctx context.Context, comm dist.Comm, a announcement) error {
+	job := Job{ID: a.ID, Spec: a.Spec, DataRoot: a.DataRoot, DistillCheckpoint: a.DistillCheckpoint, Shard: comm}
+	cfg, ds, err := runConfig(job, a.MemoryBudget)
+	if err != nil {
+		return err
+	}
+	cfg.StateEvery = a.StateEvery
+	first := cfg
+	if a.Resume != "" {
+		if first.Resume, _, err = ckpt.ReadState(a.Resume, a.ID); err != nil {
+			return err
+		}
+	}
+	_, err = train.Run(ctx, first, ds, nil)
+	if errors.Is(err, train.ErrStateMismatch) {
+		_, err = train.Run(ctx, cfg, ds, nil)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
 }

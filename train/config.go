@@ -78,9 +78,11 @@ type Config struct {
 	// Run with the same Config and data: every step is the one-process
 	// step up to summation order. Each process still holds the whole
 	// model's parameters, which the processes' rows are gathered into after
-	// every epoch, and evaluates it as one process would. Sharded runs do
-	// not save resume states yet (SaveState is not called) nor resume, and
-	// refuse domain constraints and energy-based models.
+	// every epoch, and evaluates it as one process would. States are those
+	// of one process (the optimiser's state gathered), built by every
+	// process when any has a SaveState, at the same step boundaries, so a
+	// state resumes on any number of processes. Sharded runs refuse domain
+	// constraints and energy-based models.
 	Shard dist.Comm
 }
 

@@ -122,6 +122,9 @@ type run struct {
 	m      *models.Model
 	st     stepper
 	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
+	// groupSaves: some process of the sharded run has a SaveState, so all
+	// build its states together.
+	groupSaves bool
 	ev     *metrics.Evaluator
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
@@ -198,7 +201,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		if shard, err = newShard(cfg, m, dom, opt); err != nil {
 			return nil, err
 		}
-		steps = shardedStepper{shard}
+		steps = shardedStepper{shard, m}
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
@@ -246,9 +249,13 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		r.res.Notes = append(r.res.Notes, testNote)
 	}
 	if shard != nil {
-		r.res.Notes = append(r.res.Notes, fmt.Sprintf("sharded over %d processes: entity rows %d–%d here; no resume states (not built for sharded runs yet)",
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("sharded over %d processes: entity rows %d–%d here",
 			cfg.Shard.Size(), shard.Rows().Lo(cfg.Shard.Rank()), shard.Rows().Hi(cfg.Shard.Rank())-1))
-		r.cfg.SaveState = nil
+		agreed, err := shard.Agree(cfg.SaveState != nil)
+		if err != nil {
+			return nil, err
+		}
+		r.groupSaves = agreed[0]
 	}
 	if cfg.Eval.Select == "ll" && m.Semantics == models.Energy {
 		return nil, fmt.Errorf("train: %s cannot select on log-likelihood: %w", cfg.Model, models.ErrIntractable)
@@ -301,15 +308,19 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 		start = start.Add(-Seconds(r.firstSeconds))
 	}
 	for i := i0; i < nb; i++ {
-		if err := r.stopped(); err != nil {
-			if serr := r.saveInEpoch(epoch, i, sum, &start); serr != nil {
-				return rec, false, fmt.Errorf("%w (stopped: %w)", serr, err)
-			}
-			return rec, false, err
-		}
 		// A long epoch is also saved inside it, so that a kill without
 		// warning (SIGKILL, a node lost) costs at most StateEvery of work.
-		if i > i0 && cfg.StateEvery > 0 && time.Since(r.lastSave) >= cfg.StateEvery {
+		stop, save, err := r.boundary(i > i0 && cfg.StateEvery > 0 && time.Since(r.lastSave) >= cfg.StateEvery)
+		if err != nil {
+			return rec, false, err
+		}
+		if stop != nil {
+			if serr := r.saveInEpoch(epoch, i, sum, &start); serr != nil {
+				return rec, false, fmt.Errorf("%w (stopped: %w)", serr, stop)
+			}
+			return rec, false, stop
+		}
+		if save {
 			if err := r.saveInEpoch(epoch, i, sum, &start); err != nil {
 				return rec, false, err
 			}
@@ -341,13 +352,18 @@ func (r *run) trainEpoch(epoch int) (rec EpochRecord, diverged bool, err error) 
 // and moves *start on by the save's own time: the epoch's seconds are
 // training's, not the disk's.
 func (r *run) saveInEpoch(epoch, i int, sum float64, start *time.Time) error {
-	if r.cfg.SaveState == nil {
+	if !r.saves() {
 		return nil
+	}
+	if r.shard != nil {
+		if err := r.shard.CopyTo(r.m); err != nil { // the state reads the model
+			return err
+		}
 	}
 	s := r.state(epoch - 1)
 	s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(*start).Seconds()
 	r.lastSave = time.Now()
-	if err := r.cfg.SaveState(s); err != nil {
+	if err := r.save(s); err != nil {
 		return fmt.Errorf("train: saving the state at step %d of epoch %d: %w", i, epoch, err)
 	}
 	*start = start.Add(time.Since(r.lastSave))
@@ -379,17 +395,20 @@ func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 	}
 	res.Epochs = append(res.Epochs, rec)
 	r.obs.EpochEnd(rec)
-	due := time.Since(r.lastSave) >= cfg.StateEvery || r.ctx.Err() != nil
-	if cfg.SaveState != nil && !stop.stop() && epoch < cfg.Epochs && due {
+	stopping, due, err := r.boundary(time.Since(r.lastSave) >= cfg.StateEvery)
+	if err != nil {
+		return false, err
+	}
+	if r.saves() && !stop.stop() && epoch < cfg.Epochs && (due || stopping != nil) {
 		r.lastSave = time.Now()
-		if err := cfg.SaveState(r.state(epoch)); err != nil {
+		if err := r.save(r.state(epoch)); err != nil {
 			return false, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)
 		}
 		// A stop that came during the epoch's validation: this state is
 		// the one to resume from; saving it again at the next step would
 		// write the same ~0.5 GB twice inside a SLURM warning window.
-		if err := r.ctx.Err(); err != nil {
-			return false, err
+		if stopping != nil {
+			return false, stopping
 		}
 	}
 	if stop.stop() {

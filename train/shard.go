@@ -18,8 +18,12 @@ type stepper interface {
 	Optimizer() graph.Optimizer
 }
 
-// shardedStepper is a dist.Stepper reporting divergence as Stepper does.
-type shardedStepper struct{ *dist.Stepper }
+// shardedStepper is a dist.Stepper reporting divergence as Stepper does,
+// whose optimiser's state reads and loads as one over the whole model m.
+type shardedStepper struct {
+	*dist.Stepper
+	m *models.Model
+}
 
 func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 	loss, err := s.Stepper.Step(batch)
@@ -29,14 +33,13 @@ func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 	return loss, err
 }
 
+func (s shardedStepper) Optimizer() graph.Optimizer { return s.WholeOptimizer(s.m) }
+
 // newShard builds this process's part of a sharded run's step (see
 // Config.Shard).
 func newShard(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimizer) (*dist.Stepper, error) {
-	switch {
-	case dom != nil:
+	if dom != nil {
 		return nil, fmt.Errorf("train: %s: sharded runs do not take domain constraints yet", cfg.Model)
-	case cfg.Resume != nil:
-		return nil, fmt.Errorf("train: %s: sharded runs do not resume from a state yet", cfg.Model)
 	}
 	st, err := dist.NewStepperFrom(cfg.Shard, m, cfg.Objective, cfg.BatchSize, opt)
 	if err != nil {
@@ -45,20 +48,34 @@ func newShard(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimiz
 	return st, nil
 }
 
-// stopped returns the context's error when the run is to stop before its
-// next step. The processes of a sharded run stop together: when any of
-// them is told to, all are, at the same step boundary.
-func (r *run) stopped() error {
-	err := r.ctx.Err()
+// boundary decides, at a step boundary, whether the run stops (the
+// context's error, or context.Canceled) and whether it saves its state
+// (due, here): the processes of a sharded run take every step together,
+// so when any of them is told to stop, or finds a save due, all do.
+func (r *run) boundary(due bool) (stop error, save bool, err error) {
+	stop = r.ctx.Err()
 	if r.shard == nil {
-		return err
+		return stop, due, nil
 	}
-	any, serr := r.shard.AnyStops(err != nil)
-	switch {
-	case serr != nil:
-		return serr
-	case any && err == nil:
-		return context.Canceled
+	agreed, err := r.shard.Agree(stop != nil, due)
+	if err != nil {
+		return nil, false, err
 	}
-	return err
+	if agreed[0] && stop == nil {
+		stop = context.Canceled
+	}
+	return stop, agreed[1], nil
+}
+
+// saves says whether the run builds resume states: when it has a SaveState,
+// and on every process of a sharded run of which one has (the optimiser's
+// state is gathered from all), each handing them to its SaveState if it
+// has one.
+func (r *run) saves() bool { return r.cfg.SaveState != nil || r.groupSaves }
+
+func (r *run) save(s *State) error {
+	if r.cfg.SaveState == nil {
+		return nil
+	}
+	return r.cfg.SaveState(s)
 }

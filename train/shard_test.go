@@ -2,8 +2,10 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -113,3 +115,103 @@ func shardConfig(model string, obj objectives.Objective) Config {
 }
 
 func tinyShardData(t *testing.T) *kg.Dataset { return repoData(t, "nations") }
+
+// cancelAt cancels its context once the run reports step n of epoch e.
+type cancelAt struct {
+	nopObserver
+	epoch, step, at int
+	cancel          context.CancelFunc
+}
+
+func (c *cancelAt) EpochStart(e, _ int) { c.epoch = e }
+func (c *cancelAt) Step(i int, _ float64) {
+	if c.epoch == c.at && i == c.step {
+		c.cancel()
+	}
+}
+
+// TestShardedRunStopsAndResumesWithAnotherCount: a run over 2 processes,
+// one of which alone is told to stop inside epoch 2, stops everywhere at
+// the same step and saves one state (process 0's SaveState; the others
+// build it too); resumed over 3 processes, and over 1 with no sharding,
+// it ends as the uninterrupted one-process run does (float64, 1e-9).
+func TestShardedRunStopsAndResumesWithAnotherCount(t *testing.T) {
+	ds := tinyShardData(t)
+	cfg := shardConfig("complex2", objectives.PLL{Weights: objectives.Uniform})
+	cfg.Dtype = tensor.Float64
+	want, err := Run(context.Background(), cfg, ds, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved *State
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for p, comm := range dist.Local(2) {
+		wg.Go(func() {
+			c := cfg
+			c.Shard = comm
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var obs Observer
+			if p == 1 {
+				obs = &cancelAt{at: 2, step: 37, cancel: cancel}
+			}
+			if p == 0 {
+				c.SaveState = func(s *State) error { saved = cloneState(s); return nil }
+			}
+			_, errs[p] = Run(ctx, c, ds, obs)
+		})
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("process %d: %v, want it stopped", p, err)
+		}
+	}
+	if saved == nil || saved.Epoch != 1 || saved.Batch != 37 {
+		t.Fatalf("saved %+v, want the state after step 37 of epoch 2", saved)
+	}
+	for _, np := range []int{3, 1} {
+		results := make([]*Result, np)
+		errs := make([]error, np)
+		for p, comm := range dist.Local(np) {
+			wg.Go(func() {
+				c := cfg
+				c.Resume = saved
+				if np > 1 {
+					c.Shard = comm
+				}
+				results[p], errs[p] = Run(context.Background(), c, ds, nil)
+			})
+		}
+		wg.Wait()
+		for p, res := range results {
+			if errs[p] != nil {
+				t.Fatalf("resumed on %d: process %d: %v", np, p, errs[p])
+			}
+			compareResults(t, fmt.Sprintf("resumed on %d, process %d", np, p), res, want, tolerance{1e-9, 1e-9})
+		}
+	}
+}
+
+// cloneState copies what SaveState is handed (its tensors alias the run's).
+func cloneState(s *State) *State {
+	c := *s
+	clone := func(m map[string]*tensor.Dense) map[string]*tensor.Dense {
+		if m == nil {
+			return nil
+		}
+		out := map[string]*tensor.Dense{}
+		for k, v := range m {
+			out[k] = v.Clone().(*tensor.Dense)
+		}
+		return out
+	}
+	c.Params, c.BestParams, c.BestLLParams = clone(s.Params), clone(s.BestParams), clone(s.BestLLParams)
+	c.Slots = map[string]map[string]*tensor.Dense{}
+	for k, v := range s.Slots {
+		c.Slots[k] = clone(v)
+	}
+	c.Epochs = slices.Clone(s.Epochs)
+	return &c
+}

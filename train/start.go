@@ -26,6 +26,9 @@ func (r *run) resume(s *State) error {
 	if err := s.restore(r.m, r.best, r.bestLL, r.st.Optimizer()); err != nil {
 		return err
 	}
+	if r.shard != nil {
+		r.shard.Reload(r.m)
+	}
 	if r.bestLL != nil && s.BestLLParams != nil && s.LL != nil {
 		r.bestLLEpoch = s.LL.Epoch
 	}

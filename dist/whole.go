@@ -1,0 +1,133 @@
+package dist
+
+import (
+	"fmt"
+	"slices"
+
+	"gekc/graph"
+	"gekc/models"
+
+	"gorgonia.org/tensor"
+)
+
+// WholeOptimizer presents the processes' optimiser as one over m, the whole
+// model the stepper was built from, for saving and restoring a run's state
+// in the one-process format (any process count reads it back):
+//
+//   - Slot of an entity table gathers every process's rows of the slot
+//     into a tensor of the whole table's shape (a collective: every
+//     process asks for the same slots in the same order);
+//   - SetSlot of an entity table keeps this process's rows of t;
+//   - the replicated tables' slots are the optimiser's own.
+//
+// Step is refused: the stepper steps.
+func (st *Stepper) WholeOptimizer(m *models.Model) graph.Optimizer {
+	return &wholeOptimizer{st: st, m: m}
+}
+
+type wholeOptimizer struct {
+	st *Stepper
+	m  *models.Model
+}
+
+func (w *wholeOptimizer) Step(params, grads []*tensor.Dense) (int, error) {
+	return 0, fmt.Errorf("dist: a sharded run's optimiser steps through its Stepper")
+}
+
+func (w *wholeOptimizer) Steps() int      { return w.st.opt.Steps() }
+func (w *wholeOptimizer) SetSteps(n int)  { w.st.opt.SetSteps(n) }
+func (w *wholeOptimizer) Slots() []string { return w.st.opt.Slots() }
+func (w *wholeOptimizer) own(p *tensor.Dense) (string, bool) {
+	for _, name := range w.st.m.Layout.EntityTables() {
+		if w.m.Param(name) == p {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func (w *wholeOptimizer) Slot(p *tensor.Dense, slot string) *tensor.Dense {
+	name, ok := w.own(p)
+	if !ok {
+		return w.st.opt.Slot(p, slot)
+	}
+	part := w.st.opt.Slot(w.st.params[name], slot)
+	if part == nil {
+		return nil // before the first step, on every process alike
+	}
+	whole := tensor.New(tensor.Of(p.Dtype()), tensor.WithShape(p.Shape()...))
+	if err := w.st.gather(part, whole); err != nil {
+		// Slot has no error to return: a failed collective leaves the
+		// group unusable, and the next step reports it.
+		return nil
+	}
+	return whole
+}
+
+func (w *wholeOptimizer) SetSlot(p *tensor.Dense, slot string, t *tensor.Dense) error {
+	name, ok := w.own(p)
+	if !ok {
+		return w.st.opt.SetSlot(p, slot, t)
+	}
+	if !t.Shape().Eq(p.Shape()) || t.Dtype() != p.Dtype() {
+		return fmt.Errorf("dist: %s's %s is %v %v, the table %v %v", name, slot, t.Shape(), t.Dtype(), p.Shape(), p.Dtype())
+	}
+	return w.st.opt.SetSlot(w.st.params[name], slot, w.st.ownRows(t))
+}
+
+// gather writes every process's rows (part, this process's) into whole.
+func (st *Stepper) gather(part, whole *tensor.Dense) error {
+	cols := part.Shape()[1]
+	counts := make([]int, st.rows.P)
+	for q := range counts {
+		counts[q] = (st.rows.Hi(q) - st.rows.Lo(q)) * cols
+	}
+	switch x := part.Data().(type) {
+	case []float32:
+		return st.comm.AllgathervFloat32(x, whole.Data().([]float32), counts)
+	case []float64:
+		return st.comm.AllgathervFloat64(x, whole.Data().([]float64), counts)
+	}
+	return fmt.Errorf("dist: dtype %v", part.Dtype())
+}
+
+// ownRows returns a copy of this process's rows of a whole table's tensor.
+func (st *Stepper) ownRows(t *tensor.Dense) *tensor.Dense {
+	cols := t.Shape()[1]
+	var backing any
+	switch x := t.Data().(type) {
+	case []float32:
+		backing = slices.Clone(x[st.lo*cols : st.hi*cols])
+	case []float64:
+		backing = slices.Clone(x[st.lo*cols : st.hi*cols])
+	}
+	return tensor.New(tensor.WithShape(st.hi-st.lo, cols), tensor.WithBacking(backing))
+}
+
+// Reload copies this process's rows of m's entity tables into its part,
+// after m was set from outside (a resumed state): no collective.
+func (st *Stepper) Reload(m *models.Model) {
+	for _, name := range st.m.Layout.EntityTables() {
+		copyDense(st.params[name], st.ownRows(m.Param(name)))
+	}
+}
+
+// Agree tells every process, for each flag, whether any process raised
+// it: processes of one run take every step together, so they must stop,
+// or save their state, at the same step boundary.
+func (st *Stepper) Agree(flags ...bool) ([]bool, error) {
+	x := make([]int64, len(flags))
+	for i, f := range flags {
+		if f {
+			x[i] = 1
+		}
+	}
+	if err := st.comm.MaxInt64(x); err != nil {
+		return nil, err
+	}
+	out := make([]bool, len(flags))
+	for i, v := range x {
+		out[i] = v > 0
+	}
+	return out, nil
+}
