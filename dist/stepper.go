@@ -141,7 +141,6 @@ func (st *Stepper) CopyTo(m *models.Model) error {
 	return nil
 }
 
-
 // build makes the step's graph and program and each entity table's
 // statistic programs.
 func (st *Stepper) build(obj objectives.Divisible) error {

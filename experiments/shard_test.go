@@ -164,7 +164,9 @@ func TestShardedCommandStopsAndResumesWithAnotherCount(t *testing.T) {
 	must(t, os.WriteFile(grid, []byte(strings.Replace(strings.Replace(shardGrid, "epochs = 4", "epochs = 400", 1),
 		`model = ["complex2", "cp+"]`, `model = "complex2"`, 1)), 0o644))
 	data := shippedData(t, "nations")
-	args := func(out string) []string { return []string{"-grid", grid, "-data", data, "-out", out, "-q", "-only", "0"} }
+	args := func(out string) []string {
+		return []string{"-grid", grid, "-data", data, "-out", out, "-q", "-only", "0"}
+	}
 	one := filepath.Join(dir, "one")
 	if b, err := exec.Command(bin, args(one)...).CombinedOutput(); err != nil {
 		t.Fatalf("alone: %v\n%s", err, b)

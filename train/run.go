@@ -122,9 +122,6 @@ type run struct {
 	m      *models.Model
 	st     stepper
 	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
-	// groupSaves: some process of the sharded run has a SaveState, so all
-	// build its states together.
-	groupSaves bool
 	ev     *metrics.Evaluator
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
@@ -149,6 +146,10 @@ type run struct {
 	// of it already taken with their summed loss and seconds.
 	first, firstBatch       int
 	firstLoss, firstSeconds float64
+
+	// groupSaves: some process of the sharded run has a SaveState, so all
+	// build its states together.
+	groupSaves bool
 }
 
 // newRun checks cfg and builds the model, its stepper and evaluator, and,
