@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"gekc/graph"
 	"gekc/kg"
@@ -29,14 +30,16 @@ import (
 // of the gathered rows back to their owners, and sums the gradient of the
 // statistics, which each owner passes on to its own rows.
 type Stepper struct {
-	comm   Comm
-	m      *models.Model
-	rows   Rows
-	lo, hi int
-	batch  int // global batch size
-	local  int // the compiled size of a process's part
-	params map[string]*tensor.Dense
-	opt    graph.Optimizer
+	comm    Comm
+	counted *Counted // comm, counting
+	stats   StepStats
+	m       *models.Model
+	rows    Rows
+	lo, hi  int
+	batch   int // global batch size
+	local   int // the compiled size of a process's part
+	params  map[string]*tensor.Dense
+	opt     graph.Optimizer
 
 	tables   []*entityTable // in layout order
 	s, r, o  []int
@@ -117,7 +120,8 @@ func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor
 		return nil, fmt.Errorf("dist: batch %d, optimiser %v", batch, o)
 	}
 	p := comm.Rank()
-	st := &Stepper{comm: comm, rows: rows, lo: rows.Lo(p), hi: rows.Hi(p), batch: batch,
+	counted := &Counted{Comm: comm}
+	st := &Stepper{comm: counted, counted: counted, rows: rows, lo: rows.Lo(p), hi: rows.Hi(p), batch: batch,
 		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params}
 	if err := st.build(div); err != nil {
 		return nil, err
@@ -243,6 +247,13 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	if len(batch) == 0 || len(batch) > st.batch {
 		return 0, fmt.Errorf("dist: step on %d triples with batch size %d", len(batch), st.batch)
 	}
+	start, sent, inComm := time.Now(), st.counted.Sent, st.counted.Time
+	defer func() {
+		st.stats.Steps++
+		st.stats.Seconds += time.Since(start).Seconds()
+		st.stats.CommSeconds += (st.counted.Time - inComm).Seconds()
+		st.stats.SentBytes += st.counted.Sent - sent
+	}()
 	p, np := st.comm.Rank(), st.comm.Size()
 	parts := make([][]kg.Triple, np)
 	for q := range parts {
@@ -271,6 +282,16 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	}
 	return loss, st.update()
 }
+
+// StepStats is what this process's steps took and sent.
+type StepStats struct {
+	Steps                int
+	Seconds, CommSeconds float64 // in steps, and of that in collectives (waiting included)
+	SentBytes            int64   // handed to collectives to send
+}
+
+// Stats returns what this process's steps took and sent so far.
+func (st *Stepper) Stats() StepStats { return st.stats }
 
 // ErrDiverged reports a non-finite loss or gradient on any process.
 var ErrDiverged = fmt.Errorf("training diverged: non-finite loss or gradient")

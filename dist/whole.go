@@ -131,3 +131,36 @@ func (st *Stepper) Agree(flags ...bool) ([]bool, error) {
 	}
 	return out, nil
 }
+
+// ProcessStats is one process's account of a sharded run: what its steps
+// took and sent, and its peak resident memory.
+type ProcessStats struct {
+	Rank             int     `json:"rank"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	Steps            int     `json:"steps"`
+	StepSeconds      float64 `json:"step_seconds"`        // mean per step
+	CommShare        float64 `json:"comm_share"`          // of the step time, inside collectives
+	SentBytesPerStep float64 `json:"sent_bytes_per_step"` // handed to collectives to send
+}
+
+// Processes gathers every process's ProcessStats (this one's peak RSS is
+// rss), in rank order, on every process.
+func (st *Stepper) Processes(rss int64) ([]ProcessStats, error) {
+	s := st.stats
+	mine := []float64{float64(rss), float64(s.Steps), s.Seconds, s.CommSeconds, float64(s.SentBytes)}
+	all := make([]float64, len(mine)*st.rows.P)
+	if err := st.comm.AllgathervFloat64(mine, all, slices.Repeat([]int{len(mine)}, st.rows.P)); err != nil {
+		return nil, err
+	}
+	out := make([]ProcessStats, st.rows.P)
+	for q := range out {
+		x := all[q*len(mine):]
+		steps := max(x[1], 1)
+		out[q] = ProcessStats{Rank: q, PeakRSSBytes: int64(x[0]), Steps: int(x[1]), StepSeconds: x[2] / steps,
+			SentBytesPerStep: x[4] / steps}
+		if x[2] > 0 {
+			out[q].CommShare = x[3] / x[2]
+		}
+	}
+	return out, nil
+}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gekc/sweep"
 )
 
 // shardGrid trains a squared and a non-negative model by PLL and MLE on
@@ -68,8 +70,11 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 		out := train(np)
 		for _, id := range ids {
 			name := fmt.Sprintf("-np %d %s", np, id.Name())
-			sameRecords(t, name, filepath.Join(one, "runs", id.Name()), filepath.Join(out, "runs", id.Name()),
+			got := sameRecords(t, name, filepath.Join(one, "runs", id.Name()), filepath.Join(out, "runs", id.Name()),
 				fmt.Sprintf("sharded over %d processes", np))
+			if len(got.Processes) != np {
+				t.Errorf("%s: %d processes recorded", name, len(got.Processes))
+			}
 		}
 	}
 }
@@ -77,7 +82,7 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 // sameRecords compares a run's record with the one-process run's: every
 // epoch's loss and validation metrics and the test metrics within 1e-9;
 // its notes must hold note.
-func sameRecords(t *testing.T, name, oneDir, dir, note string) {
+func sameRecords(t *testing.T, name, oneDir, dir, note string) *sweep.Record {
 	t.Helper()
 	want, err := readRecord(filepath.Join(oneDir, "metrics.json"))
 	must(t, err)
@@ -85,6 +90,14 @@ func sameRecords(t *testing.T, name, oneDir, dir, note string) {
 	must(t, err)
 	if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 		t.Errorf("%s: notes %q do not say %q", name, got.Notes, note)
+	}
+	if want.Processes != nil {
+		t.Errorf("%s: the one-process run records processes %+v", name, want.Processes)
+	}
+	for q, p := range got.Processes {
+		if p.Rank != q || p.PeakRSSBytes <= 0 || p.Steps <= 0 || p.StepSeconds <= 0 || !(p.CommShare > 0 && p.CommShare < 1) || p.SentBytesPerStep <= 0 {
+			t.Errorf("%s: process %d's account %+v", name, q, p)
+		}
 	}
 	if len(got.Epochs) != len(want.Epochs) || got.BestEpoch != want.BestEpoch || got.Status != want.Status {
 		t.Fatalf("%s: %s, %d epochs, best %d; alone: %s, %d, %d", name, got.Status, len(got.Epochs), got.BestEpoch,
@@ -106,6 +119,7 @@ func sameRecords(t *testing.T, name, oneDir, dir, note string) {
 			t.Errorf("%s: test %s %.12g, alone %.12g", name, k, got.Test[k], v)
 		}
 	}
+	return got
 }
 
 func within(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

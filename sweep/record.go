@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gekc/dist"
 	"io"
 	"io/fs"
 	"os"
@@ -67,9 +68,13 @@ type Record struct {
 	// it all, whose host, rate and environment are those above. Host
 	// through Env are always the last process's.
 	Segments []ckpt.Segment `json:"segments,omitempty"`
-	PID      int            `json:"pid"`
-	Command  []string       `json:"command"`
-	Grid     string         `json:"grid"`
+	// Processes is each process's account of a run sharded over several
+	// (its peak RSS, step time, share of it in collectives, bytes sent per
+	// step); absent for one process.
+	Processes []dist.ProcessStats `json:"processes,omitempty"`
+	PID       int                 `json:"pid"`
+	Command   []string            `json:"command"`
+	Grid      string              `json:"grid"`
 }
 
 // jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).

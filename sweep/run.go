@@ -110,6 +110,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		out.Test["init_"+k] = v // the distilled model before fine-tuning
 	}
 	out.Epochs = res.Epochs
+	out.Processes = res.Processes
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics
 	// and checkpoint are what hours of training bought, and -analyze plots

@@ -78,4 +78,7 @@ type Outcome struct {
 	// when the state predates the account; nil when one process trained
 	// it all.
 	Segments []ckpt.Segment
+	// Processes is each process's account of a run sharded over several
+	// (train.Result.Processes); nil for one process.
+	Processes []dist.ProcessStats
 }

@@ -571,6 +571,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 		rec.PeakRSSBytes = o.PeakRSSBytes
 		rec.Memory, rec.Data = o.Memory, o.Data
 		rec.Segments = o.Segments
+		rec.Processes = o.Processes
 	}
 	if rec.SecondsPerEpoch == 0 && len(rec.Epochs) > 0 {
 		var sum float64

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gekc/dist"
+	"gekc/internal/procstat"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -72,6 +73,9 @@ type Result struct {
 	// evaluated.
 	Calibration *metrics.Calibration
 	Notes       []string
+	// Processes is each process's account of a sharded run (Config.Shard),
+	// in rank order; nil for a run on one process.
+	Processes []dist.ProcessStats
 }
 
 // UseBestLLParams loads BestLLParams into Model and reports whether the run
@@ -475,6 +479,13 @@ func (r *run) bestLLInStep() bool {
 func (r *run) finish() (*Result, error) {
 	cfg, res, stop := r.cfg, r.res, r.stop
 	res.StepSeconds = r.stepTime.Seconds() / float64(max(r.steps, 1))
+	if r.shard != nil {
+		rss, _ := procstat.PeakRSS() // 0 where /proc has none
+		var err error
+		if res.Processes, err = r.shard.Processes(rss); err != nil {
+			return nil, err
+		}
+	}
 	bestEpoch := stop.bestEpoch
 	if bestEpoch < 0 {
 		if res.Status == Diverged {
