@@ -125,6 +125,7 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		dataFlag   = fs.String("data", "", "data root holding one directory per dataset (default $GEKC_DATA, else <repository>/data)")
 		outFlag    = fs.String("out", "", "results `directory` (default <repository>/results/<grid name>)")
 		dryRun     = fs.Bool("dry-run", false, "list the expanded runs and their state, and exit")
+		listFormat = fs.String("format", "text", "with -dry-run: text (tables for a person) or json (one object per run and line, for scripts)")
 		resume     = fs.Bool("resume", true, "skip finished runs; false refuses to start if -out holds any")
 		only       = fs.String("only", "", "run only these: indices and ranges (3 or 0-5,9), or re:EXPR matching run IDs")
 		jobs       = fs.Int("j", 1, "runs trained at once by this process")
@@ -166,6 +167,10 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "-grid is required, e.g. -grid grids/umls.toml")
 	case *jobs < 1:
 		return fail(exitUsage, "-j %d: want at least 1", *jobs)
+	case *listFormat != "text" && *listFormat != "json":
+		return fail(exitUsage, "-format %q: want text or json", *listFormat)
+	case *listFormat != "text" && !*dryRun:
+		return fail(exitUsage, "-format goes with -dry-run")
 	case *emit != "" && *emit != "slurm":
 		return fail(exitUsage, "-emit %q: only \"slurm\" is supported", *emit)
 	case *verbose && *quiet:
@@ -220,7 +225,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		g.Name = filepath.Base(out)
 	}
 	if *dryRun {
-		if err := sweep.WriteRunList(env.stdout, g, selected, out, dataRoot); err != nil {
+		list := sweep.WriteRunList
+		if *listFormat == "json" {
+			list = sweep.WriteRunJSON
+		}
+		if err := list(env.stdout, g, selected, out, dataRoot); err != nil {
 			return fail(exitRunsFailed, "%v", err)
 		}
 		return exitOK

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -298,5 +299,41 @@ func TestMemoryFlag(t *testing.T) {
 	code, _, stderr = runInProcess(t, context.Background(), newFake(), fx.args("-dry-run", "-memory", "lots")...)
 	if code != exitUsage || !strings.Contains(stderr, `-memory: memory: "lots" is not an amount of memory`) {
 		t.Errorf("-memory lots: exit %d, %s", code, stderr)
+	}
+}
+
+// -dry-run -format json lists one run a line for scripts: index, ID, block,
+// line, processes and state; -format without -dry-run, or another format,
+// is a usage error.
+func TestDryRunJSON(t *testing.T) {
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
+	ids := fx.runIDs(t)
+	fake := newFake()
+	runInProcess(t, context.Background(), fake, fx.args("-only", "1")...)
+	code, stdout, stderr := runInProcess(t, context.Background(), fake, fx.args("-dry-run", "-format", "json")...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(ids) {
+		t.Fatalf("%d lines for %d runs:\n%s", len(lines), len(ids), stdout)
+	}
+	for i, l := range lines {
+		var r sweep.RunJSON
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("line %d %q: %v", i, l, err)
+		}
+		want := "pending"
+		if i == 1 {
+			want = "finished"
+		}
+		if r.Index != i || r.ID != ids[i] || r.Processes != 1 || r.Line <= 0 || !strings.HasPrefix(r.Block, "[[sweep]] block") || r.Status != want {
+			t.Errorf("line %d: %+v", i, r)
+		}
+	}
+	for _, args := range [][]string{{"-format", "json"}, {"-dry-run", "-format", "yaml"}} {
+		if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args(args...)...); code != exitUsage || !strings.Contains(stderr, "-format") {
+			t.Errorf("%v: exit %d, %s", args, code, stderr)
+		}
 	}
 }

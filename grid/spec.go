@@ -55,6 +55,12 @@ type RunSpec struct {
 	// evaluation batch is cut to fit it, and a run that cannot fit is
 	// refused before training (see train.EstimateMemory).
 	Memory string `toml:"memory" json:"memory,omitempty"`
+	// Processes is how many processes train the run, its entity tables
+	// split over them (package dist; squared and non-negative models):
+	// the SLURM emission asks for that many tasks and launches bin/gekc-mpi
+	// with srun. 0 or 1: one. Not part of the run's ID: a sharded run is
+	// the same run.
+	Processes int `toml:"processes" json:"processes,omitempty"`
 }
 
 // PLLWeights weighs the three conditional log-likelihoods of the
@@ -140,7 +146,7 @@ var idVisibleKeys = map[string]bool{
 // metrics, so changing them must not turn a finished run into a new one
 // (e.g. `-samples 1000` on a finished sweep, or a smaller evaluation batch
 // on a machine with less memory).
-var idIgnoredKeys = map[string]bool{"samples": true, "sample_from": true, "eval.batch_size": true, "memory": true}
+var idIgnoredKeys = map[string]bool{"samples": true, "sample_from": true, "eval.batch_size": true, "memory": true, "processes": true}
 
 // ID names the run: readable for the hyperparameters people sweep most,
 // e.g. "complex2-pll-d200-b1000-lr0.001-s0-1f3a9c2e", followed by a hash of

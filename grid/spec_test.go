@@ -82,6 +82,7 @@ func TestIDDistinguishesEveryKey(t *testing.T) {
 		"sample_from":     func(s *RunSpec) { s.SampleFrom = "ll" },
 		"eval.batch_size": func(s *RunSpec) { s.Eval.BatchSize = 10 },
 		"memory":          func(s *RunSpec) { s.Memory = "2GiB" },
+		"processes":       func(s *RunSpec) { s.Processes = 4 },
 	} {
 		covered[key] = true
 		s := exampleSpec()

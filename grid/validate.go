@@ -74,6 +74,9 @@ func DefaultValidator(s RunSpec) error {
 	if s.Rank <= 0 {
 		bad("rank %d: want a positive embedding size", s.Rank)
 	}
+	if s.Processes < 0 {
+		bad("processes %d: want how many processes train the run (0 or 1: one)", s.Processes)
+	}
 	if s.RelationRank < 0 {
 		bad("relation_rank %d: want 0 (same as rank) or a positive size", s.RelationRank)
 	} else if s.RelationRank > 0 && family != "tucker" {

@@ -61,6 +61,7 @@ func TestDefaultValidator(t *testing.T) {
 		{"negative max_valid", func(s *RunSpec) { s.Eval.MaxValid = -1 }, "eval.max_valid"},
 		{"sem without k", func(s *RunSpec) { s.Eval.Metrics, s.Eval.SemK = []string{"mrr", "sem"}, nil }, "eval.sem_k: empty"},
 		{"sem at 0", func(s *RunSpec) { s.Eval.SemK = []int{0, 20} }, "eval.sem_k: k = 0"},
+		{"negative processes", func(s *RunSpec) { s.Processes = -2 }, "processes -2"},
 		{"several problems at once", func(s *RunSpec) { s.Rank, s.Epochs = 0, 0 }, "rank 0: want a positive embedding size; epochs 0"},
 	}
 	for _, tt := range tests {

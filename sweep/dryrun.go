@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,29 @@ func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 		return werr
 	}
 	return writeMemoryEstimates(w, runs, out, dataRoot)
+}
+
+// RunJSON is a line of WriteRunJSON: one run of a grid.
+type RunJSON struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id"`
+	Block     string `json:"block"`
+	Line      int    `json:"line"`
+	Processes int    `json:"processes"`
+	Status    string `json:"status"`
+}
+
+// WriteRunJSON writes runs as JSON Lines (RunJSON), for scripts: what
+// WriteRunList shows a person, without the tables' layout to parse.
+func WriteRunJSON(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot string) error {
+	enc := json.NewEncoder(w)
+	for _, r := range runs {
+		if err := enc.Encode(RunJSON{Index: r.Index, ID: r.ID, Block: r.Block, Line: r.Line,
+			Processes: max(r.Spec.Processes, 1), Status: RunState(out, r)}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeMemoryEstimates writes what each run not finished in out will hold

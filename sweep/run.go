@@ -111,6 +111,9 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out.Epochs = res.Epochs
 	out.Processes = res.Processes
+	if asked, got := max(spec.Processes, 1), max(len(res.Processes), 1); asked != got {
+		out.Notes = append(out.Notes, fmt.Sprintf("the grid asks for %d processes (processes); %d trained it (launch bin/gekc-mpi with mpirun or srun for more)", asked, got))
+	}
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics
 	// and checkpoint are what hours of training bought, and -analyze plots

@@ -176,6 +176,10 @@ type slurmParams struct {
 	Time         string
 	Partition    string
 	SignalBefore int // seconds
+	// Tasks is the processes each array task trains its run on (the
+	// grid's processes key): above 1, the task asks for that many SLURM
+	// tasks and launches bin/gekc-mpi with srun.
+	Tasks int
 }
 
 var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{"q": shellQuote}).Parse(`#!/usr/bin/env bash
@@ -209,6 +213,9 @@ var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{
 #SBATCH --job-name=gekc-{{.GridName}}
 #SBATCH --array={{.Array}}
 #SBATCH --cpus-per-task={{.CPUs}}
+{{- if gt .Tasks 1}}
+#SBATCH --ntasks={{.Tasks}}
+{{- end}}
 #SBATCH --mem={{.Mem}}
 #SBATCH --time={{.Time}}
 #SBATCH --output={{.Out}}/slurm/%A_%a.out
@@ -228,6 +235,10 @@ TIME={{.Time}}               # per task, in sbatch's format (HH:MM:SS, D-HH:MM);
 SIGNAL_BEFORE={{.SignalBefore}}           # seconds before TIME at which the run saves its state and the task requeues itself
 PARTITION={{q .Partition}}                  # empty: the cluster's default
 SBATCH_EXTRA=()             # e.g. (--account=myproject --qos=normal)
+{{- if gt .Tasks 1}}
+NTASKS={{.Tasks}}                    # processes per run (the grid's processes), each with CPUS_PER_TASK CPUs
+SRUN_MPI=pmix               # srun --mpi=$SRUN_MPI: the site's MPI plugin (srun --mpi=list), e.g. pmix_v4 or pmi2
+{{- end}}
 
 REPO={{q .Repo}}
 BIN={{q .Bin}}              # built once by "go build -o"
@@ -242,8 +253,13 @@ set -euo pipefail
 if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
 	# On the login node: build once, then submit this file as the array job.
 	mkdir -p "$OUT/slurm"
+{{- if gt .Tasks 1}}
+	(cd "$REPO" && go build -tags mpi -o "$BIN" ./experiments)
+	args=(--job-name="$JOB_NAME" --array="$ARRAY" --cpus-per-task="$CPUS_PER_TASK" --ntasks="$NTASKS"
+{{- else}}
 	(cd "$REPO" && go build -o "$BIN" ./experiments)
 	args=(--job-name="$JOB_NAME" --array="$ARRAY" --cpus-per-task="$CPUS_PER_TASK"
+{{- end}}
 		--mem="$MEM" --time="$TIME" --output="$OUT/slurm/%A_%a.out" --open-mode=append
 		--requeue --signal="B:USR1@$SIGNAL_BEFORE")
 	if [ -n "$PARTITION" ]; then args+=(--partition="$PARTITION"); fi
@@ -265,7 +281,14 @@ echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB
 requeue=0
 # -v: a line per epoch in the task's log (a log is not a terminal, where
 # the default would print one every 30 s).
+{{- if gt .Tasks 1}}
+# The run's $NTASKS processes: srun starts them, process 0 writes the
+# records; srun passes SIGTERM on to all of them, which stop together.
+srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK" \
+	"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+{{- else}}
 "$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+{{- end}}
 pid=$!
 trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1
 trap ':' TERM INT
@@ -309,6 +332,14 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 	for i, r := range runs {
 		indices[i] = r.Index
 	}
+	tasks, err := slurmTasks(runs)
+	if err != nil {
+		return err
+	}
+	bin := "gekc-experiments"
+	if tasks > 1 {
+		bin = "gekc-mpi"
+	}
 	var extra []string
 	switch {
 	case o.NoSamples:
@@ -317,8 +348,8 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 		extra = append(extra, fmt.Sprintf("-samples=%d", o.Samples))
 	}
 	script, err := slurmScript(slurmParams{
-		GridName: g.Name, NumRuns: len(g.Runs), Array: grid.FormatIndexList(indices), Repo: o.Repo,
-		Bin: filepath.Join(o.Repo, "gekc-experiments"), Out: o.Out, Data: o.DataRoot,
+		GridName: g.Name, NumRuns: len(g.Runs), Array: grid.FormatIndexList(indices), Repo: o.Repo, Tasks: tasks,
+		Bin: filepath.Join(o.Repo, bin), Out: o.Out, Data: o.DataRoot,
 		Grid: filepath.Join(o.Out, GridCopyName), ExtraArgs: extra,
 		Command: "go run ./experiments " + strings.Join(o.Args, " "),
 		CPUs:    o.CPUs, Mem: mem, MemNote: memNote, Time: o.Time, Partition: o.Partition,
@@ -331,9 +362,28 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 	if err := atomicfile.WriteFile(path, []byte(script), 0o755); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d array tasks; each %d CPU(s), %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
-		path, len(runs), o.CPUs, mem, o.Time, shellQuote(path))
+	each := fmt.Sprintf("each %d CPU(s)", o.CPUs)
+	if tasks > 1 {
+		each = fmt.Sprintf("each %d processes of %d CPU(s) under srun --mpi=pmix", tasks, o.CPUs)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d array tasks; %s, %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
+		path, len(runs), each, mem, o.Time, shellQuote(path))
 	return nil
+}
+
+// slurmTasks is the processes every selected run asks for (grid key
+// processes; 1 when unset): one array has one task count, so runs that
+// differ are emitted apart (-only).
+func slurmTasks(runs []grid.Run) (int, error) {
+	tasks := 0
+	for _, r := range runs {
+		p := max(r.Spec.Processes, 1)
+		if tasks != 0 && p != tasks {
+			return 0, fmt.Errorf("the selected runs ask for %d and %d processes (key processes), and one SLURM array has one task count: emit them apart with -only", tasks, p)
+		}
+		tasks = p
+	}
+	return max(tasks, 1), nil
 }
 
 // shellQuote quotes s for bash, leaving simple words as they are.

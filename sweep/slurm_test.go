@@ -336,3 +336,38 @@ func TestSlurmMemoryCountsTestOn(t *testing.T) {
 		t.Errorf("a test_on data set that cannot be read: --mem %s, %q", mem, note)
 	}
 }
+
+// A grid whose runs ask for several processes gets an array whose tasks
+// each ask for that many SLURM tasks, build bin/gekc-mpi and launch it with
+// srun; runs asking for different counts are refused together.
+func TestSlurmEmitSharded(t *testing.T) {
+	ts := newToySweep(t)
+	runs, err := grid.Select("0-2", ts.g.Runs)
+	must(t, err)
+	for i := range runs {
+		runs[i].Spec.Processes = 3
+	}
+	o := &Slurm{CPUs: 2, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
+	var out strings.Builder
+	must(t, o.Emit(&out, io.Discard, ts.g, runs))
+	data, err := os.ReadFile(filepath.Join(ts.out, "sbatch.sh"))
+	must(t, err)
+	script := string(data)
+	if err := containsAll(script, "#SBATCH --ntasks=3\n", "NTASKS=3", "SRUN_MPI=pmix", `--ntasks="$NTASKS"`,
+		"go build -tags mpi -o \"$BIN\" ./experiments", "BIN="+filepath.Join(filepath.Dir(ts.out), "gekc-mpi"),
+		`srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK"`, `-only "$SLURM_ARRAY_TASK_ID"`); err != nil {
+		t.Errorf("%v\n%s", err, script)
+	}
+	if !strings.Contains(out.String(), "each 3 processes of 2 CPU(s) under srun") {
+		t.Errorf("stdout: %s", out.String())
+	}
+	if bash, err := exec.LookPath("bash"); err == nil {
+		if b, err := exec.Command(bash, "-n", filepath.Join(ts.out, "sbatch.sh")).CombinedOutput(); err != nil {
+			t.Errorf("bash -n: %v\n%s", err, b)
+		}
+	}
+	runs[1].Spec.Processes = 2
+	if err := o.Emit(io.Discard, io.Discard, ts.g, runs); err == nil || !strings.Contains(err.Error(), "emit them apart with -only") {
+		t.Errorf("runs asking for 3 and 2 processes: %v", err)
+	}
+}

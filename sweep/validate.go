@@ -34,5 +34,11 @@ func validateModels(s grid.RunSpec) error {
 	if s.Constraints == "domain" && sem == models.Energy {
 		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}
+	if s.Processes > 1 && sem == models.Energy {
+		return fmt.Errorf("model %q with processes = %d: %w; shard a non-negative (+) or squared (2) model", s.Model, s.Processes, models.ErrNotShardable)
+	}
+	if s.Processes > 1 && s.Constraints == "domain" {
+		return fmt.Errorf("processes = %d with constraints = \"domain\": sharded runs do not take domain constraints yet", s.Processes)
+	}
 	return nil
 }

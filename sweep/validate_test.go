@@ -29,6 +29,11 @@ func TestValidateModels(t *testing.T) {
 		{"n3 on a non-negative model", func(s *grid.RunSpec) { s.Model, s.N3 = "complex+", 0.05 }, "log-values"},
 		{"energy model by MLE", func(s *grid.RunSpec) { s.Model, s.Objective = "rescal", "mle" }, "objective mle"},
 		{"energy model selected on ll", func(s *grid.RunSpec) { s.Model, s.Eval.Select = "tucker", "ll" }, "log-likelihood"},
+		{"sharded squared model", func(s *grid.RunSpec) { s.Processes = 4 }, ""},
+		{"sharded non-negative model", func(s *grid.RunSpec) { s.Model, s.Processes = "cp+", 2 }, ""},
+		{"one process of an energy model", func(s *grid.RunSpec) { s.Model, s.Processes = "complex", 1 }, ""},
+		{"sharded energy model", func(s *grid.RunSpec) { s.Model, s.Processes = "complex", 2 }, "energy-based"},
+		{"sharded constrained model", func(s *grid.RunSpec) { s.Constraints, s.Processes = "domain", 2 }, "domain constraints"},
 	} {
 		s := exampleSpec()
 		tt.mutate(&s)
