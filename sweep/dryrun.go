@@ -96,7 +96,13 @@ func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) er
 	if len(todo) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nmemory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90%% of the machine's memory)\n")
+	per := ""
+	for _, r := range todo {
+		if r.Spec.Processes > 1 {
+			per = "; a run over several processes (processes) is counted per process"
+		}
+	}
+	fmt.Fprintf(w, "\nmemory of the runs to train (estimated; the budget is the grid's memory key, else GOMEMLIMIT, else 90%% of the machine's memory%s)\n", per)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\ttotal\tbudget\tparameters\tgradients\toptimiser\tbest\tstep\tdata\tevaluation (batch)")
 	for _, r := range todo {

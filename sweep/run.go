@@ -242,7 +242,7 @@ func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
 		Optimizer:    train.Optimizer{Name: spec.Optimizer, Momentum: spec.Momentum, InitialAccumulator: spec.InitialAccumulator},
 		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience, KeepBestLL: samplesFromLL(spec),
-		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain",
+		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain", Processes: spec.Processes,
 		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
 			Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",
 			Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, Negatives: spec.Eval.Negatives, LogLikelihood: ll, SemK: semK, ECE: ece,

@@ -127,6 +127,9 @@ func slurmMemory(runs []grid.Run, dataRoot string) (string, string) {
 		if err != nil {
 			return "16G", fmt.Sprintf("a guess: %v", err)
 		}
+		// --mem is per node, the estimate per process: all of a run's
+		// processes may share one node.
+		m *= int64(max(r.Spec.Processes, 1))
 		if m > most {
 			most, which = m, r.ID
 		}

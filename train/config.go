@@ -84,6 +84,10 @@ type Config struct {
 	// state resumes on any number of processes. Sharded runs refuse domain
 	// constraints and energy-based models.
 	Shard dist.Comm
+	// Processes is how many processes the run's entity tables are split
+	// over, as the memory estimate and the budget count them, per process
+	// (EstimateMemory); Shard's size when Shard is set. 0 or 1: one.
+	Processes int
 }
 
 // EvalConfig controls validation and testing.

@@ -200,6 +200,13 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		Step:       at(func(p probe) int64 { return p.fixed.Step }),
 		Data:       dataBytes(sz, -1),
 	}
+	if cfg.Processes > 1 {
+		share, err := entityShare(cfg, sz.Entities, sz.Relations)
+		if err != nil {
+			return Memory{}, err
+		}
+		est = shardMemory(est, share, cfg.Processes)
+	}
 	if sz.TestOn == nil && cfg.Eval.TestOn != nil {
 		o := SizesOf(cfg.Eval.TestOn)
 		sz.TestOn = &o

@@ -165,6 +165,12 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	// What this run holds per process is what its processes' count says,
+	// whatever the grid asked for.
+	cfg.Processes = 1
+	if cfg.Shard != nil {
+		cfg.Processes = cfg.Shard.Size()
+	}
 	if cfg.MemoryBudget > 0 {
 		// Refused here, not by the out-of-memory killer hours later.
 		if _, err := EstimateMemory(cfg, RunSizes(ds, cfg.Eval.TestOn)); err != nil {
@@ -210,6 +216,13 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
+	if shard != nil {
+		share, err := entityShare(cfg, m.Sizes.Entities, m.Sizes.Relations)
+		if err != nil {
+			return nil, err
+		}
+		mem = shardMemory(mem, share, cfg.Shard.Size())
+	}
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	// The data set tested on is held before the evaluator is sized, as
 	// EstimateMemory counts it: the evaluation batch is cut to what the run

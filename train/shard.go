@@ -79,3 +79,37 @@ func (r *run) save(s *State) error {
 	}
 	return r.cfg.SaveState(s)
 }
+
+// shardMemory turns a one-process memory account into one process's of a
+// run whose entity tables are split over p: each process still holds the
+// whole model's parameters (it evaluates them) and the best ones, plus
+// its own rows of the entity tables, and only those rows' gradient and
+// optimiser state. entity is the entity tables' share of the parameters.
+func shardMemory(mem Memory, entity float64, p int) Memory {
+	if p <= 1 {
+		return mem
+	}
+	own := func(b int64) int64 { return b - int64(entity*float64(b)*float64(p-1)/float64(p)) }
+	mem.Parameters += int64(entity * float64(mem.Parameters) / float64(p))
+	mem.Gradients, mem.Optimizer = own(mem.Gradients), own(mem.Optimizer)
+	return mem
+}
+
+// entityShare is the entity tables' share of model's parameters at these
+// sizes, from its layout: nothing is allocated.
+func entityShare(cfg Config, entities, relations int) (float64, error) {
+	sf, _, err := models.Lookup(cfg.Model)
+	if err != nil {
+		return 0, err
+	}
+	l := sf.Layout(models.Sizes{Entities: entities, Relations: relations, Rank: cfg.Rank, RelationRank: cfg.RelationRank})
+	var all, ent float64
+	for _, t := range l.Tables {
+		n := float64(t.Rows) * float64(t.Cols)
+		all += n
+		if t.Name == l.Subject || t.Name == l.Object {
+			ent += n
+		}
+	}
+	return ent / all, nil
+}

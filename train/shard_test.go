@@ -215,3 +215,41 @@ func cloneState(s *State) *State {
 	c.Epochs = slices.Clone(s.Epochs)
 	return &c
 }
+
+// TestShardedMemoryEstimate: split over p processes, a run's estimate per
+// process keeps the whole parameters (each process evaluates them) plus
+// its own entity rows, and divides the entity tables' gradient and
+// optimiser state by p; the relations' stay whole.
+func TestShardedMemoryEstimate(t *testing.T) {
+	cfg := shardConfig("complex2", objectives.PLL{Weights: objectives.Uniform})
+	sz := DataSizes{Entities: 100000, Relations: 50, Train: 1000, Valid: 100, Test: 100}
+	one, err := EstimateMemory(cfg, sz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Processes = 4
+	four, err := EstimateMemory(cfg, sz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// complex2: one entity table of 100,000 rows and a relation table of
+	// 50 rows, both 2·rank columns.
+	share := 100000.0 / 100050
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"parameters", float64(four.Parameters), float64(one.Parameters) * (1 + share/4)},
+		{"gradients", float64(four.Gradients), float64(one.Gradients) * (1 - share*3/4)},
+		{"optimiser", float64(four.Optimizer), float64(one.Optimizer) * (1 - share*3/4)},
+		{"best", float64(four.Best), float64(one.Best)},
+		{"data", float64(four.Data), float64(one.Data)},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6*c.want+8 {
+			t.Errorf("%s: %.0f bytes per process of 4, want %.0f (one process: see %+v)", c.name, c.got, c.want, one)
+		}
+	}
+	if four.Total() >= one.Total() {
+		t.Errorf("4 processes hold %d bytes each, one holds %d", four.Total(), one.Total())
+	}
+}
