@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+
+	"gekc/dist/mpi/mpitest"
 )
 
 // mpiCase is a line of mpicheck's output.
@@ -26,16 +28,7 @@ type mpiCase struct {
 // Without OpenMPI (scripts/deps installs it) the test fails; GEKC_MPI=off
 // skips it, saying so.
 func TestShardedUnderMPIRun(t *testing.T) {
-	if os.Getenv("GEKC_MPI") == "off" {
-		t.Skip("GEKC_MPI=off: the MPI tests are switched off")
-	}
-	if testing.Short() {
-		t.Skip("-short: builds against MPI and launches mpirun")
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Fatal("mpirun not found: install OpenMPI (scripts/deps does), or set GEKC_MPI=off")
-	}
+	mpirun := mpitest.Mpirun(t)
 	bin := filepath.Join(t.TempDir(), "mpicheck")
 	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-tags", "mpi", "-o", bin, "gekc/dist/internal/mpicheck")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -43,7 +36,7 @@ func TestShardedUnderMPIRun(t *testing.T) {
 	}
 	for _, np := range []int{1, 2, 3} {
 		cmd := exec.Command(mpirun, "--oversubscribe", "-np", strconv.Itoa(np), bin, "-steps", "12")
-		cmd.Env = append(os.Environ(), MPIEnv()...)
+		cmd.Env = append(os.Environ(), mpitest.Env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -67,14 +60,5 @@ func TestShardedUnderMPIRun(t *testing.T) {
 		if n != 6 {
 			t.Errorf("-np %d: %d cases reported, want 6:\n%s", np, n, out)
 		}
-	}
-}
-
-// MPIEnv is what OpenMPI needs here: running as root (CI does), and no
-// single-copy shared memory mechanism inside containers.
-func MPIEnv() []string {
-	return []string{
-		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_btl_vader_single_copy_mechanism=none",
 	}
 }

@@ -91,15 +91,7 @@ func TestStepMatchesOneProcess(t *testing.T) {
 					}
 				}
 			}
-			for _, table := range ref.ParamNames() {
-				got, w := whole(sts, table), graph.Float64s(ref.Param(table))
-				for j := range w {
-					if !close(got[j], w[j], 1e-10) {
-						t.Errorf("%s: %s[%d] = %.15g, one process's %.15g", name, table, j, got[j], w[j])
-						break
-					}
-				}
-			}
+			sameParams(t, name, sts, ref, 1e-10)
 		}
 	}
 }
@@ -196,15 +188,7 @@ func TestStepFloat32(t *testing.T) {
 				t.Errorf("%s: step at %d: loss %.8g, one process's %.8g", model, lo, got, want)
 			}
 		}
-		for _, table := range ref.ParamNames() {
-			got, w := whole(sts, table), graph.Float64s(ref.Param(table))
-			for j := range w {
-				if !close(got[j], w[j], 1e-4) {
-					t.Errorf("%s: %s[%d] = %.8g, one process's %.8g", model, table, j, got[j], w[j])
-					break
-				}
-			}
-		}
+		sameParams(t, model, sts, ref, 1e-4)
 	}
 }
 
@@ -295,6 +279,25 @@ func TestStepperFromModelAndCopyTo(t *testing.T) {
 				if !close(got[j], want[j], 1e-10) {
 					t.Fatalf("process %d: %s[%d] = %.15g, one process's %.15g", p, table, j, got[j], want[j])
 				}
+			}
+		}
+	}
+}
+
+// sameParams checks the processes' parts of every table against the
+// one-process model's, to tol (relative).
+func sameParams(t *testing.T, name string, sts []*dist.Stepper, ref *models.Model, tol float64) {
+	t.Helper()
+	for _, table := range ref.ParamNames() {
+		got, w := whole(sts, table), graph.Float64s(ref.Param(table))
+		if len(got) != len(w) {
+			t.Errorf("%s: %s: %d values (copies of a replicated table differ?), want %d", name, table, len(got), len(w))
+			continue
+		}
+		for j := range w {
+			if !close(got[j], w[j], tol) {
+				t.Errorf("%s: %s[%d] = %.15g, one process's %.15g", name, table, j, got[j], w[j])
+				break
 			}
 		}
 	}

@@ -43,7 +43,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(mainWith(f.run, nil))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeMPIBuild()
+	os.Exit(code)
 }
 
 // fakeTrainer is the command's tests' run function: sweeptest's Trainer,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/dist/mpi/mpitest"
 	"gekc/sweep"
 )
 
@@ -54,7 +55,7 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 		if np > 1 {
 			cmd = exec.Command(mpirun, append([]string{"--oversubscribe", "-np", strconv.Itoa(np), bin}, args...)...)
 		}
-		cmd.Env = append(os.Environ(), mpiEnv...)
+		cmd.Env = append(os.Environ(), mpitest.Env...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("-np %d: %v\n%s", np, err, b)
 		}
@@ -124,14 +125,16 @@ func sameRecords(t *testing.T, name, oneDir, dir, note string) *sweep.Record {
 
 func within(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-// mpiEnv is what OpenMPI needs here: running as root (CI does), and no
-// single-copy shared memory mechanism inside containers.
-var mpiEnv = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-	"OMPI_MCA_btl_vader_single_copy_mechanism=none"}
-
 var mpiBuild struct {
 	once     sync.Once
 	dir, err string
+}
+
+// removeMPIBuild removes what buildMPI built (TestMain calls it).
+func removeMPIBuild() {
+	if mpiBuild.dir != "" {
+		os.RemoveAll(mpiBuild.dir)
+	}
 }
 
 // buildMPI builds bin/gekc-mpi as make mpi does, once per test binary, and
@@ -139,16 +142,7 @@ var mpiBuild struct {
 // mpirun it fails.
 func buildMPI(t *testing.T) (bin, mpirun string) {
 	t.Helper()
-	if os.Getenv("GEKC_MPI") == "off" {
-		t.Skip("GEKC_MPI=off: the MPI tests are switched off")
-	}
-	if testing.Short() {
-		t.Skip("-short: builds against MPI and launches mpirun")
-	}
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		t.Fatal("mpirun not found: install OpenMPI (scripts/deps does), or set GEKC_MPI=off")
-	}
+	mpirun = mpitest.Mpirun(t)
 	mpiBuild.once.Do(func() {
 		dir, err := os.MkdirTemp("", "gekc-mpi")
 		if err != nil {
@@ -191,7 +185,7 @@ func TestShardedCommandStopsAndResumesWithAnotherCount(t *testing.T) {
 
 	out := filepath.Join(dir, "sharded")
 	cmd := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "2", bin}, append(args(out), "-state-every", "0")...)...)
-	cmd.Env = append(os.Environ(), mpiEnv...)
+	cmd.Env = append(os.Environ(), mpitest.Env...)
 	var log strings.Builder
 	cmd.Stdout, cmd.Stderr = &log, &log
 	must(t, cmd.Start())
@@ -203,7 +197,7 @@ func TestShardedCommandStopsAndResumesWithAnotherCount(t *testing.T) {
 		t.Fatalf("mpirun -np 2 after SIGTERM: %v, want the sweep interrupted:\n%s", err, log.String())
 	}
 	again := exec.Command(mpirun, append([]string{"--oversubscribe", "-np", "3", bin}, args(out)...)...)
-	again.Env = append(os.Environ(), mpiEnv...)
+	again.Env = append(os.Environ(), mpitest.Env...)
 	if b, err := again.CombinedOutput(); err != nil {
 		t.Fatalf("-np 3: %v\n%s", err, b)
 	}
