@@ -24,9 +24,11 @@ type Comm interface {
 	AlltoallvFloat32(send []float32, sendCounts []int, recv []float32, recvCounts []int) error
 	AlltoallvFloat64(send []float64, sendCounts []int, recv []float64, recvCounts []int) error
 	// AllgathervFloat32 concatenates every process's send into recv in rank
-	// order; counts[q] is the length of process q's send.
-	AllgathervFloat32(send, recv []float32, counts []int) error
-	AllgathervFloat64(send, recv []float64, counts []int) error
+	// order; counts[q] is the length of process q's send in units of unit
+	// values (a table's rows, say: MPI counts and offsets are C ints, so a
+	// table of more than 2³¹ values is gathered by rows).
+	AllgathervFloat32(send, recv []float32, counts []int, unit int) error
+	AllgathervFloat64(send, recv []float64, counts []int, unit int) error
 	// Broadcast returns process 0's b on every process (the others' b is
 	// ignored).
 	Broadcast(b []byte) ([]byte, error)
@@ -179,21 +181,21 @@ func localAlltoallv[T any](c *local, send []T, sendCounts []int, recv []T, recvC
 	}, func() {})
 }
 
-func (c *local) AllgathervFloat32(send, recv []float32, counts []int) error {
-	return localAllgatherv(c, send, recv, counts)
+func (c *local) AllgathervFloat32(send, recv []float32, counts []int, unit int) error {
+	return localAllgatherv(c, send, recv, counts, unit)
 }
 
-func (c *local) AllgathervFloat64(send, recv []float64, counts []int) error {
-	return localAllgatherv(c, send, recv, counts)
+func (c *local) AllgathervFloat64(send, recv []float64, counts []int, unit int) error {
+	return localAllgatherv(c, send, recv, counts, unit)
 }
 
-func localAllgatherv[T any](c *local, send, recv []T, counts []int) error {
+func localAllgatherv[T any](c *local, send, recv []T, counts []int, unit int) error {
 	return c.collective(send, func(all []any) error {
 		at := 0
 		for q, a := range all {
 			x := a.([]T)
-			if len(x) != counts[q] {
-				return fmt.Errorf("dist: process %d gathers %d values, %d expected", q, len(x), counts[q])
+			if len(x) != counts[q]*unit {
+				return fmt.Errorf("dist: process %d gathers %d values, %d expected", q, len(x), counts[q]*unit)
 			}
 			copy(recv[at:], x)
 			at += len(x)

@@ -60,14 +60,14 @@ func (c *Counted) AlltoallvFloat64(send []float64, sc []int, recv []float64, rc 
 	return c.Comm.AlltoallvFloat64(send, sc, recv, rc)
 }
 
-func (c *Counted) AllgathervFloat32(send, recv []float32, counts []int) error {
+func (c *Counted) AllgathervFloat32(send, recv []float32, counts []int, unit int) error {
 	defer c.count(bytesOf(send)*(c.Size()-1), time.Now())
-	return c.Comm.AllgathervFloat32(send, recv, counts)
+	return c.Comm.AllgathervFloat32(send, recv, counts, unit)
 }
 
-func (c *Counted) AllgathervFloat64(send, recv []float64, counts []int) error {
+func (c *Counted) AllgathervFloat64(send, recv []float64, counts []int, unit int) error {
 	defer c.count(bytesOf(send)*(c.Size()-1), time.Now())
-	return c.Comm.AllgathervFloat64(send, recv, counts)
+	return c.Comm.AllgathervFloat64(send, recv, counts, unit)
 }
 
 func others(counts []int, me int) int {

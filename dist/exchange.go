@@ -185,7 +185,7 @@ func (st *Stepper) sumStat(t *entityTable) error {
 	np, k := st.comm.Size(), len(own)
 	all := make([]float64, np*k)
 	counts := slices.Repeat([]int{k}, np)
-	if err := st.comm.AllgathervFloat64(own, all, counts); err != nil {
+	if err := st.comm.AllgathervFloat64(own, all, counts, 1); err != nil {
 		return err
 	}
 	out := make([]float64, k)

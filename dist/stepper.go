@@ -66,7 +66,8 @@ type entityTable struct {
 // NewStepper builds process comm.Rank()'s part of a step of the model
 // registered under name (sizes sz, initialised as models.New would with
 // opt) under a Divisible objective, for global batches of size batch.
-// No process holds a whole entity table (models.NewPart).
+// A squared model's processes never hold a whole entity table; others
+// draw one at a time in float64 and keep their rows (models.NewPart).
 func NewStepper(comm Comm, name string, sz models.Sizes, opt models.Options, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
 	rows, err := NewRows(sz.Entities, comm.Size())
 	if err != nil {

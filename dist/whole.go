@@ -2,9 +2,9 @@ package dist
 
 import (
 	"fmt"
+	"gekc/graph"
 	"slices"
 
-	"gekc/graph"
 	"gekc/models"
 
 	"gorgonia.org/tensor"
@@ -20,24 +20,32 @@ import (
 //   - SetSlot of an entity table keeps this process's rows of t;
 //   - the replicated tables' slots are the optimiser's own.
 //
-// Step is refused: the stepper steps.
-func (st *Stepper) WholeOptimizer(m *models.Model) graph.Optimizer {
-	return &wholeOptimizer{st: st, m: m}
+// Step is refused: the stepper steps. Slot has no error to return: a
+// failed gather makes it return nil, and Err the error, which a state
+// built from it must be checked for.
+func (st *Stepper) WholeOptimizer(m *models.Model) *WholeOptimizer {
+	return &WholeOptimizer{st: st, m: m}
 }
 
-type wholeOptimizer struct {
-	st *Stepper
-	m  *models.Model
+// WholeOptimizer is a sharded run's optimiser as one over the whole model
+// (Stepper.WholeOptimizer).
+type WholeOptimizer struct {
+	st  *Stepper
+	m   *models.Model
+	err error
 }
 
-func (w *wholeOptimizer) Step(params, grads []*tensor.Dense) (int, error) {
+// Err returns the first error of a gather behind Slot.
+func (w *WholeOptimizer) Err() error { return w.err }
+
+func (w *WholeOptimizer) Step(params, grads []*tensor.Dense) (int, error) {
 	return 0, fmt.Errorf("dist: a sharded run's optimiser steps through its Stepper")
 }
 
-func (w *wholeOptimizer) Steps() int      { return w.st.opt.Steps() }
-func (w *wholeOptimizer) SetSteps(n int)  { w.st.opt.SetSteps(n) }
-func (w *wholeOptimizer) Slots() []string { return w.st.opt.Slots() }
-func (w *wholeOptimizer) own(p *tensor.Dense) (string, bool) {
+func (w *WholeOptimizer) Steps() int      { return w.st.opt.Steps() }
+func (w *WholeOptimizer) SetSteps(n int)  { w.st.opt.SetSteps(n) }
+func (w *WholeOptimizer) Slots() []string { return w.st.opt.Slots() }
+func (w *WholeOptimizer) own(p *tensor.Dense) (string, bool) {
 	for _, name := range w.st.m.Layout.EntityTables() {
 		if w.m.Param(name) == p {
 			return name, true
@@ -46,7 +54,7 @@ func (w *wholeOptimizer) own(p *tensor.Dense) (string, bool) {
 	return "", false
 }
 
-func (w *wholeOptimizer) Slot(p *tensor.Dense, slot string) *tensor.Dense {
+func (w *WholeOptimizer) Slot(p *tensor.Dense, slot string) *tensor.Dense {
 	name, ok := w.own(p)
 	if !ok {
 		return w.st.opt.Slot(p, slot)
@@ -57,14 +65,15 @@ func (w *wholeOptimizer) Slot(p *tensor.Dense, slot string) *tensor.Dense {
 	}
 	whole := tensor.New(tensor.Of(p.Dtype()), tensor.WithShape(p.Shape()...))
 	if err := w.st.gather(part, whole); err != nil {
-		// Slot has no error to return: a failed collective leaves the
-		// group unusable, and the next step reports it.
+		if w.err == nil {
+			w.err = fmt.Errorf("dist: gathering %s's %s: %w", name, slot, err)
+		}
 		return nil
 	}
 	return whole
 }
 
-func (w *wholeOptimizer) SetSlot(p *tensor.Dense, slot string, t *tensor.Dense) error {
+func (w *WholeOptimizer) SetSlot(p *tensor.Dense, slot string, t *tensor.Dense) error {
 	name, ok := w.own(p)
 	if !ok {
 		return w.st.opt.SetSlot(p, slot, t)
@@ -78,15 +87,15 @@ func (w *wholeOptimizer) SetSlot(p *tensor.Dense, slot string, t *tensor.Dense) 
 // gather writes every process's rows (part, this process's) into whole.
 func (st *Stepper) gather(part, whole *tensor.Dense) error {
 	cols := part.Shape()[1]
-	counts := make([]int, st.rows.P)
-	for q := range counts {
-		counts[q] = (st.rows.Hi(q) - st.rows.Lo(q)) * cols
+	rows := make([]int, st.rows.P)
+	for q := range rows {
+		rows[q] = st.rows.Hi(q) - st.rows.Lo(q)
 	}
 	switch x := part.Data().(type) {
 	case []float32:
-		return st.comm.AllgathervFloat32(x, whole.Data().([]float32), counts)
+		return st.comm.AllgathervFloat32(x, whole.Data().([]float32), rows, cols)
 	case []float64:
-		return st.comm.AllgathervFloat64(x, whole.Data().([]float64), counts)
+		return st.comm.AllgathervFloat64(x, whole.Data().([]float64), rows, cols)
 	}
 	return fmt.Errorf("dist: dtype %v", part.Dtype())
 }
@@ -149,7 +158,7 @@ func (st *Stepper) Processes(rss int64) ([]ProcessStats, error) {
 	s := st.stats
 	mine := []float64{float64(rss), float64(s.Steps), s.Seconds, s.CommSeconds, float64(s.SentBytes)}
 	all := make([]float64, len(mine)*st.rows.P)
-	if err := st.comm.AllgathervFloat64(mine, all, slices.Repeat([]int{len(mine)}, st.rows.P)); err != nil {
+	if err := st.comm.AllgathervFloat64(mine, all, slices.Repeat([]int{len(mine)}, st.rows.P), 1); err != nil {
 		return nil, err
 	}
 	out := make([]ProcessStats, st.rows.P)
@@ -164,3 +173,5 @@ func (st *Stepper) Processes(rss int64) ([]ProcessStats, error) {
 	}
 	return out, nil
 }
+
+var _ graph.Optimizer = (*WholeOptimizer)(nil)

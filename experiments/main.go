@@ -38,9 +38,15 @@ func main() {
 // parameters, so that tests can run the real command, signals included, in
 // a child process with a fake.
 func mainWith(run sweep.RunFunc, check sweep.Preflight) int {
+	return mainWithin(context.Background(), run, check)
+}
+
+// mainWithin is mainWith under a parent context, whose cancellation stops
+// the command as a signal does.
+func mainWithin(parent context.Context, run sweep.RunFunc, check sweep.Preflight) int {
 	// SIGUSR1 is what a SLURM job is sent ahead of its time limit
 	// (sbatch --signal): stop like on SIGTERM, saving the resume state.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
 	defer stop()
 	go func() {
 		<-ctx.Done()

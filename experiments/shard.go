@@ -16,7 +16,8 @@ import (
 // `mpirun -np P bin/gekc-mpi -grid G -only N`, process 0 is the command
 // and trains each run it selects sharded over the P processes; the others
 // follow it (sweep.Follow), training their rows and writing nothing. An
-// error on any process once a run is shared ends the job with its message.
+// error on any process once a run is shared ends the job with its message
+// (sweep.Sharded says which runs are shared).
 func mainShardable() int {
 	if err := mpi.Init(); err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -38,7 +39,11 @@ func mainShardable() int {
 		mpi.Abort(exitRunsFailed)
 	}
 	if w.Rank() == 0 {
-		code := mainWith(sweep.Sharded(w, sweep.Train, abort), sweep.PreflightRuns)
+		// Another process told to stop stops the group's run, and this
+		// command with it, as if it had been told too.
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		code := mainWithin(ctx, sweep.Sharded(w, sweep.Train, abort, stop), sweep.PreflightRuns)
 		if err := sweep.EndFollowers(w); err != nil {
 			abort(err)
 		}

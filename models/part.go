@@ -69,9 +69,9 @@ const partChunk = 1 << 14
 // initRows draws table t as initTables would and returns rows [lo, hi).
 // A squared model's tables are drawn elementwise in row-major order (the
 // log-normal init), so they are drawn in chunks of rows and only the part
-// is kept: a process never holds the whole table. Other semantics draw
-// column statistics over all rows (log-Dirichlet columns): the whole
-// table is drawn, then cut. TestNewPartMatchesNew holds every registered
+// is kept. Other semantics draw column statistics over all rows
+// (log-Dirichlet columns): the whole table is drawn, in float64, then cut
+// and let go. TestNewPartMatchesNew holds every registered
 // model to New's values.
 func (m *Model) initRows(t TableSpec, lo, hi int, opt Options, rng *rand.Rand) ([]float64, error) {
 	if m.Semantics != Squared {
@@ -79,7 +79,7 @@ func (m *Model) initRows(t TableSpec, lo, hi int, opt Options, rng *rand.Rand) (
 		if err != nil {
 			return nil, err
 		}
-		return x[lo*t.Cols : hi*t.Cols], nil
+		return slices.Clone(x[lo*t.Cols : hi*t.Cols]), nil // not a view: the whole table is let go
 	}
 	out := make([]float64, 0, (hi-lo)*t.Cols)
 	for r0 := 0; r0 < t.Rows; r0 += partChunk {

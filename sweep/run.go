@@ -111,8 +111,12 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	}
 	out.Epochs = res.Epochs
 	out.Processes = res.Processes
-	if asked, got := max(spec.Processes, 1), max(len(res.Processes), 1); asked != got {
-		out.Notes = append(out.Notes, fmt.Sprintf("the grid asks for %d processes (processes); %d trained it (launch bin/gekc-mpi with mpirun or srun for more)", asked, got))
+	got := 1
+	if job.Shard != nil {
+		got = job.Shard.Size()
+	}
+	if asked := max(spec.Processes, 1); asked != got {
+		out.Notes = append(out.Notes, fmt.Sprintf("the grid asks for %d processes (processes); %d trained it (bin/gekc-mpi under mpirun -np %d or srun gives it %[1]d)", asked, got, asked))
 	}
 	out.Test["step_ms"] = 1000 * res.StepSeconds
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics

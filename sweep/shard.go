@@ -10,6 +10,8 @@ import (
 
 	"gekc/dist"
 	"gekc/grid"
+	"gekc/internal/procstat"
+	"gekc/models"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -30,31 +32,32 @@ type announcement struct {
 
 // Sharded returns the RunFunc of process 0 of a group: before each run it
 // tells the other processes (which Follow) which run to train, then trains
-// it with run, sharded over the group. A run that fails once the others
-// train it cannot be left half-done on them: abort is called with the
-// error (it ends the whole job, as MPI_Abort does).
+// it with run, sharded over the group. A run the group cannot shard (an
+// energy-based or constrained model) process 0 trains alone, the others
+// waiting. Once a run is shared, an error on process 0 (a panic included)
+// cannot leave it half-done on the others: abort is called with it (it
+// ends the whole job, as MPI_Abort does). When the group stopped a run
+// because another process was told to, stop is called: the sweep winds
+// down as if this process had been told too.
 //
 // The group trains one run at a time: with -j above 1 the runs wait for
 // each other.
-func Sharded(comm dist.Comm, run RunFunc, abort func(error)) RunFunc {
+func Sharded(comm dist.Comm, run RunFunc, abort func(error), stop func()) RunFunc {
 	var one sync.Mutex
-	return func(ctx context.Context, job Job) (*Outcome, error) {
+	return func(ctx context.Context, job Job) (out *Outcome, err error) {
 		one.Lock()
 		defer one.Unlock()
-		budget, err := MemoryBudget(job.Spec)
-		if err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		a := announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
-			DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery}
-		if job.StatePath != "" {
-			// Train resumes from a state it can read (else it starts
-			// afresh, noting why): the others must do as it does.
-			if _, _, err := ckpt.ReadState(job.StatePath, job.ID); err == nil {
-				a.Resume = job.StatePath
+		if why := unshardable(job.Spec); why != "" {
+			out, err := run(ctx, job)
+			if out != nil {
+				out.Notes = append(out.Notes, fmt.Sprintf("trained by one of the %d processes: %s", comm.Size(), why))
 			}
+			return out, err
 		}
-		msg, err := json.Marshal(a)
+		msg, err := announce(job)
 		if err != nil {
 			return nil, err
 		}
@@ -62,13 +65,52 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error)) RunFunc {
 			abort(err)
 			return nil, err
 		}
+		defer func() {
+			if p := recover(); p != nil {
+				abort(fmt.Errorf("run %s: panic: %v", job.ID, p))
+				panic(p)
+			}
+		}()
 		job.Shard = comm
-		out, err := run(ctx, job)
-		if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		out, err = run(ctx, job)
+		switch {
+		case err == nil:
+		case !errors.Is(err, context.Canceled):
 			abort(fmt.Errorf("run %s: %w", job.ID, err))
+		case ctx.Err() == nil:
+			stop()
 		}
 		return out, err
 	}
+}
+
+// unshardable says why the group cannot shard a run, or "".
+func unshardable(spec grid.RunSpec) string {
+	if _, sem, err := models.Lookup(spec.Model); err == nil && sem == models.Energy {
+		return "an energy-based model is not sharded (its normaliser needs every candidate's score)"
+	}
+	if spec.Constraints == "domain" {
+		return "a constrained model is not sharded yet"
+	}
+	return ""
+}
+
+// announce encodes what the followers need to train job as process 0 does.
+func announce(job Job) ([]byte, error) {
+	budget, err := MemoryBudget(job.Spec)
+	if err != nil {
+		return nil, err
+	}
+	a := announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
+		DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery}
+	if job.StatePath != "" {
+		// Train resumes from a state it can read (else it starts
+		// afresh, noting why): the others must do as it does.
+		if _, _, err := ckpt.ReadState(job.StatePath, job.ID); err == nil {
+			a.Resume = job.StatePath
+		}
+	}
+	return json.Marshal(a)
 }
 
 // EndFollowers tells the processes that Follow that no run comes.
@@ -104,6 +146,7 @@ func Follow(ctx context.Context, comm dist.Comm) error {
 // state does not fit the run.
 func follow(ctx context.Context, comm dist.Comm, a announcement) error {
 	job := Job{ID: a.ID, Spec: a.Spec, DataRoot: a.DataRoot, DistillCheckpoint: a.DistillCheckpoint, Shard: comm}
+	_ = procstat.ResetPeakRSS() // each run's own peak, as the driver's for process 0 (0 without /proc)
 	cfg, ds, err := runConfig(job, a.MemoryBudget)
 	if err != nil {
 		return err

@@ -286,8 +286,9 @@ requeue=0
 # the default would print one every 30 s).
 {{- if gt .Tasks 1}}
 # The run's $NTASKS processes: srun starts them, process 0 writes the
-# records; srun passes SIGTERM on to all of them, which stop together.
-srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK" \
+# records; srun passes SIGTERM on to all of them, which stop together, and
+# ends them all when one dies.
+srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK" --kill-on-bad-exit=1 \
 	"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
 {{- else}}
 "$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &

@@ -355,7 +355,7 @@ func TestSlurmEmitSharded(t *testing.T) {
 	script := string(data)
 	if err := containsAll(script, "#SBATCH --ntasks=3\n", "NTASKS=3", "SRUN_MPI=pmix", `--ntasks="$NTASKS"`,
 		"go build -tags mpi -o \"$BIN\" ./experiments", "BIN="+filepath.Join(filepath.Dir(ts.out), "gekc-mpi"),
-		`srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK"`, `-only "$SLURM_ARRAY_TASK_ID"`); err != nil {
+		`srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK" --kill-on-bad-exit=1`, `-only "$SLURM_ARRAY_TASK_ID"`); err != nil {
 		t.Errorf("%v\n%s", err, script)
 	}
 	if !strings.Contains(out.String(), "each 3 processes of 2 CPU(s) under srun") {

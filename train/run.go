@@ -212,7 +212,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		if shard, err = newShard(cfg, m, dom, opt); err != nil {
 			return nil, err
 		}
-		steps = shardedStepper{shard, m}
+		steps = shardedStepper{shard, shard.WholeOptimizer(m)}
 	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
@@ -449,6 +449,9 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 	t0 := time.Now()
 	vm, err := validationMetrics(r.ev, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
 	if err != nil {
+		return false, err
+	}
+	if vm, err = r.shared(vm); err != nil {
 		return false, err
 	}
 	rec.Valid, rec.EvalSeconds = vm, time.Since(t0).Seconds()

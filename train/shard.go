@@ -1,7 +1,9 @@
 package train
 
 import (
+	"bytes"
 	"context"
+	"encoding/gob"
 	"errors"
 	"fmt"
 
@@ -22,7 +24,7 @@ type stepper interface {
 // whose optimiser's state reads and loads as one over the whole model m.
 type shardedStepper struct {
 	*dist.Stepper
-	m *models.Model
+	whole *dist.WholeOptimizer
 }
 
 func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
@@ -33,7 +35,7 @@ func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 	return loss, err
 }
 
-func (s shardedStepper) Optimizer() graph.Optimizer { return s.WholeOptimizer(s.m) }
+func (s shardedStepper) Optimizer() graph.Optimizer { return s.whole }
 
 // newShard builds this process's part of a sharded run's step (see
 // Config.Shard).
@@ -74,6 +76,9 @@ func (r *run) boundary(due bool) (stop error, save bool, err error) {
 func (r *run) saves() bool { return r.cfg.SaveState != nil || r.groupSaves }
 
 func (r *run) save(s *State) error {
+	if w, ok := r.st.(shardedStepper); ok && w.whole.Err() != nil {
+		return w.whole.Err() // the state lacks optimiser state it should have
+	}
 	if r.cfg.SaveState == nil {
 		return nil
 	}
@@ -112,4 +117,27 @@ func entityShare(cfg Config, entities, relations int) (float64, error) {
 		}
 	}
 	return ent / all, nil
+}
+
+// shared returns process 0's metrics on every process of a sharded run,
+// so that early stopping, the best epoch and a NaN's verdict are one
+// decision, however the processes' own evaluations differ (another CPU,
+// another BLAS); one process's run returns vm as it is.
+func (r *run) shared(vm map[string]float64) (map[string]float64, error) {
+	if r.shard == nil {
+		return vm, nil
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(vm); err != nil { // gob keeps NaN and ±Inf
+		return nil, err
+	}
+	msg, err := r.cfg.Shard.Broadcast(b.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]float64
+	if err := gob.NewDecoder(bytes.NewReader(msg)).Decode(&out); err != nil {
+		return nil, fmt.Errorf("train: process 0's validation metrics: %w", err)
+	}
+	return out, nil
 }

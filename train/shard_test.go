@@ -253,3 +253,27 @@ func TestShardedMemoryEstimate(t *testing.T) {
 		t.Errorf("4 processes hold %d bytes each, one holds %d", four.Total(), one.Total())
 	}
 }
+
+// Every process of a sharded run decides on process 0's validation
+// metrics, NaN and infinities included.
+func TestShardedRunSharesValidationMetrics(t *testing.T) {
+	comms := dist.Local(2)
+	got := make([]map[string]float64, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for p, comm := range comms {
+		wg.Go(func() {
+			r := &run{cfg: Config{Shard: comm}, shard: &dist.Stepper{}}
+			got[p], errs[p] = r.shared(map[string]float64{"mrr": float64(p), "ll": math.NaN(), "x": math.Inf(-1)})
+		})
+	}
+	wg.Wait()
+	for p := range got {
+		if errs[p] != nil {
+			t.Fatal(errs[p])
+		}
+		if got[p]["mrr"] != 0 || !math.IsNaN(got[p]["ll"]) || !math.IsInf(got[p]["x"], -1) {
+			t.Errorf("process %d decides on %v, want process 0's", p, got[p])
+		}
+	}
+}

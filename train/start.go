@@ -73,6 +73,9 @@ func (r *run) validateInitial() error {
 	if err != nil {
 		return err
 	}
+	if vm, err = r.shared(vm); err != nil {
+		return err
+	}
 	if score := vm[r.cfg.Eval.Select]; !math.IsNaN(score) {
 		_, llImproved := r.stop.observe(0, vm)
 		r.best.take(r.m)

@@ -150,26 +150,39 @@ func (World) AlltoallvFloat64(send []float64, sendCounts []int, recv []float64, 
 }
 
 // AllgathervFloat64 gathers every process's send into recv, in rank
-// order; counts[q] is process q's length.
-func (World) AllgathervFloat64(send []float64, recv []float64, counts []int) error {
-	cs, ds, err := countsAndDispls(counts)
-	if err != nil {
-		return err
-	}
-	defer C.free(unsafe.Pointer(cs))
-	return check("MPI_Allgatherv", C.MPI_Allgatherv(ptr(send), C.int(len(send)), C.f64(),
-		ptr(recv), cs, ds, C.f64(), C.world()))
+// order; counts[q] is process q's length in units of unit values, which
+// MPI sees as one contiguous type: a table of more than 2³¹ values gathers
+// by rows.
+func (World) AllgathervFloat64(send []float64, recv []float64, counts []int, unit int) error {
+	return allgatherv(ptr(send), len(send), ptr(recv), counts, unit, C.f64())
 }
 
 // AllgathervFloat32 is AllgathervFloat64 for float32.
-func (World) AllgathervFloat32(send []float32, recv []float32, counts []int) error {
+func (World) AllgathervFloat32(send []float32, recv []float32, counts []int, unit int) error {
+	return allgatherv(ptr(send), len(send), ptr(recv), counts, unit, C.f32())
+}
+
+func allgatherv(send unsafe.Pointer, n int, recv unsafe.Pointer, counts []int, unit int, dt C.MPI_Datatype) error {
+	if unit < 1 || n%unit != 0 {
+		return fmt.Errorf("mpi: gathering %d values in units of %d", n, unit)
+	}
+	if unit > 1 {
+		var rows C.MPI_Datatype
+		if err := check("MPI_Type_contiguous", C.MPI_Type_contiguous(C.int(unit), dt, &rows)); err != nil {
+			return err
+		}
+		defer C.MPI_Type_free(&rows)
+		if err := check("MPI_Type_commit", C.MPI_Type_commit(&rows)); err != nil {
+			return err
+		}
+		dt = rows
+	}
 	cs, ds, err := countsAndDispls(counts)
 	if err != nil {
 		return err
 	}
 	defer C.free(unsafe.Pointer(cs))
-	return check("MPI_Allgatherv", C.MPI_Allgatherv(ptr(send), C.int(len(send)), C.f32(),
-		ptr(recv), cs, ds, C.f32(), C.world()))
+	return check("MPI_Allgatherv", C.MPI_Allgatherv(send, C.int(n/unit), dt, recv, cs, ds, dt, C.world()))
 }
 
 func alltoallv(send unsafe.Pointer, sendCounts []int, recv unsafe.Pointer, recvCounts []int, dt C.MPI_Datatype) error {

@@ -32,8 +32,14 @@ func (World) AlltoallvFloat64(send []float64, _ []int, recv []float64, _ []int) 
 	copy(recv, send)
 	return nil
 }
-func (World) AllgathervFloat32(send, recv []float32, _ []int) error { copy(recv, send); return nil }
-func (World) AllgathervFloat64(send, recv []float64, _ []int) error { copy(recv, send); return nil }
+func (World) AllgathervFloat32(send, recv []float32, _ []int, _ int) error {
+	copy(recv, send)
+	return nil
+}
+func (World) AllgathervFloat64(send, recv []float64, _ []int, _ int) error {
+	copy(recv, send)
+	return nil
+}
 
 // Broadcast returns b.
 func (World) Broadcast(b []byte) ([]byte, error) { return b, nil }
