@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -242,8 +243,8 @@ func (st *Stepper) Optimizer() graph.Optimizer { return st.opt }
 
 // Step trains on a global batch of up to the batch size's triples, the
 // same on every process, and returns the batch's mean loss (the same on
-// every process). It returns train.ErrDiverged's twin, ErrDiverged, on
-// every process when the loss or a gradient is not finite on any.
+// every process). It returns ErrDiverged on every process when the loss
+// or a gradient is not finite on any.
 func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	if len(batch) == 0 || len(batch) > st.batch {
 		return 0, fmt.Errorf("dist: step on %d triples with batch size %d", len(batch), st.batch)
@@ -295,7 +296,7 @@ type StepStats struct {
 func (st *Stepper) Stats() StepStats { return st.stats }
 
 // ErrDiverged reports a non-finite loss or gradient on any process.
-var ErrDiverged = fmt.Errorf("training diverged: non-finite loss or gradient")
+var ErrDiverged = errors.New("training diverged: non-finite loss or gradient")
 
 // load writes this process's part of the batch into the step's index
 // vectors, as indices into the gathered rows, with the weights 1/n of

@@ -24,8 +24,9 @@ type announcement struct {
 	DataRoot          string       `json:"data_root"`
 	DistillCheckpoint string       `json:"distill_checkpoint,omitempty"`
 	MemoryBudget      int64        `json:"memory_budget"`
-	// Resume is the state file process 0 resumes the run from ("" when it
-	// starts afresh); StateEvery is how often the run saves its state.
+	// Resume is the state file process 0 resumes the run from when it
+	// reads ("" when the run keeps none); StateEvery is how often the run
+	// saves its state.
 	Resume     string        `json:"resume,omitempty"`
 	StateEvery time.Duration `json:"state_every"`
 }
@@ -104,11 +105,7 @@ func announce(job Job) ([]byte, error) {
 	a := announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
 		DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery}
 	if job.StatePath != "" {
-		// Train resumes from a state it can read (else it starts
-		// afresh, noting why): the others must do as it does.
-		if _, _, err := ckpt.ReadState(job.StatePath, job.ID); err == nil {
-			a.Resume = job.StatePath
-		}
+		a.Resume = job.StatePath
 	}
 	return json.Marshal(a)
 }
@@ -154,8 +151,10 @@ func follow(ctx context.Context, comm dist.Comm, a announcement) error {
 	cfg.StateEvery = a.StateEvery
 	first := cfg
 	if a.Resume != "" {
-		if first.Resume, _, err = ckpt.ReadState(a.Resume, a.ID); err != nil {
-			return err
+		// As Train: a state that cannot be read is ignored, and the same
+		// file reads alike here and on process 0.
+		if st, _, err := ckpt.ReadState(a.Resume, a.ID); err == nil {
+			first.Resume = st
 		}
 	}
 	_, err = train.Run(ctx, first, ds, nil)
