@@ -39,6 +39,7 @@ func mainShardable() int {
 		mpi.Abort(exitRunsFailed)
 	}
 	if w.Rank() == 0 {
+		fmt.Fprintf(os.Stderr, "gekc-mpi: %d processes: each run of a squared or non-negative model is sharded over them; process 0 writes the results\n", w.Size())
 		// Another process told to stop stops the group's run, and this
 		// command with it, as if it had been told too.
 		ctx, stop := context.WithCancel(context.Background())
