@@ -153,12 +153,9 @@ func newShardStat(m *models.Model, rows *tensor.Dense) (*shardStat, error) {
 	}
 	s.up = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(stat.Shape()...))
 	up := G.NewMatrix(x.Graph(), m.Dtype, G.WithShape(stat.Shape()...), G.WithName("upstream"), G.WithValue(s.up))
-	var e graph.Builder
-	cost := e.Sum(e.Mul(up, stat))
-	if err := e.Err(); err != nil {
-		return nil, err
-	}
-	grads, err := graph.Backward(cost, x)
+	// Seeded with the upstream gradient itself, the pass needs no forward
+	// statistic: a Gram's gradient X(U + Uᵀ) is not a second Gram.
+	grads, err := graph.BackwardFrom(stat, up, x)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,26 @@ func Backward(cost *G.Node, wrt ...*G.Node) (G.Nodes, error) {
 	if !isScalarNode(cost) {
 		return nil, fmt.Errorf("graph.Backward: cost must be a scalar, got shape %v", cost.Shape())
 	}
+	// AddNode stores a clone of a constant and returns it: the seed must be
+	// that clone, or ops applied to it alone (the cost c·x of a PLL with one
+	// weighted term) find no graph.
+	seed := cost.Graph().AddNode(G.NewConstant(oneOf(cost.Dtype()), G.WithName("∂cost")))
+	return backward(cost, seed, wrt)
+}
+
+// BackwardFrom builds the vector-Jacobian products ⟨upstream, ∂out/∂w⟩ for
+// each node w in wrt: the backward pass seeded with upstream, a node of
+// out's shape, as the gradient of out. Nothing of it reads out's value
+// unless an op's derivative does (a Gram matrix's does not), so a program
+// of these nodes need not compute out again.
+func BackwardFrom(out, upstream *G.Node, wrt ...*G.Node) (G.Nodes, error) {
+	if !out.Shape().Eq(upstream.Shape()) || out.Dtype() != upstream.Dtype() {
+		return nil, fmt.Errorf("graph.BackwardFrom: upstream %v %v for an output %v %v", upstream.Shape(), upstream.Dtype(), out.Shape(), out.Dtype())
+	}
+	return backward(out, upstream, wrt)
+}
+
+func backward(cost, seed *G.Node, wrt G.Nodes) (G.Nodes, error) {
 	g := cost.Graph()
 	sorted, err := G.Sort(g)
 	if err != nil {
@@ -54,10 +74,6 @@ func Backward(cost *G.Node, wrt ...*G.Node) (G.Nodes, error) {
 		}
 		return c
 	}
-	// AddNode stores a clone of a constant and returns it: the seed must be
-	// that clone, or ops applied to it alone (the cost c·x of a PLL with one
-	// weighted term) find no graph.
-	seed := g.AddNode(G.NewConstant(oneOf(cost.Dtype()), G.WithName("∂cost")))
 	add(cost).dense = append(add(cost).dense, seed)
 
 	grads := map[*G.Node]*G.Node{}
