@@ -337,3 +337,22 @@ func TestDryRunJSON(t *testing.T) {
 		}
 	}
 }
+
+// A sweep writes no results into a data set's directory.
+func TestSweepRefusesADataSetAsOut(t *testing.T) {
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
+	data := filepath.Join(t.TempDir(), "some-data-set")
+	must(t, os.MkdirAll(data, 0o755))
+	must(t, os.WriteFile(filepath.Join(data, "train.txt"), []byte("a\tr\tb\n"), 0o644))
+	entries, err := os.ReadDir(data)
+	must(t, err)
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), "-grid", fx.grid, "-data", fx.data, "-out", data)
+	if code != exitUsage || !strings.Contains(stderr, "is a data set") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+	after, err := os.ReadDir(data)
+	must(t, err)
+	if len(after) != len(entries) {
+		t.Errorf("the data set's directory holds %d entries, had %d", len(after), len(entries))
+	}
+}

@@ -65,6 +65,7 @@ type synthOptions struct {
 	sizes                       synth.Splits
 	seed                        uint64
 	gzip                        string
+	force                       bool
 	stdout, stderr              io.Writer
 	getenv                      func(string) string
 	wd                          string
@@ -94,6 +95,7 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the draws (and of -planted's parameters)")
 	fs.StringVar(&o.gzip, "gzip", "auto", "gzip the splits: yes, no, or auto (beyond a million triples)")
 	fs.StringVar(&o.format, "format", "text", "layout to write: text (train/valid/test.txt) or ogb (OGB's, with shipped negatives)")
+	fs.BoolVar(&o.force, "force", false, "write into a -out that already holds files (a data set of that name is replaced); never into a results directory")
 	fs.IntVar(&o.negatives, "negatives", 0, "-format ogb: candidates per valid and test triple and side (0: 500, as ogbl-biokg)")
 	return runSubcommand(fs, synthUsage, args, env, o.execute)
 }
@@ -125,6 +127,9 @@ func (o *synthOptions) execute() error {
 		return err
 	}
 	out := inDir(wd, o.out)
+	if err := synth.CheckTarget(out, o.force); err != nil {
+		return err
+	}
 	var (
 		m        *models.Model
 		dom      *models.Domain

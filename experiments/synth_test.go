@@ -144,3 +144,39 @@ func TestSynthRunSurrogateOfUMLS(t *testing.T) {
 		t.Errorf("a grid on the surrogate printed:\n%s", table)
 	}
 }
+
+// synth writes no data set over another unless told (-force), and never
+// into a results directory: the user's command that replaced UMLS's
+// training triples (issue 57) is refused, and the files stay as they were.
+func TestSynthRefusesToOverwrite(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "planted")
+	args := func(out string, more ...string) []string {
+		return append([]string{"synth", "-planted", "complex2", "-entities", "20", "-relations", "3", "-rank", "2",
+			"-out", out, "-train", "30", "-valid", "5", "-test", "5"}, more...)
+	}
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), args(dir)...); code != exitOK {
+		t.Fatalf("first write: exit %d: %s", code, stderr)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "train.txt"))
+	must(t, err)
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), args(dir, "-seed", "9")...)
+	if code == exitOK || !strings.Contains(stderr, "already holds") || !strings.Contains(stderr, "-force") {
+		t.Errorf("a second write over it: exit %d: %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "train.txt")); string(after) != string(before) {
+		t.Error("the refused write changed train.txt")
+	}
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), args(dir, "-seed", "9", "-force")...); code != exitOK {
+		t.Errorf("-force: exit %d: %s", code, stderr)
+	}
+	results := filepath.Join(root, "results")
+	must(t, os.MkdirAll(filepath.Join(results, "runs"), 0o755))
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), args(results, "-force")...)
+	if code == exitOK || !strings.Contains(stderr, "results directory") {
+		t.Errorf("into a results directory: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(results, "train.txt")); err == nil {
+		t.Error("a data set was written into the results directory")
+	}
+}
