@@ -201,8 +201,8 @@ var requiredStandIns = map[string]any{
 
 // checkRequired reports required keys that some block gets neither from
 // itself nor from [defaults]: once, at [defaults], for a key no block has,
-// else per block. A key a misspelt one was taken for ("did you mean") is
-// not reported again. It returns, per block, stand-in assignments for its
+// else per block. A key a misspelt one was taken for ("did you mean"), or
+// one whose value was refused, is not reported again. It returns, per block, stand-in assignments for its
 // missing keys.
 func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignment, []error) {
 	has := func(b block, key string) bool {
@@ -244,17 +244,22 @@ func (p *gridParser) checkRequired(defaults block, blocks []block) ([][]assignme
 		for _, i := range missing {
 			standIns[i] = append(standIns[i], assignment{field: specFieldByKey[key], values: []any{requiredStandIns[key]}})
 		}
+		// Blocks where a problem of the key was reported already (a
+		// misspelling of it, its value refused) are not told it is missing.
+		var unreported []int
+		for _, i := range missing {
+			if !guessed(key, blocks[i]) {
+				unreported = append(unreported, i)
+			}
+		}
 		switch {
-		case len(missing) == 0:
+		case len(unreported) == 0:
 		case guessed(key, defaults):
-		case len(missing) == len(blocks):
+		case len(unreported) == len(blocks):
 			errs = append(errs, fmt.Errorf("%s:%d: missing required key %q: set it in [defaults] (or in every [[sweep]] block)%s",
 				p.path, max(defaults.line, 1), key, requiredList()))
 		default:
-			for _, i := range missing {
-				if guessed(key, blocks[i]) {
-					continue
-				}
+			for _, i := range unreported {
 				errs = append(errs, fmt.Errorf("%s:%d: %s: missing required key %q: set it in this block or in [defaults]%s",
 					p.path, max(blocks[i].line, 1), blocks[i].label, key, requiredList()))
 			}
@@ -311,9 +316,21 @@ type block struct {
 type gridParser struct {
 	path string
 	ix   *lineIndex
-	// guessed[block][key]: an unknown key of the block was reported as a
-	// likely misspelling of key.
+	// guessed[block][key]: a problem of key in the block was reported
+	// already: an unknown key taken for a misspelling of it, or its own
+	// value of the wrong type. checkRequired does not call it missing.
 	guessed map[string]map[string]bool
+}
+
+// reported notes that a problem of key in block name was reported.
+func (p *gridParser) reported(name, key string) {
+	if p.guessed == nil {
+		p.guessed = map[string]map[string]bool{}
+	}
+	if p.guessed[name] == nil {
+		p.guessed[name] = map[string]bool{}
+	}
+	p.guessed[name][key] = true
 }
 
 func (p *gridParser) errorf(b *block, key, format string, args ...any) error {
@@ -354,18 +371,13 @@ func (p *gridParser) parseBlock(name, label string, m map[string]any) (block, []
 		f, ok := specFieldByKey[k]
 		if !ok {
 			if guess := closest(k, childKeys("")); guess != "" {
-				if p.guessed == nil {
-					p.guessed = map[string]map[string]bool{}
-				}
-				if p.guessed[name] == nil {
-					p.guessed[name] = map[string]bool{}
-				}
-				p.guessed[name][guess] = true
+				p.reported(name, guess)
 			}
 			errs = append(errs, p.errorf(&b, k, "%v", unknownKeyError("", k)))
 			continue
 		}
 		if err := p.assign(&b, f, v); err != nil {
+			p.reported(name, k) // one error per cause: not "missing" as well
 			errs = append(errs, err)
 		}
 	}

@@ -544,3 +544,23 @@ func validateKnownModels(s RunSpec) error {
 	}
 	return nil
 }
+
+// A required key given a value of the wrong type is reported once, at its
+// line, not also as missing (issue 57).
+func TestRequiredKeyOfWrongTypeIsOneError(t *testing.T) {
+	for _, src := range []string{
+		strings.Replace(base, "rank = 4", `rank = "ten"`, 1),
+		strings.Replace(base, "rank = 4\n", "", 1) + "[[sweep]]\nrank = \"ten\"\n",
+	} {
+		_, err := ParseGrid("grid.toml", []byte(src), nil)
+		if err == nil {
+			t.Fatalf("no error for\n%s", src)
+		}
+		if lines := strings.Split(err.Error(), "\n"); len(lines) != 1 || strings.Contains(err.Error(), "missing required key") {
+			t.Errorf("errors:\n%v\nwant one, about rank's type", err)
+		}
+		if !strings.Contains(err.Error(), `"ten"`) {
+			t.Errorf("error %q does not quote the value", err)
+		}
+	}
+}
