@@ -173,7 +173,7 @@ func (st *Stepper) sumStat(t *entityTable) error {
 	if err := s.fwd.Run(); err != nil {
 		return err
 	}
-	copyDense(t.stat, s.stat.Value().(*tensor.Dense))
+	graph.CopyValues(t.stat, s.stat.Value().(*tensor.Dense))
 	if !s.nonNeg {
 		return sum(st.comm, t.stat)
 	}
@@ -208,7 +208,7 @@ func (st *Stepper) statBackward(t *entityTable) error {
 	s := t.shardStat
 	up := t.statGrad.Value().(*tensor.Dense)
 	if !s.nonNeg {
-		copyDense(s.up, up)
+		graph.CopyValues(s.up, up)
 	} else {
 		// d/dl_own of log Σ_q exp l_q is exp(l_own − L).
 		whole := graph.Float64s(t.stat)

@@ -97,18 +97,10 @@ func NewStepperFrom(comm Comm, m *models.Model, obj objectives.Objective, batch 
 		params[name] = m.Param(name)
 	}
 	for _, name := range m.Layout.EntityTables() {
-		t := m.Param(name)
-		cols := t.Shape()[1]
-		var backing any
-		switch x := t.Data().(type) {
-		case []float32:
-			backing = slices.Clone(x[lo*cols : hi*cols])
-		case []float64:
-			backing = slices.Clone(x[lo*cols : hi*cols])
-		default:
-			return nil, fmt.Errorf("dist: %s has dtype %v", name, t.Dtype())
+		if dt := m.Param(name).Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
+			return nil, fmt.Errorf("dist: %s has dtype %v", name, dt)
 		}
-		params[name] = tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
+		params[name] = rowsOf(m.Param(name), lo, hi)
 	}
 	return newStepper(comm, rows, m, params, obj, batch, o)
 }
@@ -158,7 +150,7 @@ func (st *Stepper) build(obj objectives.Divisible) error {
 	for _, name := range m.Layout.EntityTables() {
 		t := &entityTable{name: name, cols: st.params[name].Shape()[1]}
 		for _, v := range models.Vars {
-			if v != models.Relation && roleTable(m.Layout, v) == name {
+			if v != models.Relation && m.Layout.TableOf(v) == name {
 				t.slots = append(t.slots, v)
 			}
 		}
@@ -205,10 +197,6 @@ func (st *Stepper) build(obj objectives.Divisible) error {
 	}
 	st.prog, err = graph.Compile(append(G.Nodes{st.loss}, grads...)...)
 	return err
-}
-
-func roleTable(l models.Layout, v models.Var) string {
-	return [...]string{l.Subject, l.Relation, l.Object}[v]
 }
 
 // scalarTensor returns a scalar of dtype dt that setScalar writes.

@@ -70,16 +70,6 @@ func sum(c Comm, t *tensor.Dense) error {
 	return fmt.Errorf("dist: dtype %v", t.Dtype())
 }
 
-// copyDense copies src's values into dst of the same dtype and size.
-func copyDense(dst, src *tensor.Dense) {
-	switch d := dst.Data().(type) {
-	case []float32:
-		copy(d, src.Data().([]float32))
-	case []float64:
-		copy(d, src.Data().([]float64))
-	}
-}
-
 // setFloats writes x into t, converting to t's dtype.
 func setFloats(t *tensor.Dense, x []float64) {
 	switch d := t.Data().(type) {

@@ -101,23 +101,31 @@ func (st *Stepper) gather(part, whole *tensor.Dense) error {
 }
 
 // ownRows returns a copy of this process's rows of a whole table's tensor.
-func (st *Stepper) ownRows(t *tensor.Dense) *tensor.Dense {
+func (st *Stepper) ownRows(t *tensor.Dense) *tensor.Dense { return rowsOf(t, st.lo, st.hi) }
+
+// rowsOf returns a copy of rows [lo, hi) of a table.
+func rowsOf(t *tensor.Dense, lo, hi int) *tensor.Dense {
+	return rowView(t, lo, hi).Clone().(*tensor.Dense)
+}
+
+// rowView returns rows [lo, hi) of a table, sharing its values.
+func rowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
 	cols := t.Shape()[1]
 	var backing any
 	switch x := t.Data().(type) {
 	case []float32:
-		backing = slices.Clone(x[st.lo*cols : st.hi*cols])
+		backing = x[lo*cols : hi*cols]
 	case []float64:
-		backing = slices.Clone(x[st.lo*cols : st.hi*cols])
+		backing = x[lo*cols : hi*cols]
 	}
-	return tensor.New(tensor.WithShape(st.hi-st.lo, cols), tensor.WithBacking(backing))
+	return tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
 }
 
 // Reload copies this process's rows of m's entity tables into its part,
 // after m was set from outside (a resumed state): no collective.
 func (st *Stepper) Reload(m *models.Model) {
 	for _, name := range st.m.Layout.EntityTables() {
-		copyDense(st.params[name], st.ownRows(m.Param(name)))
+		graph.CopyValues(st.params[name], rowView(m.Param(name), st.lo, st.hi))
 	}
 }
 

@@ -130,6 +130,18 @@ func Float64s(t interface{ Data() any }) []float64 {
 	return nil
 }
 
+// CopyValues copies src's values into dst, float32 or float64 tensors of
+// the same dtype and size: how parameters are snapshotted, restored and
+// handed between a whole model and its processes' parts.
+func CopyValues(dst, src *tensor.Dense) {
+	switch d := dst.Data().(type) {
+	case []float32:
+		copy(d, src.Data().([]float32))
+	case []float64:
+		copy(d, src.Data().([]float64))
+	}
+}
+
 // Scalar returns the value of a scalar (or the first entry of a tensor) as
 // a float64, NaN for anything else: how a loss node's value is read.
 func Scalar(v G.Value) float64 { return scalarOf(v) }

@@ -42,11 +42,11 @@ func (c *Circuit) Node(name string) *G.Node { return c.tables[name] }
 func (c *Circuit) Sizes() Sizes { return c.m.Sizes }
 
 // RoleTable returns the table of slot v (Tables interface).
-func (c *Circuit) RoleTable(v Var) *G.Node { return c.tables[c.m.Layout.table(v)] }
+func (c *Circuit) RoleTable(v Var) *G.Node { return c.tables[c.m.Layout.TableOf(v)] }
 
 // RoleGram returns the Gram matrix of slot v's table (Tables interface);
 // slots sharing a table share one Gram node.
-func (c *Circuit) RoleGram(v Var) (*G.Node, error) { return c.gram(c.m.Layout.table(v)) }
+func (c *Circuit) RoleGram(v Var) (*G.Node, error) { return c.gram(c.m.Layout.TableOf(v)) }
 
 // gram returns the Gram matrix XᵀX of a table, built once per graph.
 func (c *Circuit) gram(name string) (*G.Node, error) {
@@ -145,7 +145,7 @@ func (e *expr) negative(v Var, cols int) int { return nonNegative(e.sf).Negative
 // table returns the node whose rows are the input units of slot v: the raw
 // parameters, or for non-negative models their log features.
 func (c *Circuit) table(v Var) (*G.Node, error) {
-	name := c.m.Layout.table(v)
+	name := c.m.Layout.TableOf(v)
 	if c.m.Semantics != NonNegative {
 		return c.tables[name], nil
 	}
@@ -159,7 +159,7 @@ func (c *Circuit) table(v Var) (*G.Node, error) {
 // Proposition 1). It is built once per graph and table, and shared by every
 // query and every slot of the table.
 func (c *Circuit) colLogSum(v Var) (*G.Node, error) {
-	return c.memo("collse:"+c.m.Layout.table(v), func() (*G.Node, error) {
+	return c.memo("collse:"+c.m.Layout.TableOf(v), func() (*G.Node, error) {
 		var e graph.Builder
 		return e.Result(e.ColLogSumExp(e.Use(c.table(v))))
 	})
@@ -274,7 +274,7 @@ func (c *Circuit) LogMarginal(b *Batch, v Var) (*G.Node, error) {
 // relations by whichever of the Gram form and the direct B×|R| scores is
 // cheaper (RESCAL's relation Gram matrix is d²×d²).
 func (c *Circuit) squaredMarginal(q *G.Node, v Var, batch int) (*G.Node, error) {
-	name := c.m.Layout.table(v)
+	name := c.m.Layout.TableOf(v)
 	spec := c.m.Layout.spec(name)
 	n, k := spec.Rows, spec.Cols
 	mass := c.eps() * float64(c.slotSize(v))

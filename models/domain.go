@@ -181,7 +181,7 @@ func (c *Circuit) maskCandidates(b *Batch, v Var, x *G.Node) (*G.Node, error) {
 // typedGram returns Σ_{e of type t} x_e x_eᵀ for every type, for slot v's
 // table (a types×k² matrix).
 func (c *Circuit) typedGram(v Var) (*G.Node, error) {
-	name := c.m.Layout.table(v)
+	name := c.m.Layout.TableOf(v)
 	return c.memo("tgram:"+name, func() (*G.Node, error) {
 		return graph.TypedGram(c.tables[name], c.dom.EntityType, c.dom.Types)
 	})
@@ -190,7 +190,7 @@ func (c *Circuit) typedGram(v Var) (*G.Node, error) {
 // typedColSums returns, for a non-negative model, the log-candidates of
 // slot v summed over the entities of each type (a types×k' matrix).
 func (c *Circuit) typedColSums(v Var) (*G.Node, error) {
-	return c.memo("tcol:"+c.m.Layout.table(v), func() (*G.Node, error) {
+	return c.memo("tcol:"+c.m.Layout.TableOf(v), func() (*G.Node, error) {
 		var e graph.Builder
 		return e.Result(e.TypedColLogSumExp(e.Use(c.table(v)), c.dom.EntityType, c.dom.Types))
 	})
@@ -258,7 +258,7 @@ func (p *pairView) RoleGram(v Var) (*G.Node, error) {
 	if v == Object {
 		t = p.obj
 	}
-	k := p.m.Layout.spec(p.m.Layout.table(v)).Cols
+	k := p.m.Layout.spec(p.m.Layout.TableOf(v)).Cols
 	var e graph.Builder
 	return e.Result(e.Reshape(typeRow(&e, e.Use(p.typedGram(v)), t), k, k))
 }

@@ -81,7 +81,8 @@ type Layout struct {
 	Subject, Relation, Object string
 }
 
-func (l Layout) table(v Var) string {
+// TableOf names the table whose rows are slot v's input units.
+func (l Layout) TableOf(v Var) string {
 	return [...]string{l.Subject, l.Relation, l.Object}[v]
 }
 

@@ -45,7 +45,7 @@ func TestLpPenaltyMatchesRows(t *testing.T) {
 				want := 0.0
 				for _, v := range Vars {
 					row := [3]int{S[i], R[i], O[i]}[v]
-					tab := m.Param(m.Layout.table(v))
+					tab := m.Param(m.Layout.TableOf(v))
 					cols := tab.Shape()[1]
 					x := tab.Data().([]float64)[row*cols : (row+1)*cols]
 					if complexParts[base.Name()] {

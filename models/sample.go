@@ -493,7 +493,7 @@ func (a *AncestralSampler) column(slot Var, j int) (categorical, error) {
 	if c, ok := a.cols[key]; ok {
 		return c, nil
 	}
-	t := a.m.Param(a.m.Layout.table(slot))
+	t := a.m.Param(a.m.Layout.TableOf(slot))
 	rows, cols := t.Shape()[0], t.Shape()[1]
 	lw := make([]float64, rows)
 	for i := range lw {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"gekc/graph"
 	"gekc/models"
 
 	"gorgonia.org/tensor"
@@ -19,21 +20,12 @@ func snapshotOf(m *models.Model) snapshot {
 
 func (s snapshot) take(m *models.Model) {
 	for n, t := range s {
-		copyDense(t, m.Param(n))
+		graph.CopyValues(t, m.Param(n))
 	}
 }
 
 func (s snapshot) restore(m *models.Model) {
 	for n, t := range s {
-		copyDense(m.Param(n), t)
-	}
-}
-
-func copyDense(dst, src *tensor.Dense) {
-	switch d := dst.Data().(type) {
-	case []float32:
-		copy(d, src.Data().([]float32))
-	case []float64:
-		copy(d, src.Data().([]float64))
+		graph.CopyValues(m.Param(n), t)
 	}
 }

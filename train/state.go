@@ -173,10 +173,10 @@ func (s *State) restore(m *models.Model, best, bestLL snapshot, opt graph.Optimi
 		return fmt.Errorf("train: resume state has a best epoch %d without a score: %w", s.BestEpoch, ErrStateMismatch)
 	}
 	for _, n := range names {
-		copyDense(m.Param(n), s.Params[n])
-		copyDense(best[n], s.BestParams[n])
+		graph.CopyValues(m.Param(n), s.Params[n])
+		graph.CopyValues(best[n], s.BestParams[n])
 		if bestLL != nil && s.BestLLParams != nil {
-			copyDense(bestLL[n], s.BestLLParams[n])
+			graph.CopyValues(bestLL[n], s.BestLLParams[n])
 		}
 		for _, slot := range slots {
 			if t := s.Slots[slot][n]; t != nil {
