@@ -202,27 +202,11 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, opt)
+	steps, shard, mem, err := newSteps(cfg, m, dom, opt)
 	if err != nil {
 		return nil, err
 	}
-	var steps stepper = st
-	var shard *dist.Stepper
-	if cfg.Shard != nil {
-		if shard, err = newShard(cfg, m, dom, opt); err != nil {
-			return nil, err
-		}
-		steps = shardedStepper{shard, shard.WholeOptimizer(m)}
-	}
 	filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
-	mem := st.memory(len(opt.Slots()), keepsBestLL(cfg, m))
-	if shard != nil {
-		share, err := entityShare(cfg, m.Sizes.Entities, m.Sizes.Relations)
-		if err != nil {
-			return nil, err
-		}
-		mem = shardMemory(mem, share, cfg.Shard.Size())
-	}
 	mem.Data = dataBytes(SizesOf(ds), filter.Bytes())
 	// The data set tested on is held before the evaluator is sized, as
 	// EstimateMemory counts it: the evaluation batch is cut to what the run
@@ -447,11 +431,8 @@ func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 // nan reports a NaN selection metric, which nothing observes.
 func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 	t0 := time.Now()
-	vm, err := validationMetrics(r.ev, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
+	vm, err := r.validationMetrics()
 	if err != nil {
-		return false, err
-	}
-	if vm, err = r.shared(vm); err != nil {
 		return false, err
 	}
 	rec.Valid, rec.EvalSeconds = vm, time.Since(t0).Seconds()

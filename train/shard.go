@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"slices"
 
 	"gekc/dist"
 	"gekc/graph"
@@ -36,6 +37,34 @@ func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 }
 
 func (s shardedStepper) Optimizer() graph.Optimizer { return s.whole }
+
+// newSteps builds a run's step, one process's or this process's part of a
+// sharded one (Config.Shard), with the memory account of its parts.
+func newSteps(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimizer) (stepper, *dist.Stepper, Memory, error) {
+	if cfg.Shard == nil {
+		st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, opt)
+		if err != nil {
+			return nil, nil, Memory{}, err
+		}
+		return st, nil, st.memory(len(opt.Slots()), keepsBestLL(cfg, m)), nil
+	}
+	shard, err := newShard(cfg, m, dom, opt)
+	if err != nil {
+		return nil, nil, Memory{}, err
+	}
+	// The one-process step's graph, built but not compiled, measures the
+	// parts this process holds a share of.
+	sg, err := buildStep(m, dom, cfg.Objective, cfg.BatchSize)
+	if err != nil {
+		return nil, nil, Memory{}, err
+	}
+	share, err := entityShare(cfg, m.Sizes.Entities, m.Sizes.Relations)
+	if err != nil {
+		return nil, nil, Memory{}, err
+	}
+	mem := shardMemory(sg.memory(len(opt.Slots()), keepsBestLL(cfg, m)), share, cfg.Shard.Size())
+	return shardedStepper{shard, shard.WholeOptimizer(m)}, shard, mem, nil
+}
 
 // newShard builds this process's part of a sharded run's step (see
 // Config.Shard).
@@ -112,17 +141,27 @@ func entityShare(cfg Config, entities, relations int) (float64, error) {
 	for _, t := range l.Tables {
 		n := float64(t.Rows) * float64(t.Cols)
 		all += n
-		if t.Name == l.Subject || t.Name == l.Object {
+		if slices.Contains(l.EntityTables(), t.Name) {
 			ent += n
 		}
 	}
 	return ent / all, nil
 }
 
-// shared returns process 0's metrics on every process of a sharded run,
-// so that early stopping, the best epoch and a NaN's verdict are one
-// decision, however the processes' own evaluations differ (another CPU,
-// another BLAS); one process's run returns vm as it is.
+// validationMetrics evaluates the model on the validation subset. Every
+// process of a sharded run gets process 0's metrics, so that early
+// stopping, the best epoch and a NaN's verdict are one decision, however
+// the processes' own evaluations differ (another CPU, another BLAS).
+func (r *run) validationMetrics() (map[string]float64, error) {
+	vm, err := validationMetrics(r.ev, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
+	if err != nil {
+		return nil, err
+	}
+	return r.shared(vm)
+}
+
+// shared returns process 0's vm on every process of a sharded run, and vm
+// itself on one process.
 func (r *run) shared(vm map[string]float64) (map[string]float64, error) {
 	if r.shard == nil {
 		return vm, nil

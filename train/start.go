@@ -69,11 +69,8 @@ func (r *run) resume(s *State) error {
 // validates better, the result is the model as converted (epoch 0), not
 // the least bad fine-tuned one.
 func (r *run) validateInitial() error {
-	vm, err := validationMetrics(r.ev, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
+	vm, err := r.validationMetrics()
 	if err != nil {
-		return err
-	}
-	if vm, err = r.shared(vm); err != nil {
 		return err
 	}
 	if score := vm[r.cfg.Eval.Select]; !math.IsNaN(score) {
