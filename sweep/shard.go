@@ -11,7 +11,6 @@ import (
 	"gekc/dist"
 	"gekc/grid"
 	"gekc/internal/procstat"
-	"gekc/models"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -51,10 +50,10 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error), stop func()) RunFun
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if why := unshardable(job.Spec); why != "" {
+		if why := shardable(job.Spec); why != nil {
 			out, err := run(ctx, job)
 			if out != nil {
-				out.Notes = append(out.Notes, fmt.Sprintf("trained by one of the %d processes: %s", comm.Size(), why))
+				out.Notes = append(out.Notes, fmt.Sprintf("trained by one of the %d processes: %v", comm.Size(), why))
 			}
 			return out, err
 		}
@@ -83,17 +82,6 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error), stop func()) RunFun
 		}
 		return out, err
 	}
-}
-
-// unshardable says why the group cannot shard a run, or "".
-func unshardable(spec grid.RunSpec) string {
-	if _, sem, err := models.Lookup(spec.Model); err == nil && sem == models.Energy {
-		return "an energy-based model is not sharded (its normaliser needs every candidate's score)"
-	}
-	if spec.Constraints == "domain" {
-		return "a constrained model is not sharded yet"
-	}
-	return ""
 }
 
 // announce encodes what the followers need to train job as process 0 does.

@@ -28,7 +28,7 @@ func TestShardedAnnouncesAbortsAndStops(t *testing.T) {
 	try := func(model string, ctx context.Context, run RunFunc) (r result) {
 		comms := dist.Local(2)
 		heard := make(chan []byte, 1)
-		if unshardable(exampleSpecWith(model)) == "" && ctx.Err() == nil {
+		if shardable(exampleSpecWith(model)) == nil && ctx.Err() == nil {
 			go func() {
 				msg, _ := comms[1].Broadcast(nil)
 				heard <- msg

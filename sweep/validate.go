@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 
 	"gekc/grid"
@@ -34,11 +35,22 @@ func validateModels(s grid.RunSpec) error {
 	if s.Constraints == "domain" && sem == models.Energy {
 		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}
-	if s.Processes > 1 && sem == models.Energy {
-		return fmt.Errorf("model %q with processes = %d: %w; shard a non-negative (+) or squared (2) model", s.Model, s.Processes, models.ErrNotShardable)
+	if s.Processes > 1 {
+		if err := shardable(s); err != nil {
+			return fmt.Errorf("processes = %d: %w", s.Processes, err)
+		}
 	}
-	if s.Processes > 1 && s.Constraints == "domain" {
-		return fmt.Errorf("processes = %d with constraints = \"domain\": sharded runs do not take domain constraints yet", s.Processes)
+	return nil
+}
+
+// shardable says why a run cannot be split over processes (package dist),
+// or nil: energy-based models and constrained ones are not sharded.
+func shardable(s grid.RunSpec) error {
+	if _, sem, err := models.Lookup(s.Model); err == nil && sem == models.Energy {
+		return fmt.Errorf("model %q: %w; shard a non-negative (+) or squared (2) model", s.Model, models.ErrNotShardable)
+	}
+	if s.Constraints == "domain" {
+		return errors.New(`constraints = "domain": sharded runs do not take domain constraints yet`)
 	}
 	return nil
 }
