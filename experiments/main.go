@@ -16,6 +16,7 @@ import (
 	"gekc/analysis"
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
 	"gekc/grid"
+	"gekc/kg"
 	"gekc/report"
 	"gekc/sweep"
 
@@ -240,8 +241,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		}
 		return exitOK
 	}
-	if name, ok := dataSetFile(out); ok && *analyze == "" {
-		return fail(exitUsage, "-out %s is a data set (it has %s): results go into a directory of their own, e.g. results/%s", out, name, g.Name)
+	if split, err := kg.TrainingSplit(out); (split != "" || err != nil) && *analyze == "" {
+		return fail(exitUsage, "-out %s is a data set (%s): results go into a directory of their own, e.g. results/%s", out, cmp.Or(filepath.Base(split), fmt.Sprint(err)), g.Name)
 	}
 	if *emit == "slurm" {
 		if err := slurm.Check(); err != nil {
@@ -371,14 +372,4 @@ func sameFile(a, b string) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// dataSetFile names the training split in dir when dir is a data set.
-func dataSetFile(dir string) (string, bool) {
-	for _, name := range []string{"train.txt", "train.txt.gz"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return name, true
-		}
-	}
-	return "", false
 }

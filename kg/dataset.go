@@ -77,6 +77,17 @@ func Load(dir string) (*Dataset, error) {
 	return ds, nil
 }
 
+// TrainingSplit returns the path of dir's training split when dir holds a
+// data set in a layout Load reads (train.txt[.gz], or OGB's
+// split/random/train.pt), and "" when it holds none.
+func TrainingSplit(dir string) (string, error) {
+	ogb, err := isOGBDir(dir)
+	if err != nil || ogb {
+		return filepath.Join(dir, filepath.FromSlash(ogbSplitDir), "train.pt"), err
+	}
+	return findInput(dir, splitNames[0])
+}
+
 func datasetName(dir string) string {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs

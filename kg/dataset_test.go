@@ -128,3 +128,28 @@ func TestLoadSplitIsDirectory(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestTrainingSplit(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plain/train.txt")
+	write("gz/train.txt.gz")
+	write("ogb/split/random/train.pt")
+	write("other/results.tsv")
+	for _, c := range []struct{ dir, want string }{
+		{"plain", "train.txt"}, {"gz", "train.txt.gz"}, {"ogb", "train.pt"}, {"other", ""}, {"absent", ""},
+	} {
+		got, err := TrainingSplit(filepath.Join(root, c.dir))
+		if err != nil || filepath.Base(got) != c.want && !(c.want == "" && got == "") {
+			t.Errorf("%s: %q, %v; want %q", c.dir, got, err, c.want)
+		}
+	}
+}
