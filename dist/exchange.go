@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"gekc/graph"
+	"gekc/internal/logmath"
 	"gekc/kg"
 	"gekc/models"
 
@@ -173,8 +174,8 @@ func (st *Stepper) sumStat(t *entityTable) error {
 	if err := s.fwd.Run(); err != nil {
 		return err
 	}
-	graph.CopyValues(t.stat, s.stat.Value().(*tensor.Dense))
 	if !s.nonNeg {
+		graph.CopyValues(t.stat, s.stat.Value().(*tensor.Dense))
 		return sum(st.comm, t.stat)
 	}
 	own := graph.Float64s(s.stat.Value())
@@ -185,17 +186,12 @@ func (st *Stepper) sumStat(t *entityTable) error {
 	if err := st.comm.AllgathervFloat64(own, all, counts, 1); err != nil {
 		return err
 	}
-	out := make([]float64, k)
+	out, col := make([]float64, k), make([]float64, np)
 	for j := range out {
-		mx := math.Inf(-1)
 		for q := range np {
-			mx = max(mx, all[q*k+j])
+			col[q] = all[q*k+j]
 		}
-		var acc float64
-		for q := range np {
-			acc += math.Exp(all[q*k+j] - mx)
-		}
-		out[j] = mx + math.Log(acc)
+		out[j] = logmath.LogSumExp(col)
 	}
 	setFloats(t.stat, out)
 	return nil
