@@ -43,37 +43,51 @@ func entityOf(t kg.Triple, v models.Var) int32 {
 // by their owners: every process knows every part, so no request is sent.
 func (st *Stepper) gatherRows(t *entityTable, parts [][]kg.Triple, pad kg.Triple) error {
 	t.need = neededRows(parts, pad, t.slots)
-	me, np := st.comm.Rank(), st.comm.Size()
-	t.send, t.recv = make([]int, np), make([]int, np)
-	for q := range np {
-		t.send[q] = st.owned(t.need[q]) * t.cols
-	}
-	for _, e := range t.need[me] {
-		t.recv[st.rows.Owner(e)] += t.cols
-	}
-	switch own := st.params[t.name].Data().(type) {
-	case []float32:
-		return st.comm.AlltoallvFloat32(rowsFor(own, t, st.lo, st.hi), t.send, t.rows.Data().([]float32), t.recv)
-	case []float64:
-		return st.comm.AlltoallvFloat64(rowsFor(own, t, st.lo, st.hi), t.send, t.rows.Data().([]float64), t.recv)
-	}
-	return fmt.Errorf("dist: dtype %v", t.rows.Dtype())
+	var err error
+	t.send, t.recv, err = exchangeRows(st.comm, st.rows, st.params[t.name], t.rows, t.need)
+	return err
 }
 
-// owned counts the rows of a sorted list that this process owns.
-func (st *Stepper) owned(rows []int) int {
-	a, _ := slices.BinarySearch(rows, st.lo)
-	b, _ := slices.BinarySearch(rows, st.hi)
+// exchangeRows fills dst with the rows of the table whose own rows are own
+// that need[me] lists (sorted distinct entities), sent by their owners;
+// every process passes every process's list. It returns the counts of
+// values sent to and received from each process.
+func exchangeRows(c Comm, rows Rows, own, dst *tensor.Dense, need [][]int) (send, recv []int, err error) {
+	me, np := c.Rank(), c.Size()
+	lo, hi, cols := rows.Lo(me), rows.Hi(me), own.Shape()[1]
+	send, recv = make([]int, np), make([]int, np)
+	for q := range np {
+		send[q] = ownedIn(need[q], lo, hi) * cols
+	}
+	for _, e := range need[me] {
+		recv[rows.Owner(e)] += cols
+	}
+	switch x := own.Data().(type) {
+	case []float32:
+		err = c.AlltoallvFloat32(rowsFor(x, need, cols, lo, hi), send, dst.Data().([]float32), recv)
+	case []float64:
+		err = c.AlltoallvFloat64(rowsFor(x, need, cols, lo, hi), send, dst.Data().([]float64), recv)
+	default:
+		err = fmt.Errorf("dist: dtype %v", own.Dtype())
+	}
+	return send, recv, err
+}
+
+// ownedIn counts the entries of a sorted list in [lo, hi).
+func ownedIn(rows []int, lo, hi int) int {
+	a, _ := slices.BinarySearch(rows, lo)
+	b, _ := slices.BinarySearch(rows, hi)
 	return b - a
 }
 
-// rowsFor lays out, process by process, the own rows each part reads.
-func rowsFor[T float32 | float64](own []T, t *entityTable, lo, hi int) []T {
+// rowsFor lays out, process by process, the own rows (of entities
+// [lo, hi)) each process's list reads.
+func rowsFor[T float32 | float64](own []T, need [][]int, cols, lo, hi int) []T {
 	var out []T
-	for _, need := range t.need {
-		for _, e := range need {
+	for _, list := range need {
+		for _, e := range list {
 			if e >= lo && e < hi {
-				out = append(out, own[(e-lo)*t.cols:(e-lo+1)*t.cols]...)
+				out = append(out, own[(e-lo)*cols:(e-lo+1)*cols]...)
 			}
 		}
 	}

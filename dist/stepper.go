@@ -40,6 +40,7 @@ type Stepper struct {
 	batch   int // global batch size
 	local   int // the compiled size of a process's part
 	params  map[string]*tensor.Dense
+	full    map[string]*tensor.Dense // of each entity table: the own rows, then spareRows for the evaluator
 	opt     graph.Optimizer
 
 	tables   []*entityTable // in layout order
@@ -100,7 +101,7 @@ func NewStepperFrom(comm Comm, m *models.Model, obj objectives.Objective, batch 
 		if dt := m.Param(name).Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
 			return nil, fmt.Errorf("dist: %s has dtype %v", name, dt)
 		}
-		params[name] = rowsOf(m.Param(name), lo, hi)
+		params[name] = rowView(m.Param(name), lo, hi) // newStepper copies it
 	}
 	return newStepper(comm, rows, m, params, obj, batch, o)
 }
@@ -116,7 +117,15 @@ func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor
 	p := comm.Rank()
 	counted := &Counted{Comm: comm}
 	st := &Stepper{comm: counted, counted: counted, rows: rows, lo: rows.Lo(p), hi: rows.Hi(p), batch: batch,
-		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params}
+		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params, full: map[string]*tensor.Dense{}}
+	for _, name := range m.Layout.EntityTables() {
+		own := params[name]
+		rows, cols := own.Shape()[0], own.Shape()[1]
+		full := tensor.New(tensor.Of(own.Dtype()), tensor.WithShape(rows+spareRows, cols))
+		params[name] = rowView(full, 0, rows)
+		graph.CopyValues(params[name], own)
+		st.full[name] = full
+	}
 	if err := st.build(div); err != nil {
 		return nil, err
 	}

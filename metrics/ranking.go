@@ -92,6 +92,30 @@ type Ranking struct {
 	ObjectRanks  []float64
 }
 
+// NewRanking summarises the ranks of subject and object queries (nonFinite
+// of whose true answers scored NaN or ±Inf): for evaluators that rank
+// elsewhere, as a sharded model's does.
+func NewRanking(subj, obj []float64, hits []int, nonFinite int) Ranking {
+	return summarise(subj, obj, hits, nonFinite)
+}
+
+// Counts compare a target's score with a set of candidates': how many of
+// them, the target and filtered candidates left out, score above it and
+// how many equal. Counts of disjoint candidate sets add up, and a NaN
+// target counts every candidate as above it.
+type Counts struct{ Greater, Equal int64 }
+
+// Rank is the target's rank among the counted candidates under policy.
+func (c Counts) Rank(policy TiePolicy) float64 {
+	switch policy {
+	case Optimistic:
+		return float64(1 + c.Greater)
+	case Realistic:
+		return 1 + float64(c.Greater) + float64(c.Equal)/2
+	}
+	return float64(1 + c.Greater + c.Equal)
+}
+
 func summarise(subj, obj []float64, hits []int, nonFinite int) Ranking {
 	r := Ranking{N: len(subj) + len(obj), NonFinite: nonFinite, SubjectRanks: subj, ObjectRanks: obj}
 	r.MRRSubject, r.MRRObject = meanReciprocal(subj), meanReciprocal(obj)

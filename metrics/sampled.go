@@ -38,6 +38,10 @@ func NewNegativeSampler(n int, seed uint64, entities int, schema *kg.Schema, fil
 	return &NegativeSampler{n: n, seed: seed, entities: entities, schema: schema, filter: filter, seen: map[int32]struct{}{}}, nil
 }
 
+// PerQuery is the number of negatives drawn for each query (fewer where
+// the type has fewer candidates).
+func (ns *NegativeSampler) PerQuery() int { return ns.n }
+
 // Draw appends to dst the negatives of t's subject (side Subject) or
 // object (side Object). Fewer than n come back when the candidates run
 // out (a small type): all the admissible ones, in increasing order.
