@@ -74,11 +74,11 @@ func TestBestEpochContract(t *testing.T) {
 			}
 			filter := kg.NewFilter(ds.Train, ds.Valid, ds.Test)
 			valid, test := splitsOf(ds)
-			wantTest, err := evaluate(ev, test, filter, ds.Schema, cfg.Eval, false)
+			wantTest, err := evaluate(evaluators{ev, ev}, test, filter, ds.Schema, cfg.Eval, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantValid, err := evaluate(ev, valid, filter, ds.Schema, cfg.Eval, true)
+			wantValid, err := evaluate(evaluators{ev, ev}, valid, filter, ds.Schema, cfg.Eval, true)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"gekc/kg"
-	"gekc/metrics"
 	"gekc/objectives"
 )
 
@@ -18,7 +17,7 @@ func scriptValidation(t *testing.T, script []float64, first int) *int {
 	real := validationMetrics
 	t.Cleanup(func() { validationMetrics = real })
 	calls := first
-	validationMetrics = func(*metrics.Evaluator, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
+	validationMetrics = func(evaluators, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
 		if calls >= len(script) {
 			t.Fatalf("validation %d: the script has %d scores", calls+1, len(script))
 		}
@@ -126,7 +125,7 @@ func TestStopDuringValidationSavesOnce(t *testing.T) {
 	real := validationMetrics
 	t.Cleanup(func() { validationMetrics = real })
 	validations := 0
-	validationMetrics = func(*metrics.Evaluator, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
+	validationMetrics = func(evaluators, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
 		validations++
 		if validations == 2 {
 			cancel() // the signal arrives while epoch 2 is validated

@@ -68,16 +68,34 @@ func (s split) subset(n int, seed uint64) split {
 	return out
 }
 
+// evaluator is what a run's evaluation asks of the model beyond
+// metrics.Evaluator's other queries: metrics.Evaluator itself, or, in a
+// sharded run, dist.Evaluator, each process ranking against its own rows.
+type evaluator interface {
+	Rank(triples []kg.Triple, filter *kg.Filter, policy metrics.TiePolicy, hits []int) (metrics.Ranking, error)
+	RankSampled(triples []kg.Triple, ns *metrics.NegativeSampler, hits []int) (metrics.Ranking, error)
+	RankAgainst(triples []kg.Triple, heads, tails [][]int32, hits []int) (metrics.Ranking, error)
+	LogLikelihood(triples []kg.Triple) (float64, error)
+}
+
+// evaluators are a run's: ev ranks and scores, whole answers the queries
+// only a whole model answers (relation ranks, Sem@k, calibration).
+type evaluators struct {
+	ev    evaluator
+	whole *metrics.Evaluator
+}
+
 // validationMetrics evaluates the model on the validation split, after an
 // epoch or, for a distilled model, before the first. A variable so that a
 // test can script the scores that early stopping and model selection see.
-var validationMetrics = func(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig) (map[string]float64, error) {
-	return evaluate(ev, sp, filter, schema, cfg, true)
+var validationMetrics = func(evs evaluators, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig) (map[string]float64, error) {
+	return evaluate(evs, sp, filter, schema, cfg, true)
 }
 
 // evaluate computes ranking metrics (and the log-likelihood and Sem@k when
 // asked and possible) on a split.
-func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig, validation bool) (map[string]float64, error) {
+func evaluate(evs evaluators, sp split, filter *kg.Filter, schema *kg.Schema, cfg EvalConfig, validation bool) (map[string]float64, error) {
+	ev := evs.ev
 	out := map[string]float64{}
 	triples := sp.triples
 	if len(triples) == 0 {
@@ -107,7 +125,7 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 			out["nonfinite"] = float64(r.NonFinite)
 		}
 		if cfg.Relations {
-			rr, err := ev.RankRelations(triples, filter, cfg.TiePolicy, cfg.Hits)
+			rr, err := evs.whole.RankRelations(triples, filter, cfg.TiePolicy, cfg.Hits)
 			if err != nil {
 				return nil, err
 			}
@@ -138,7 +156,7 @@ func evaluate(ev *metrics.Evaluator, sp split, filter *kg.Filter, schema *kg.Sch
 		if len(sem.ks) == 0 || validation {
 			continue
 		}
-		at, err := ev.Sem(triples, schema, sem.ks, sem.filter)
+		at, err := evs.whole.Sem(triples, schema, sem.ks, sem.filter)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"gekc/kg"
-	"gekc/metrics"
 	"gekc/models"
 	"gekc/objectives"
 )
@@ -22,7 +21,7 @@ func TestMaxValidValidatesASeededSubset(t *testing.T) {
 	real := validationMetrics
 	t.Cleanup(func() { validationMetrics = real })
 	var seen [][]kg.Triple
-	validationMetrics = func(_ *metrics.Evaluator, sp split, _ *kg.Filter, _ *kg.Schema, _ EvalConfig) (map[string]float64, error) {
+	validationMetrics = func(_ evaluators, sp split, _ *kg.Filter, _ *kg.Schema, _ EvalConfig) (map[string]float64, error) {
 		seen = append(seen, slices.Clone(sp.triples))
 		return map[string]float64{"mrr": 0.5}, nil
 	}

@@ -127,6 +127,7 @@ type run struct {
 	st     stepper
 	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
 	ev     *metrics.Evaluator
+	evs    evaluators // ev, or in a sharded run the sharded evaluator and ev
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
 	test   split
@@ -242,7 +243,13 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, ev: ev,
+	evs := evaluators{ev: ev, whole: ev}
+	if shard != nil {
+		if evs.ev, err = shard.Evaluator(); err != nil {
+			return nil, err
+		}
+	}
+	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, ev: ev, evs: evs,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
 		testDS: testDS, testFilter: testFilter,
@@ -269,7 +276,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("ranking: OGB protocol, against %d sampled negatives per side (filtered, type-consistent when typed, the same for every run; ties count half)", cfg.Eval.Negatives))
 	}
 	if cfg.Init != nil && cfg.Resume == nil && !cfg.Eval.SkipTest {
-		if r.res.Initial, err = evaluate(ev, testSplit, r.testFilter, ds.Schema, cfg.Eval, false); err != nil {
+		if r.res.Initial, err = evaluate(evs, testSplit, r.testFilter, ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
 		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
@@ -448,7 +455,7 @@ func (r *run) validate(epoch int, rec *EpochRecord) (nan bool, err error) {
 			r.bestLL.take(r.m)
 			r.bestLLEpoch = epoch
 		}
-		if err := r.stop.testLL(r.ev, r.test, r.cfg.Eval); err != nil {
+		if err := r.stop.testLL(r.evs.ev, r.test, r.cfg.Eval); err != nil {
 			return false, err
 		}
 	}
@@ -491,6 +498,9 @@ func (r *run) finish() (*Result, error) {
 		return nil, errors.New("train: no validation happened")
 	}
 	r.best.restore(r.m)
+	if r.shard != nil {
+		r.shard.Reload(r.m)
+	}
 	res.BestEpoch = bestEpoch
 	switch {
 	case r.bestLL == nil || stop.ll.Epoch < 0:
@@ -514,7 +524,7 @@ func (r *run) finish() (*Result, error) {
 	}
 	if !cfg.Eval.SkipTest {
 		var err error
-		if res.Test, err = evaluate(r.ev, r.test, r.testFilter, r.ds.Schema, cfg.Eval, false); err != nil {
+		if res.Test, err = evaluate(r.evs, r.test, r.testFilter, r.ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err
 		}
 		if !math.IsNaN(res.LL.Test) {

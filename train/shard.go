@@ -153,7 +153,7 @@ func entityShare(cfg Config, entities, relations int) (float64, error) {
 // stopping, the best epoch and a NaN's verdict are one decision, however
 // the processes' own evaluations differ (another CPU, another BLAS).
 func (r *run) validationMetrics() (map[string]float64, error) {
-	vm, err := validationMetrics(r.ev, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
+	vm, err := validationMetrics(r.evs, r.valid, r.filter, r.ds.Schema, r.cfg.Eval)
 	if err != nil {
 		return nil, err
 	}

@@ -32,15 +32,17 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 		obj   objectives.Objective
 		dtype tensor.Dtype
 		tol   tolerance
+		negs  int // sampled negatives per query (0: rank against all)
 	}{
-		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, tolerance{1e-9, 1e-9}},
-		{"cp+", objectives.MLE{}, tensor.Float64, tolerance{1e-9, 1e-9}},
+		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, tolerance{1e-9, 1e-9}, 0},
+		{"cp+", objectives.MLE{}, tensor.Float64, tolerance{1e-9, 1e-9}, 0},
+		{"rescal+", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, tolerance{1e-9, 1e-9}, 12},
 		// A float32 rounding apart flips a near tie's rank now and then:
 		// ranking metrics get two of Nations' 398 validation triples.
-		{"complex2", objectives.MLE{}, tensor.Float32, tolerance{1e-4, 2.0 / 398}},
+		{"complex2", objectives.MLE{}, tensor.Float32, tolerance{1e-4, 2.0 / 398}, 0},
 	} {
 		cfg := shardConfig(c.model, c.obj)
-		cfg.Dtype = c.dtype
+		cfg.Dtype, cfg.Eval.Negatives = c.dtype, c.negs
 		want, err := Run(context.Background(), cfg, ds, nil)
 		if err != nil {
 			t.Fatal(err)

@@ -80,7 +80,7 @@ func (r *run) validateInitial() error {
 			r.bestLL.take(r.m)
 			r.bestLLEpoch = 0
 		}
-		if err := r.stop.testLL(r.ev, r.test, r.cfg.Eval); err != nil {
+		if err := r.stop.testLL(r.evs.ev, r.test, r.cfg.Eval); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 
-	"gekc/metrics"
 	"gekc/models"
 )
 
@@ -90,7 +89,7 @@ func (s *stopping) stop() bool {
 // testLL records the test log-likelihood of the model as it is now, at a
 // new best validation log-likelihood: one forward pass over the test
 // triples, far cheaper than keeping a second copy of the parameters.
-func (s *stopping) testLL(ev *metrics.Evaluator, test split, cfg EvalConfig) error {
+func (s *stopping) testLL(ev evaluator, test split, cfg EvalConfig) error {
 	if !s.llTracked || s.ll.Epoch < 0 || cfg.SkipTest || len(test.triples) == 0 {
 		return nil
 	}

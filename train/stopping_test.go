@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"gekc/kg"
-	"gekc/metrics"
 	"gekc/objectives"
 
 	"gorgonia.org/tensor"
@@ -22,7 +21,7 @@ func scriptMRRAndLL(t *testing.T, script [][2]float64) *int {
 	real := validationMetrics
 	t.Cleanup(func() { validationMetrics = real })
 	calls := 0
-	validationMetrics = func(*metrics.Evaluator, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
+	validationMetrics = func(evaluators, split, *kg.Filter, *kg.Schema, EvalConfig) (map[string]float64, error) {
 		if calls >= len(script) {
 			t.Fatalf("validation %d: the script has %d", calls+1, len(script))
 		}

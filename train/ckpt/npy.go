@@ -145,6 +145,17 @@ func readMatrixInto(z *zip.Reader, key string, rows, cols int, dst any) error {
 // shown the shape to be true, so that a lying shape is an error, not an
 // allocation of its size; alloc nil only checks.
 func readArrayInto(z *zip.Reader, key string, shape []int, alloc func() any) error {
+	var put func(n int) (func(i int, v float64), error)
+	if alloc != nil {
+		put = func(n int) (func(i int, v float64), error) { return putter(alloc(), n) }
+	}
+	return readArrayWith(z, key, shape, put)
+}
+
+// readArrayWith is readArrayInto storing each value through the function
+// newPut returns (called once the shape is shown true, with the number of
+// values); newPut nil only checks.
+func readArrayWith(z *zip.Reader, key string, shape []int, newPut func(n int) (func(i int, v float64), error)) error {
 	var zf *zip.File
 	for _, f := range z.File {
 		if f.Name == key || f.Name == key+".npy" {
@@ -211,10 +222,10 @@ func readArrayInto(z *zip.Reader, key string, shape []int, alloc func() any) err
 	if data := int64(zf.UncompressedSize64) - int64(offset); data != int64(n*size) {
 		return fmt.Errorf("entry %s: shape %v does not fit its %d data bytes", name, h.Shape, data)
 	}
-	if alloc == nil {
+	if newPut == nil {
 		return nil
 	}
-	put, err := putter(alloc(), n)
+	put, err := newPut(n)
 	if err != nil {
 		return fmt.Errorf("entry %s: %w", name, err)
 	}

@@ -269,6 +269,22 @@ func decodeStateMeta(path string, z *zip.Reader) (*stateMeta, error) {
 // run, or one that is corrupt, is an error naming the file; whether its
 // tensors fit the model is train.Run's to check (train.ErrStateMismatch).
 func ReadState(path, runID string) (*train.State, *StateInfo, error) {
+	return readState(path, runID, nil)
+}
+
+// ReadStateRows is ReadState keeping of each table in rows only rows
+// [lo, hi): the part of a state (of any process count, one included)
+// that one process of a sharded run holds. Rows are read one entry at a
+// time, so a process never holds more than its part.
+func ReadStateRows(path, runID string, rows []string, lo, hi int) (*train.State, *StateInfo, error) {
+	return readState(path, runID, func(table string) (int, int, bool) {
+		return lo, hi, slices.Contains(rows, table)
+	})
+}
+
+// readState reads a state, of each table for which cut says so only the
+// rows it returns.
+func readState(path, runID string, cut func(table string) (lo, hi int, ok bool)) (*train.State, *StateInfo, error) {
 	z, err := zip.OpenReader(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, ErrNoState
@@ -319,12 +335,21 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 		if _, known := s.Slots[group]; !known && group != "param" && group != "best" && group != bestLLGroup && len(s.Slots) >= maxSlots {
 			return nil, nil, fmt.Errorf("%s: entry %s: more than %d optimiser states", path, f.Name, maxSlots)
 		}
+		lo, hi := 0, 0
+		if cut != nil {
+			var ok bool
+			if lo, hi, ok = cut(n); !ok {
+				lo, hi = 0, 0
+			} else if len(shape) != 2 || lo < 0 || hi > shape[0] || lo >= hi {
+				return nil, nil, fmt.Errorf("%s: rows [%d, %d) of %s, of shape %v", path, lo, hi, n, shape)
+			}
+		}
 		var t *tensor.Dense
 		switch meta.Dtype {
 		case tensor.Float32.Name():
-			t, err = readTensor[float32](&z.Reader, f.Name, shape)
+			t, err = readTensor[float32](&z.Reader, f.Name, shape, lo, hi)
 		case tensor.Float64.Name():
-			t, err = readTensor[float64](&z.Reader, f.Name, shape)
+			t, err = readTensor[float64](&z.Reader, f.Name, shape, lo, hi)
 		default:
 			err = fmt.Errorf("dtype %q", meta.Dtype)
 		}
@@ -336,8 +361,9 @@ func ReadState(path, runID string) (*train.State, *StateInfo, error) {
 	return s, meta.info(), nil
 }
 
-// readTensor reads one flattened array of a state as a tensor of shape.
-func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*tensor.Dense, error) {
+// readTensor reads one flattened array of a state as a tensor of shape,
+// or, when lo < hi, rows [lo, hi) of it.
+func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int, lo, hi int) (*tensor.Dense, error) {
 	size := int(unsafe.Sizeof(T(0)))
 	n, ok := elements(shape, maxStateBytes/size)
 	if !ok || len(shape) == 0 || n == 0 {
@@ -347,11 +373,35 @@ func readTensor[T float32 | float64](z *zip.Reader, name string, shape []int) (*
 	// is allocated only once the entry's size has shown that meta's shape
 	// is not a lie (a corrupt shape must be an error, not an allocation
 	// that kills the process).
+	if lo < hi {
+		return readTensorRows[T](z, name, shape, n, lo, hi)
+	}
 	var v []T
 	if err := readArrayInto(z, name, []int{n}, func() any { v = make([]T, n); return v }); err != nil {
 		return nil, err
 	}
 	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(v))
+	graph.FlushSubnormals(t)
+	return t, nil
+}
+
+// readTensorRows reads rows [lo, hi) of a flattened matrix of shape
+// (n values) as a tensor of hi−lo rows, streaming past the others.
+func readTensorRows[T float32 | float64](z *zip.Reader, name string, shape []int, n, lo, hi int) (*tensor.Dense, error) {
+	cols := shape[1]
+	var v []T
+	err := readArrayWith(z, name, []int{n}, func(int) (func(i int, x float64), error) {
+		v = make([]T, (hi-lo)*cols)
+		return func(i int, x float64) {
+			if r := i / cols; r >= lo && r < hi {
+				v[i-lo*cols] = T(x)
+			}
+		}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t := tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(v))
 	graph.FlushSubnormals(t)
 	return t, nil
 }

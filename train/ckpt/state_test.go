@@ -397,3 +397,44 @@ func TestReadStateRefusesALyingShape(t *testing.T) {
 		t.Errorf("a meta shape of 2^36 rows: %v", err)
 	}
 }
+
+// ReadStateRows keeps rows [lo, hi) of the tables it is told to cut, in
+// every group, and the whole of the others; a range outside a table's
+// rows is an error naming it.
+func TestReadStateRows(t *testing.T) {
+	rows := func(n, cols int, base float64) *tensor.Dense {
+		v := make([]float64, n*cols)
+		for i := range v {
+			v[i] = base + float64(i)
+		}
+		return tensor.New(tensor.WithShape(n, cols), tensor.WithBacking(v))
+	}
+	s := &train.State{BestEpoch: -1, Best: math.Inf(-1),
+		Params:     map[string]*tensor.Dense{"entity": rows(5, 3, 0), "relation": rows(2, 3, 100)},
+		BestParams: map[string]*tensor.Dense{"entity": rows(5, 3, 200), "relation": rows(2, 3, 300)},
+		Slots:      map[string]map[string]*tensor.Dense{"adam_m": {"entity": rows(5, 3, 400), "relation": rows(2, 3, 500)}}}
+	path := filepath.Join(t.TempDir(), StateName)
+	if err := WriteState(path, "run", s, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ lo, hi int }{{0, 5}, {0, 2}, {2, 5}, {4, 5}} {
+		got, _, err := ReadStateRows(path, "run", []string{"entity"}, c.lo, c.hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for group, pair := range map[string][2]*tensor.Dense{
+			"param": {got.Params["entity"], s.Params["entity"]}, "best": {got.BestParams["entity"], s.BestParams["entity"]},
+			"adam_m": {got.Slots["adam_m"]["entity"], s.Slots["adam_m"]["entity"]}} {
+			want := pair[1].Data().([]float64)[c.lo*3 : c.hi*3]
+			if g := pair[0]; !g.Shape().Eq(tensor.Shape{c.hi - c.lo, 3}) || !slices.Equal(g.Data().([]float64), want) {
+				t.Errorf("rows [%d, %d) of %s.entity: %v %v, want %v", c.lo, c.hi, group, g.Shape(), g.Data(), want)
+			}
+		}
+		if !slices.Equal(got.Params["relation"].Data().([]float64), s.Params["relation"].Data().([]float64)) {
+			t.Errorf("rows [%d, %d): the relation table was cut", c.lo, c.hi)
+		}
+	}
+	if _, _, err := ReadStateRows(path, "run", []string{"entity"}, 3, 6); err == nil || !strings.Contains(err.Error(), "entity") {
+		t.Errorf("rows [3, 6) of 5: %v", err)
+	}
+}
