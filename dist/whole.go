@@ -183,3 +183,32 @@ func (st *Stepper) Processes(rss int64) ([]ProcessStats, error) {
 }
 
 var _ graph.Optimizer = (*WholeOptimizer)(nil)
+
+// GatherRows returns rows [a, b) of the whole entity table of which t
+// holds this process's rows (of any group of a state: parameters, best,
+// optimiser slots), as a []float32 or []float64 on every process: a
+// collective (train.StatePart.Gather).
+func (st *Stepper) GatherRows(t *tensor.Dense, a, b int) (any, error) {
+	if t.Dims() != 2 || t.Shape()[0] != st.hi-st.lo || a < 0 || b > st.rows.N || a > b {
+		return nil, fmt.Errorf("dist: rows [%d, %d) of a table of which %v is rows [%d, %d)", a, b, t.Shape(), st.lo, st.hi)
+	}
+	counts := make([]int, st.comm.Size())
+	for q := range counts {
+		counts[q] = max(0, min(b, st.rows.Hi(q))-max(a, st.rows.Lo(q)))
+	}
+	cols := t.Shape()[1]
+	from, to := (min(max(a, st.lo), st.hi)-st.lo)*cols, (max(min(b, st.hi), st.lo)-st.lo)*cols
+	switch x := t.Data().(type) {
+	case []float32:
+		recv := make([]float32, (b-a)*cols)
+		return recv, st.comm.AllgathervFloat32(x[from:max(from, to)], recv, counts, cols)
+	case []float64:
+		recv := make([]float64, (b-a)*cols)
+		return recv, st.comm.AllgathervFloat64(x[from:max(from, to)], recv, counts, cols)
+	}
+	return nil, fmt.Errorf("dist: dtype %v", t.Dtype())
+}
+
+// PartModel returns the model as this process holds it: its rows of the
+// entity tables, the whole of the others.
+func (st *Stepper) PartModel() (*models.Model, error) { return st.m.WithParams(st.params) }

@@ -175,3 +175,22 @@ func (m *Model) statShape(name string) (tensor.Shape, error) {
 	}
 	return s.Shape().Clone(), nil
 }
+
+// WithParams returns m's description with params as its parameters, one
+// per table of the layout, of its columns and dtype; entity tables may
+// hold any number of rows: one process's part of an entity-sharded model,
+// whose queries answer for those rows only.
+func (m *Model) WithParams(params map[string]*tensor.Dense) (*Model, error) {
+	out := *m
+	out.params = map[string]*tensor.Dense{}
+	entity := m.Layout.EntityTables()
+	for _, t := range m.Layout.Tables {
+		v := params[t.Name]
+		if v == nil || v.Dims() != 2 || v.Shape()[1] != t.Cols || v.Dtype() != m.Dtype ||
+			(!slices.Contains(entity, t.Name) && v.Shape()[0] != t.Rows) {
+			return nil, fmt.Errorf("models: %s.WithParams: table %s is not a %v matrix of %d columns (and %d rows unless an entity table)", m.Name, t.Name, m.Dtype, t.Cols, t.Rows)
+		}
+		out.params[t.Name] = v
+	}
+	return &out, nil
+}

@@ -126,6 +126,7 @@ type run struct {
 	m      *models.Model
 	st     stepper
 	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
+	part   *models.Model // the model as this process of a sharded run holds it
 	ev     *metrics.Evaluator
 	evs    evaluators // ev, or in a sharded run the sharded evaluator and ev
 	filter *kg.Filter
@@ -244,12 +245,16 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		return nil, err
 	}
 	evs := evaluators{ev: ev, whole: ev}
+	var part *models.Model
 	if shard != nil {
 		if evs.ev, err = shard.Evaluator(); err != nil {
 			return nil, err
 		}
+		if part, err = shard.PartModel(); err != nil {
+			return nil, err
+		}
 	}
-	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, ev: ev, evs: evs,
+	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, part: part, ev: ev, evs: evs,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
 		testDS: testDS, testFilter: testFilter,
@@ -364,11 +369,6 @@ func (r *run) saveInEpoch(epoch, i int, sum float64, start *time.Time) error {
 	if !r.saves() {
 		return nil
 	}
-	if r.shard != nil {
-		if err := r.shard.CopyTo(r.m); err != nil { // the state reads the model
-			return err
-		}
-	}
 	s := r.state(epoch - 1)
 	s.Batch, s.EpochLoss, s.EpochSeconds = i, sum, time.Since(*start).Seconds()
 	r.lastSave = time.Now()
@@ -467,6 +467,9 @@ func (r *run) state(epoch int) *State {
 	var bestLL snapshot // saved only when it is the LL track's, else a resume would take it for that
 	if r.bestLLInStep() {
 		bestLL = r.bestLL
+	}
+	if r.shard != nil {
+		return r.partState(epoch, bestLL)
 	}
 	return stateOf(r.m, r.best, bestLL, r.st.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
 }

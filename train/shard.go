@@ -12,6 +12,8 @@ import (
 	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
+
+	"gorgonia.org/tensor"
 )
 
 // stepper is one optimisation step of a run: one process's (Stepper) or
@@ -105,13 +107,51 @@ func (r *run) boundary(due bool) (stop error, save bool, err error) {
 func (r *run) saves() bool { return r.cfg.SaveState != nil || r.groupSaves }
 
 func (r *run) save(s *State) error {
-	if w, ok := r.st.(shardedStepper); ok && w.whole.Err() != nil {
-		return w.whole.Err() // the state lacks optimiser state it should have
-	}
 	if r.cfg.SaveState == nil {
+		if s.Part != nil {
+			return s.GatherAll() // the writing process gathers the rows
+		}
 		return nil
 	}
 	return r.cfg.SaveState(s)
+}
+
+// partState is this process's part of a sharded run's state after epoch:
+// its rows of the entity tables in every group (the current ones the
+// stepper's, its optimiser's slots), the whole of the others. Writing it
+// gathers the rows (StatePart), so no process holds the whole state.
+func (r *run) partState(epoch int, bestLL snapshot) *State {
+	entity := r.m.Layout.EntityTables()
+	lo, hi := r.shard.Rows().Lo(r.cfg.Shard.Rank()), r.shard.Rows().Hi(r.cfg.Shard.Rank())
+	cut := func(s snapshot) snapshot {
+		if s == nil {
+			return nil
+		}
+		out := snapshot{}
+		for n, t := range s {
+			out[n] = t
+			if slices.Contains(entity, n) {
+				out[n] = rowView(t, lo, hi)
+			}
+		}
+		return out
+	}
+	s := stateOf(r.part, cut(r.best), cut(bestLL), r.shard.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+	s.Part = &StatePart{Tables: entity, Lo: lo, Hi: hi, N: r.m.Sizes.Entities, Gather: r.shard.GatherRows}
+	return s
+}
+
+// rowView returns rows [lo, hi) of a table, sharing its values.
+func rowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
+	cols := t.Shape()[1]
+	var backing any
+	switch x := t.Data().(type) {
+	case []float32:
+		backing = x[lo*cols : hi*cols]
+	case []float64:
+		backing = x[lo*cols : hi*cols]
+	}
+	return tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
 }
 
 // shardMemory turns a one-process memory account into one process's of a

@@ -159,7 +159,11 @@ func TestShardedRunStopsAndResumesWithAnotherCount(t *testing.T) {
 				obs = &cancelAt{at: 2, step: 37, cancel: cancel}
 			}
 			if p == 0 {
-				c.SaveState = func(s *State) error { saved = cloneState(s); return nil }
+				c.SaveState = func(s *State) error {
+					w, err := s.Whole() // the others gather with it
+					saved = cloneState(w)
+					return err
+				}
 			}
 			_, errs[p] = Run(ctx, c, ds, obs)
 		})

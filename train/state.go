@@ -51,6 +51,142 @@ type State struct {
 	// log-likelihood (LL.Epoch) of a run that keeps them
 	// (Config.KeepBestLL); nil when it does not.
 	BestLLParams map[string]*tensor.Dense
+	// Part, when set, makes the state one process's part of a sharded
+	// run's (see StatePart); a writer writes it as the whole state.
+	Part *StatePart
+}
+
+// StatePart describes a sharded run's state as one process holds it: in
+// every group (parameters, best, slots) the entity tables (Tables) hold
+// rows [Lo, Hi) of N, the other tables the whole. Gather returns rows
+// [a, b) of the whole table one of them (t, this process's rows) is part
+// of: a collective, which every process calls in the same order, with
+// its own part of the same table (State.Entries' order, StateChunkRows
+// rows at a time), so that one process can write the whole state without
+// any holding it.
+type StatePart struct {
+	Tables    []string
+	Lo, Hi, N int
+	Gather    func(t *tensor.Dense, a, b int) (any, error)
+}
+
+// StateChunkRows is the number of rows of an entity table gathered at a
+// time when a sharded state is written.
+const StateChunkRows = 1 << 14
+
+// StateEntry is one table of one group of a state, as written.
+type StateEntry struct {
+	Group, Table string
+	T            *tensor.Dense
+	// Cut: T is this process's rows of an entity table of a StatePart.
+	Cut bool
+}
+
+// Entries lists the state's tables in the order they are written: the
+// parameters, the best parameters, those of the best validation
+// log-likelihood when kept, then each optimiser slot in name order; the
+// tables of each in name order.
+func (s *State) Entries() []StateEntry {
+	groups := []string{"param", "best"}
+	if s.BestLLParams != nil {
+		groups = append(groups, "best_ll")
+	}
+	groups = append(groups, slices.Sorted(maps.Keys(s.Slots))...)
+	var out []StateEntry
+	for _, g := range groups {
+		tables := s.group(g)
+		for _, n := range slices.Sorted(maps.Keys(tables)) {
+			cut := s.Part != nil && slices.Contains(s.Part.Tables, n)
+			out = append(out, StateEntry{Group: g, Table: n, T: tables[n], Cut: cut})
+		}
+	}
+	return out
+}
+
+// group returns the tables of a group of Entries.
+func (s *State) group(g string) map[string]*tensor.Dense {
+	switch g {
+	case "param":
+		return s.Params
+	case "best":
+		return s.BestParams
+	case "best_ll":
+		return s.BestLLParams
+	}
+	return s.Slots[g]
+}
+
+// Whole returns the whole state of which s is a process's part, for a
+// SaveState that keeps states in memory: a collective, the other
+// processes calling Whole or GatherAll. A state that is no part is
+// returned as it is.
+func (s *State) Whole() (*State, error) {
+	if s.Part == nil {
+		return s, nil
+	}
+	out := *s
+	out.Part = nil
+	out.Params, out.BestParams = maps.Clone(s.Params), maps.Clone(s.BestParams)
+	if s.BestLLParams != nil {
+		out.BestLLParams = maps.Clone(s.BestLLParams)
+	}
+	out.Slots = map[string]map[string]*tensor.Dense{}
+	for slot, ts := range s.Slots {
+		out.Slots[slot] = maps.Clone(ts)
+	}
+	for _, e := range s.Entries() {
+		if !e.Cut {
+			continue
+		}
+		whole := tensor.New(tensor.Of(e.T.Dtype()), tensor.WithShape(s.Part.N, e.T.Shape()[1]))
+		at := 0
+		err := s.GatherRows(e, func(rows any) error {
+			switch r := rows.(type) {
+			case []float32:
+				at += copy(whole.Data().([]float32)[at:], r)
+			case []float64:
+				at += copy(whole.Data().([]float64)[at:], r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.group(e.Group)[e.Table] = whole
+	}
+	return &out, nil
+}
+
+// GatherRows calls fn with each chunk of rows of e, a cut entry of a
+// sharded state, gathered from every process (StateChunkRows rows at a
+// time). Every process gathers every cut entry in Entries' order; fn nil
+// only gathers, as the processes that do not write do. An error of fn is
+// returned once e's gathers are done: the other processes wait for them.
+func (s *State) GatherRows(e StateEntry, fn func(rows any) error) error {
+	var first error
+	for a := 0; a < s.Part.N; a += StateChunkRows {
+		rows, err := s.Part.Gather(e.T, a, min(a+StateChunkRows, s.Part.N))
+		if err != nil {
+			return err
+		}
+		if fn != nil && first == nil {
+			first = fn(rows)
+		}
+	}
+	return first
+}
+
+// GatherAll takes a sharded state's part in the gathers of its writing
+// without writing (GatherRows of every cut entry).
+func (s *State) GatherAll() error {
+	for _, e := range s.Entries() {
+		if e.Cut {
+			if err := s.GatherRows(e, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Seconds is the duration a state keeps as a number of seconds, rounded

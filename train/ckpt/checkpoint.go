@@ -86,7 +86,13 @@ func Write(path string, m *models.Model) error {
 // little-endian float64 array of rows × cols: magic, version, the header
 // length and the dict, padded with spaces to a multiple of 64 bytes.
 func writeNpyHeader(w io.Writer, rows, cols int) error {
-	dict := fmt.Sprintf("{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }", rows, cols)
+	return writeNpyHeaderOf(w, "<f8", fmt.Sprintf("(%d, %d)", rows, cols))
+}
+
+// writeNpyHeaderOf writes the header of a C-ordered array of the NumPy
+// type descr and shape (a Python tuple).
+func writeNpyHeaderOf(w io.Writer, descr, shape string) error {
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, shape)
 	pad := 64 - (10+len(dict)+1)%64
 	if pad == 64 {
 		pad = 0

@@ -3,6 +3,7 @@ package ckpt
 import (
 	"archive/zip"
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,18 +102,6 @@ type stateLL struct {
 // two): a hostile file cannot make the reader load tables without end.
 const maxSlots = 4
 
-// stateGroups are the array groups of a state, by name prefix: the
-// parameters, the best parameters, those of the best validation
-// log-likelihood when the run keeps them, then each optimiser slot
-// (graph.Optimizer.Slots) in name order.
-func stateGroups(s *train.State) []string {
-	groups := []string{"param", "best"}
-	if s.BestLLParams != nil {
-		groups = append(groups, bestLLGroup)
-	}
-	return append(groups, slices.Sorted(maps.Keys(s.Slots))...)
-}
-
 // bestLLGroup names the arrays of train.State.BestLLParams. No optimiser
 // slot is so named (graph's are adam_m, adam_v, adagrad_sum, sgd_momentum).
 const bestLLGroup = "best_ll"
@@ -196,38 +185,76 @@ func WriteState(path, runID string, s *train.State, wall time.Duration, segments
 	for n, p := range s.Params {
 		meta.Shapes[n] = []int(p.Shape().Clone())
 		meta.Dtype = p.Dtype().Name()
+		if s.Part != nil && slices.Contains(s.Part.Tables, n) {
+			meta.Shapes[n][0] = s.Part.N
+		}
 	}
 	js, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+	entries := s.Entries()
+	done := 0 // entries written, or whose rows were gathered
+	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		z := zip.NewWriter(w)
-		entry := func(name string, v any) error {
+		entry := func(name string, write func(w io.Writer) error) error {
 			ew, err := z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
 			if err != nil {
 				return err
 			}
 			// npy writes element by element; the zip entry checksums each write.
 			bw := bufio.NewWriterSize(ew, 1<<16)
-			if err := npy.Write(bw, v); err != nil {
+			if err := write(bw); err != nil {
 				return err
 			}
 			return bw.Flush()
 		}
-		if err := entry("meta", js); err != nil {
+		if err := entry("meta", func(w io.Writer) error { return npy.Write(w, js) }); err != nil {
 			return err
 		}
-		for _, group := range stateGroups(s) {
-			tables := tablesOf(s, group)
-			for _, n := range slices.Sorted(maps.Keys(tables)) {
-				if err := entry(group+"."+n, tables[n].Data()); err != nil {
-					return fmt.Errorf("%s.%s: %w", group, n, err)
-				}
+		for i, e := range entries {
+			gathered := !e.Cut
+			write := func(w io.Writer) error { return npy.Write(w, e.T.Data()) }
+			if e.Cut {
+				write = func(w io.Writer) error { gathered = true; return writeGathered(w, s, e) }
+			}
+			err := entry(e.Group+"."+e.Table, write)
+			if gathered {
+				done = i + 1
+			}
+			if err != nil {
+				return fmt.Errorf("%s.%s: %w", e.Group, e.Table, err)
 			}
 		}
 		return z.Close()
 	})
+	if s.Part != nil {
+		// The other processes gather the rows of every entry, whatever
+		// became of the file: take part to the end.
+		for _, e := range entries[done:] {
+			if e.Cut {
+				if gerr := s.GatherRows(e, nil); gerr != nil && err == nil {
+					err = gerr
+				}
+			}
+		}
+	}
+	return err
+}
+
+// writeGathered writes a cut entry of a sharded state as the flattened
+// whole table, a chunk of rows gathered from every process at a time; on
+// a failed write the gathers go on to the entry's end.
+func writeGathered(w io.Writer, s *train.State, e train.StateEntry) error {
+	descr := "<f4"
+	if e.T.Dtype() == tensor.Float64 {
+		descr = "<f8"
+	}
+	if err := writeNpyHeaderOf(w, descr, fmt.Sprintf("(%d,)", s.Part.N*e.T.Shape()[1])); err != nil {
+		_ = s.GatherRows(e, nil)
+		return err
+	}
+	return s.GatherRows(e, func(rows any) error { return binary.Write(w, binary.LittleEndian, rows) })
 }
 
 // ErrNoState is returned by ReadState and ReadStateInfo when there is no

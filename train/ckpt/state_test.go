@@ -438,3 +438,62 @@ func TestReadStateRows(t *testing.T) {
 		t.Errorf("rows [3, 6) of 5: %v", err)
 	}
 }
+
+// A sharded run's state, written by the process holding rows [0, 2) of
+// its entity table with the rest gathered chunk by chunk, reads back as
+// the whole state; when the file cannot be written the writer still
+// takes part in every gather the other processes make.
+func TestWriteStatePart(t *testing.T) {
+	whole := func(base float32) *tensor.Dense {
+		v := make([]float32, 5*3)
+		for i := range v {
+			v[i] = base + float32(i)
+		}
+		return tensor.New(tensor.WithShape(5, 3), tensor.WithBacking(v))
+	}
+	rel := tensor.New(tensor.WithShape(1, 3), tensor.WithBacking([]float32{7, 8, 9}))
+	full := &train.State{BestEpoch: -1, Best: math.Inf(-1),
+		Params:     map[string]*tensor.Dense{"entity": whole(0), "relation": rel},
+		BestParams: map[string]*tensor.Dense{"entity": whole(100), "relation": rel},
+		Slots:      map[string]map[string]*tensor.Dense{"adam_m": {"entity": whole(200), "relation": rel}}}
+	of := map[*tensor.Dense]*tensor.Dense{} // a part's tensor → its whole
+	part := &train.State{BestEpoch: -1, Best: math.Inf(-1), Params: map[string]*tensor.Dense{"relation": rel},
+		BestParams: map[string]*tensor.Dense{"relation": rel}, Slots: map[string]map[string]*tensor.Dense{"adam_m": {"relation": rel}}}
+	for _, e := range full.Entries() {
+		if e.Table == "entity" {
+			p := tensor.New(tensor.WithShape(2, 3), tensor.WithBacking(slices.Clone(e.T.Data().([]float32)[:6])))
+			of[p] = e.T
+			map[string]map[string]*tensor.Dense{"param": part.Params, "best": part.BestParams, "adam_m": part.Slots["adam_m"]}[e.Group]["entity"] = p
+		}
+	}
+	gathers := 0
+	part.Part = &train.StatePart{Tables: []string{"entity"}, Lo: 0, Hi: 2, N: 5, Gather: func(t *tensor.Dense, a, b int) (any, error) {
+		gathers++
+		return slices.Clone(of[t].Data().([]float32)[a*3 : b*3]), nil
+	}}
+	dir := t.TempDir()
+	path := filepath.Join(dir, StateName)
+	if err := WriteState(path, "run", part, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if gathers != 3 {
+		t.Errorf("%d gathers, want one chunk of each of 3 entity tables", gathers)
+	}
+	got, _, err := ReadState(path, "run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range full.Entries() {
+		g := map[string]map[string]*tensor.Dense{"param": got.Params, "best": got.BestParams, "adam_m": got.Slots["adam_m"]}[e.Group][e.Table]
+		if g == nil || !g.Shape().Eq(e.T.Shape()) || !slices.Equal(g.Data().([]float32), e.T.Data().([]float32)) {
+			t.Errorf("%s.%s: read %v, wrote %v", e.Group, e.Table, g, e.T.Data())
+		}
+	}
+	gathers = 0
+	if err := WriteState(filepath.Join(dir, "missing", StateName), "run", part, 0, nil); err == nil {
+		t.Error("a state written into a missing directory: no error")
+	}
+	if gathers != 3 {
+		t.Errorf("a failed write took part in %d gathers, the others make 3", gathers)
+	}
+}
