@@ -20,8 +20,9 @@ import (
 // TestEvaluatorMatchesOneProcess evaluates a model trained for two
 // sharded steps with the sharded evaluator on 1, 2 and 3 processes and
 // with metrics.Evaluator on the whole model: filtered ranks under each
-// tie policy (the true answers filtered out or not), ranks against sampled and supplied negatives and the mean
-// log-likelihood agree (ranks exactly, LL to 1e-10, in float64).
+// tie policy (the true answers filtered out or not), ranks against
+// sampled and supplied negatives and the mean log-likelihood agree
+// (ranks exactly, LL to 1e-10, in float64).
 func TestEvaluatorMatchesOneProcess(t *testing.T) {
 	const entities, relations, batch = 11, 3, 8
 	data := tinyTriples(2*batch, entities, relations, 3)

@@ -67,10 +67,10 @@ func (st *Stepper) buildRankPart(queries int) (*rankPart, error) {
 }
 
 // count returns, for each triple of the batch (at most queries) and side
-// (subject, object), the counts summed over the
-// processes: the filtered candidates other than the true answer that
-// score above and equal to it. It also returns the number of true
-// answers whose score is not finite.
+// (subject, object), the counts over every process's rows of the
+// unfiltered candidates other than the true answer that score above and
+// equal to it, and the number of true answers whose score (here) is not
+// finite.
 func (rp *rankPart) count(st *Stepper, batch []kg.Triple, filter *kg.Filter) ([2][]metrics.Counts, int64, error) {
 	if err := rp.gather(st, batch); err != nil {
 		return [2][]metrics.Counts{}, 0, err
