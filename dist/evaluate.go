@@ -187,11 +187,11 @@ func (e *Evaluator) rankAmong(triples []kg.Triple, most int, hits []int, negativ
 				break
 			}
 			for side, v := range []models.Var{models.Subject, models.Object} {
-				t := triples[to]
+				t, negs := triples[to], negatives(to, v)
 				for q := range parts {
 					start := len(parts[q])
 					parts[q] = append(parts[q], t)
-					for _, c := range negatives(to, v) {
+					for _, c := range negs {
 						if st.rows.Owner(int(c)) == q {
 							parts[q] = append(parts[q], withEntity(t, v, c))
 						}
@@ -208,7 +208,7 @@ func (e *Evaluator) rankAmong(triples []kg.Triple, most int, hits []int, negativ
 		counts := make([]int64, 2*len(spans))
 		for j, sp := range spans {
 			pos := scores[sp.from]
-			if j%2 == 0 && (math.IsNaN(pos) || math.IsInf(pos, 0)) {
+			if math.IsNaN(pos) || math.IsInf(pos, 0) {
 				nonFinite++
 			}
 			c := countAbove(scores[sp.from+1:sp.to], pos)

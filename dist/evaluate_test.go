@@ -2,6 +2,7 @@ package dist_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -61,12 +62,7 @@ func TestEvaluatorMatchesOneProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			type query struct {
-				what string
-				one  func() (any, error)
-				part func(e *dist.Evaluator) (any, error)
-			}
-			queries := []query{{"ll", func() (any, error) { return want.LogLikelihood(test) },
+			queries := []evalQuery{{"ll", func() (any, error) { return want.LogLikelihood(test) },
 				func(e *dist.Evaluator) (any, error) { return e.LogLikelihood(test) }},
 				{"sampled", func() (any, error) { return want.RankSampled(test, ns, []int{1, 3}) },
 					func(e *dist.Evaluator) (any, error) { return e.RankSampled(test, ns, []int{1, 3}) }},
@@ -74,7 +70,7 @@ func TestEvaluatorMatchesOneProcess(t *testing.T) {
 					func(e *dist.Evaluator) (any, error) { return e.RankAgainst(test, heads, tails, []int{1, 3}) }}}
 			for _, p := range []metrics.TiePolicy{metrics.Pessimistic, metrics.Realistic, metrics.Optimistic} {
 				for fname, f := range map[string]*kg.Filter{"all": filter, "train": trainOnly} {
-					queries = append(queries, query{"rank/" + p.String() + "/" + fname,
+					queries = append(queries, evalQuery{"rank/" + p.String() + "/" + fname,
 						func() (any, error) { return want.Rank(test, f, p, []int{1, 3}) },
 						func(e *dist.Evaluator) (any, error) { return e.Rank(test, f, p, []int{1, 3}) }})
 				}
@@ -85,25 +81,68 @@ func TestEvaluatorMatchesOneProcess(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 			}
-			for _, q := range queries {
-				w, err := q.one()
-				if err != nil {
-					t.Fatalf("%s: %s: %v", name, q.what, err)
+			// Then with one row NaN: its queries' true scores are not
+			// finite, and both count them alike.
+			poisoned := false
+			for pass := 0; pass < 2; pass++ {
+				if pass == 1 {
+					poison(ref, sts, int(test[0].S))
+					poisoned, queries = true, queries[1:] // the LL is NaN
 				}
-				got := make([]any, np)
-				errs := make([]error, np)
-				var wg sync.WaitGroup
-				for p, e := range evs {
-					wg.Go(func() { got[p], errs[p] = q.part(e) })
-				}
-				wg.Wait()
-				for p := range got {
-					if errs[p] != nil {
-						t.Fatalf("%s: %s: process %d: %v", name, q.what, p, errs[p])
-					}
-					if !sameAnswer(got[p], w) {
-						t.Errorf("%s: %s: process %d has %v, one process %v", name, q.what, p, got[p], w)
-					}
+				checkQueries(t, name, poisoned, queries, evs)
+			}
+		}
+	}
+}
+
+type evalQuery struct {
+	what string
+	one  func() (any, error)
+	part func(e *dist.Evaluator) (any, error)
+}
+
+func checkQueries(t *testing.T, name string, poisoned bool, queries []evalQuery, evs []*dist.Evaluator) {
+	t.Helper()
+	np := len(evs)
+	for _, q := range queries {
+		w, err := q.one()
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, q.what, err)
+		}
+		got := make([]any, np)
+		errs := make([]error, np)
+		var wg sync.WaitGroup
+		for p, e := range evs {
+			wg.Go(func() { got[p], errs[p] = q.part(e) })
+		}
+		wg.Wait()
+		for p := range got {
+			if errs[p] != nil {
+				t.Fatalf("%s: %s: process %d: %v", name, q.what, p, errs[p])
+			}
+			if !sameAnswer(got[p], w) {
+				t.Errorf("%s: %s (NaN row %v): process %d has %v, one process %v", name, q.what, poisoned, p, got[p], w)
+			}
+		}
+		if r, ok := w.(metrics.Ranking); ok && poisoned && r.NonFinite == 0 {
+			t.Errorf("%s: %s: no non-finite true score with a NaN row", name, q.what)
+		}
+	}
+}
+
+// poison sets entity e's rows to NaN in the whole model and its owner's part.
+func poison(ref *models.Model, sts []*dist.Stepper, e int) {
+	for _, table := range ref.Layout.EntityTables() {
+		w := ref.Param(table).Data().([]float64)
+		cols := ref.Param(table).Shape()[1]
+		for j := range cols {
+			w[e*cols+j] = math.NaN()
+		}
+		for p, st := range sts {
+			if lo, hi := st.Rows().Lo(p), st.Rows().Hi(p); e >= lo && e < hi {
+				own := st.Param(table).Data().([]float64)
+				for j := range cols {
+					own[(e-lo)*cols+j] = math.NaN()
 				}
 			}
 		}

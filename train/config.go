@@ -58,7 +58,11 @@ type Config struct {
 	// (State.Batch > 0 inside an epoch): a run told to stop (SIGTERM, a
 	// SLURM time limit) loses no step. Its tensors alias the
 	// live ones: the function must copy or write them out before it
-	// returns. An error from it ends the run with that error.
+	// returns. In a sharded run the State is this process's part
+	// (State.Part): ckpt.WriteState writes it whole, State.Whole copies it
+	// whole; both gather the rows with the other processes, so the
+	// function must do one of them. An error from it ends the run with
+	// that error.
 	SaveState func(*State) error
 	// StateEvery spaces the calls of SaveState: after an epoch it is
 	// called only when StateEvery has passed since the last call (0: after
@@ -78,11 +82,12 @@ type Config struct {
 	// Run with the same Config and data: every step is the one-process
 	// step up to summation order. Each process still holds the whole
 	// model's parameters, which the processes' rows are gathered into after
-	// every epoch, and evaluates it as one process would. States are those
-	// of one process (the optimiser's state gathered), built by every
-	// process when any has a SaveState, at the same step boundaries, so a
-	// state resumes on any number of processes. Sharded runs refuse domain
-	// constraints and energy-based models.
+	// every epoch; ranks and log-likelihoods are computed sharded
+	// (dist.Evaluator), the other queries on the whole model. States are
+	// parts (State.Part) at the same step boundaries on every process when
+	// any has a SaveState, written whole by that one, so a state resumes
+	// on any number of processes. Sharded runs refuse domain constraints
+	// and energy-based models.
 	Shard dist.Comm
 	// Processes is how many processes the run's entity tables are split
 	// over, as the memory estimate and the budget count them, per process
