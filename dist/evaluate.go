@@ -43,11 +43,15 @@ const spareRows = 2 * maxEvalQueries
 const scorerTriples = 8192
 
 // Evaluator returns the evaluator of the stepper's model; its buffers
-// for the candidates' scores stay under metrics.DefaultBatchBuffers.
-func (st *Stepper) Evaluator() (*Evaluator, error) {
+// for the candidates' scores stay under limit bytes (at one query a run
+// at least; metrics.DefaultBatchBuffers when limit ≤ 0).
+func (st *Stepper) Evaluator(limit int64) (*Evaluator, error) {
+	if limit <= 0 {
+		limit = metrics.DefaultBatchBuffers
+	}
 	e := &Evaluator{st: st}
 	var err error
-	if e.rank, err = st.newRankPart(metrics.DefaultBatchBuffers); err != nil {
+	if e.rank, err = st.newRankPart(limit); err != nil {
 		return nil, err
 	}
 	if e.score, err = st.newScorePart(scorerTriples); err != nil {
@@ -55,6 +59,15 @@ func (st *Stepper) Evaluator() (*Evaluator, error) {
 	}
 	e.queries = e.rank.queries
 	return e, nil
+}
+
+// Queries returns the number of queries a ranking run answers.
+func (e *Evaluator) Queries() int { return e.queries }
+
+// BufferBytes returns the bytes of the evaluator's programs' outputs once
+// they have run: the candidates' scores of both sides and the scorer's.
+func (e *Evaluator) BufferBytes() int64 {
+	return graph.Bytes(e.rank.cand[0]) + graph.Bytes(e.rank.cand[1]) + graph.Bytes(e.score.out)
 }
 
 // Rank returns the filtered ranks of every triple's subject and object

@@ -77,7 +77,7 @@ func TestEvaluatorMatchesOneProcess(t *testing.T) {
 			}
 			evs := make([]*dist.Evaluator, np)
 			for p, st := range sts {
-				if evs[p], err = st.Evaluator(); err != nil {
+				if evs[p], err = st.Evaluator(0); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 			}

@@ -83,29 +83,6 @@ func NewStepper(comm Comm, name string, sz models.Sizes, opt models.Options, obj
 	return newStepper(comm, rows, m, params, obj, batch, o)
 }
 
-// NewStepperFrom builds process comm.Rank()'s part of a step of m, a whole
-// model that every process holds: each copies its own rows of the entity
-// tables, and steps m's replicated tables (relations, TuckER's core) in
-// place. CopyTo writes the trained rows back into m.
-func NewStepperFrom(comm Comm, m *models.Model, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
-	rows, err := NewRows(m.Sizes.Entities, comm.Size())
-	if err != nil {
-		return nil, err
-	}
-	lo, hi := rows.Lo(comm.Rank()), rows.Hi(comm.Rank())
-	params := map[string]*tensor.Dense{}
-	for _, name := range m.ParamNames() {
-		params[name] = m.Param(name)
-	}
-	for _, name := range m.Layout.EntityTables() {
-		if dt := m.Param(name).Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
-			return nil, fmt.Errorf("dist: %s has dtype %v", name, dt)
-		}
-		params[name] = rowView(m.Param(name), lo, hi) // newStepper copies it
-	}
-	return newStepper(comm, rows, m, params, obj, batch, o)
-}
-
 func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor.Dense, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
 	div, ok := obj.(objectives.Divisible)
 	if !ok {
@@ -130,22 +107,6 @@ func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor
 		return nil, err
 	}
 	return st, nil
-}
-
-// CopyTo writes every process's rows of the entity tables into m's (an
-// all-gather: every process's m then holds the model as trained). m is the
-// model the stepper was built from, or one of its sizes.
-func (st *Stepper) CopyTo(m *models.Model) error {
-	for _, name := range st.m.Layout.EntityTables() {
-		own, whole := st.params[name], m.Param(name)
-		if whole == nil || whole.Shape()[0] != st.rows.N || whole.Shape()[1] != own.Shape()[1] || whole.Dtype() != own.Dtype() {
-			return fmt.Errorf("dist: CopyTo a model whose %s is not %d×%d %v", name, st.rows.N, own.Shape()[1], own.Dtype())
-		}
-		if err := st.gather(own, whole); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // build makes the step's graph and program and each entity table's

@@ -235,55 +235,6 @@ func (wholeOnly) Loss(c *models.Circuit, b *models.Batch, w *G.Node) (*G.Node, e
 	return objectives.MLE{}.Loss(c, b, w)
 }
 
-// TestStepperFromModelAndCopyTo: a stepper built from a whole model trains
-// it as one process would, and CopyTo gives every process the whole model.
-func TestStepperFromModelAndCopyTo(t *testing.T) {
-	data := tinyTriples(20, 8, 3, 6)
-	sz := models.Sizes{Entities: 8, Relations: 3, Rank: 3}
-	opt := models.Options{Seed: 2, Dtype: tensor.Float64}
-	obj := objectives.MLE{}
-	ref, _ := models.New("complex2", sz, opt)
-	one, err := train.NewStepper(ref, obj, 6, graph.NewAdam(0.05))
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := dist.Local(3)
-	wholes := make([]*models.Model, 3)
-	sts := make([]*dist.Stepper, 3)
-	for p := range sts {
-		wholes[p], _ = models.New("complex2", sz, opt)
-		if sts[p], err = dist.NewStepperFrom(comms[p], wholes[p], obj, 6, graph.NewAdam(0.05)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for lo := 0; lo < len(data); lo += 6 {
-		b := data[lo:min(lo+6, len(data))]
-		if _, err := one.Step(b); err != nil {
-			t.Fatal(err)
-		}
-		stepAll(t, sts, b)
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for p, st := range sts {
-		wg.Go(func() { errs[p] = st.CopyTo(wholes[p]) })
-	}
-	wg.Wait()
-	for p := range sts {
-		if errs[p] != nil {
-			t.Fatal(errs[p])
-		}
-		for _, table := range ref.ParamNames() {
-			got, want := graph.Float64s(wholes[p].Param(table)), graph.Float64s(ref.Param(table))
-			for j := range want {
-				if !close(got[j], want[j], 1e-10) {
-					t.Fatalf("process %d: %s[%d] = %.15g, one process's %.15g", p, table, j, got[j], want[j])
-				}
-			}
-		}
-	}
-}
-
 // sameParams checks the processes' parts of every table against the
 // one-process model's, to tol (relative).
 func sameParams(t *testing.T, name string, sts []*dist.Stepper, ref *models.Model, tol float64) {

@@ -42,7 +42,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	seg.Started = started.UTC()
 	var stateNotes []string
 	if job.StatePath != "" {
-		st, info, err := ckpt.ReadState(job.StatePath, job.ID)
+		st, info, err := readState(job, cfg, ds)
 		switch {
 		case errors.Is(err, ckpt.ErrNoState):
 		case err != nil:
@@ -131,13 +131,13 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	if out.Status == train.Finished {
-		if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model); err != nil {
+		if err := ckpt.WritePart(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model, res.Part); err != nil {
 			return nil, err
 		}
 		// From here on the model holds the parameters samples are drawn
 		// from: with sample_from = "ll", those of the best validation LL.
 		if res.UseBestLLParams() {
-			if err := ckpt.Write(filepath.Join(job.RunDir, ckpt.CheckpointLLName), res.Model); err != nil {
+			if err := ckpt.WritePart(filepath.Join(job.RunDir, ckpt.CheckpointLLName), res.Model, res.Part); err != nil {
 				return nil, err
 			}
 		}
@@ -168,6 +168,35 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// readState reads job's resume state: in a sharded run only this
+// process's rows of the entity tables (of a state of any process count).
+func readState(job Job, cfg train.Config, ds *kg.Dataset) (*train.State, *ckpt.StateInfo, error) {
+	if job.Shard == nil {
+		return ckpt.ReadState(job.StatePath, job.ID)
+	}
+	tables, lo, hi, err := train.PartRows(cfg, ds.Entities.Len(), ds.Relations.Len(), job.Shard.Rank(), job.Shard.Size())
+	if err != nil {
+		return nil, nil, err
+	}
+	return ckpt.ReadStateRows(job.StatePath, job.ID, tables, lo, hi)
+}
+
+// gatherCheckpoints is what a process of a sharded run other than 0 does
+// while process 0 writes the run's checkpoints (Train): it takes part in
+// the gathers of its rows.
+func gatherCheckpoints(res *train.Result) error {
+	if res.Status != train.Finished || res.Part == nil {
+		return nil
+	}
+	if err := res.Part.GatherModel(res.Model); err != nil {
+		return err
+	}
+	if res.UseBestLLParams() {
+		return res.Part.GatherModel(res.Model)
+	}
+	return nil
 }
 
 // runConfig loads job's data and builds its train.Config under a memory

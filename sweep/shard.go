@@ -12,7 +12,6 @@ import (
 	"gekc/grid"
 	"gekc/internal/procstat"
 	"gekc/train"
-	"gekc/train/ckpt"
 )
 
 // announcement is what process 0 of a sharded sweep tells the others
@@ -141,16 +140,20 @@ func follow(ctx context.Context, comm dist.Comm, a announcement) error {
 	if a.Resume != "" {
 		// As Train: a state that cannot be read is ignored, and the same
 		// file reads alike here and on process 0.
-		if st, _, err := ckpt.ReadState(a.Resume, a.ID); err == nil {
+		job.StatePath = a.Resume
+		if st, _, err := readState(job, cfg, ds); err == nil {
 			first.Resume = st
 		}
 	}
-	_, err = train.Run(ctx, first, ds, nil)
+	res, err := train.Run(ctx, first, ds, nil)
 	if errors.Is(err, train.ErrStateMismatch) {
-		_, err = train.Run(ctx, cfg, ds, nil)
+		res, err = train.Run(ctx, cfg, ds, nil)
 	}
-	if err != nil && !errors.Is(err, context.Canceled) {
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
 		return err
 	}
-	return nil
+	return gatherCheckpoints(res)
 }

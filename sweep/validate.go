@@ -6,6 +6,7 @@ import (
 
 	"gekc/grid"
 	"gekc/models"
+	"gekc/train"
 )
 
 // Validate is the Validator of the command: grid.DefaultValidator, then
@@ -44,13 +45,21 @@ func validateModels(s grid.RunSpec) error {
 }
 
 // shardable says why a run cannot be split over processes (package dist),
-// or nil: energy-based models and constrained ones are not sharded.
+// or nil: what train.Shardable refuses, and distillation and samples,
+// which read the whole model.
 func shardable(s grid.RunSpec) error {
-	if _, sem, err := models.Lookup(s.Model); err == nil && sem == models.Energy {
-		return fmt.Errorf("model %q: %w; shard a non-negative (+) or squared (2) model", s.Model, models.ErrNotShardable)
+	cfg, err := TrainConfig(s)
+	if err != nil {
+		return err
 	}
-	if s.Constraints == "domain" {
-		return errors.New(`constraints = "domain": sharded runs do not take domain constraints yet`)
+	if err := train.Shardable(cfg); err != nil {
+		return err
+	}
+	switch {
+	case s.DistillFrom != "":
+		return errors.New("distill_from: sharded runs do not take distillation yet")
+	case s.Samples > 0:
+		return errors.New("samples: sampling from a sharded model is not built yet")
 	}
 	return nil
 }

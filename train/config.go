@@ -213,6 +213,13 @@ func (c *Config) validate() error {
 // scale, epsilon mass) of cfg. Run uses it; so does whatever rebuilds a
 // run's model to load its checkpoint into, so that the two cannot differ.
 func NewModel(cfg Config, entities, relations int) (*models.Model, error) {
-	sz := models.Sizes{Entities: entities, Relations: relations, Rank: cfg.Rank, RelationRank: cfg.RelationRank}
-	return models.New(cfg.Model, sz, models.Options{Seed: cfg.Seed, Dtype: cfg.Dtype, InitScale: cfg.InitScale, EpsMass: cfg.EpsMass})
+	return models.New(cfg.Model, modelSizes(cfg, entities, relations), modelOptions(cfg))
+}
+
+func modelSizes(cfg Config, entities, relations int) models.Sizes {
+	return models.Sizes{Entities: entities, Relations: relations, Rank: cfg.Rank, RelationRank: cfg.RelationRank}
+}
+
+func modelOptions(cfg Config) models.Options {
+	return models.Options{Seed: cfg.Seed, Dtype: cfg.Dtype, InitScale: cfg.InitScale, EpsMass: cfg.EpsMass}
 }

@@ -2,7 +2,9 @@ package train
 
 import (
 	"errors"
+
 	"fmt"
+	"gekc/dist"
 	"math/rand/v2"
 
 	"gekc/kg"
@@ -83,6 +85,27 @@ type evaluator interface {
 type evaluators struct {
 	ev    evaluator
 	whole *metrics.Evaluator
+}
+
+// newEvaluators builds a run's evaluators and sets mem's evaluation parts:
+// metrics.Evaluator, its batch cut to what the budget leaves; in a sharded
+// run the sharded evaluator only, its candidate buffers within the
+// configured cap.
+func newEvaluators(cfg Config, m *models.Model, dom *models.Domain, shard *dist.Stepper, mem *Memory) (evaluators, error) {
+	if shard != nil {
+		ev, err := shard.Evaluator(evalLimit(cfg, mem.Total()).Batch)
+		if err != nil {
+			return evaluators{}, err
+		}
+		mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.Queries()
+		return evaluators{ev: ev}, nil
+	}
+	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
+	if err != nil {
+		return evaluators{}, err
+	}
+	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
+	return evaluators{ev: ev, whole: ev}, nil
 }
 
 // validationMetrics evaluates the model on the validation split, after an

@@ -221,7 +221,8 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 			est.Data += loadedBytes(*o)
 		}
 	}
-	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery }), 1)
+	// A sharded run's processes rank against their own rows.
+	perQuery := max(at(func(p probe) int64 { return p.evalPerQuery })/int64(max(cfg.Processes, 1)), 1)
 	fixed := at(func(p probe) int64 { return p.evalOne }) - perQuery
 	est.EvalBatch = evalLimit(cfg, est.Total()).Rows(fixed, perQuery, cfg.Eval.BatchSize)
 	est.Eval = fixed + int64(est.EvalBatch)*perQuery

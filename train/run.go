@@ -56,8 +56,12 @@ type Result struct {
 	// "ll_at_best_ll" (the number the paper reports). Its Epoch is -1 when
 	// the validation had no log-likelihood, or when the run resumed from a
 	// state written before runs tracked it.
-	LL    LLTrack
-	Model *models.Model // with the best validated parameters
+	LL LLTrack
+	// Model has the best validated parameters; in a sharded run it is
+	// this process's part (Part says which rows), which ckpt.WritePart
+	// writes whole.
+	Model *models.Model
+	Part  *StatePart
 	// BestLLParams are the parameters at LL.Epoch, by parameter name, when
 	// Config.KeepBestLL asked for them and the log-likelihood was
 	// validated and did not select; nil otherwise, and when the run
@@ -123,12 +127,10 @@ type run struct {
 	cfg    Config
 	ds     *kg.Dataset
 	obs    Observer
-	m      *models.Model
+	m      *models.Model // in a sharded run, this process's part (Stepper.PartModel)
 	st     stepper
 	shard  *dist.Stepper // the step's part of a sharded run (Config.Shard); nil otherwise
-	part   *models.Model // the model as this process of a sharded run holds it
-	ev     *metrics.Evaluator
-	evs    evaluators // ev, or in a sharded run the sharded evaluator and ev
+	evs    evaluators
 	filter *kg.Filter
 	valid  split // the validation subset early stopping sees
 	test   split
@@ -179,16 +181,8 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 			return nil, err
 		}
 	}
-	m, err := NewModel(cfg, ds.Entities.Len(), ds.Relations.Len())
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Init != nil && cfg.Resume == nil {
-		if err := cfg.Init(m); err != nil {
-			return nil, fmt.Errorf("train: initialising from checkpoint: %w", err)
-		}
-	}
 	var dom *models.Domain
+	var err error
 	if cfg.Constrained {
 		if ds.Schema == nil {
 			return nil, fmt.Errorf("train: domain constraints on %s: the dataset has no schema (entity_types.tsv and relation_schema.tsv)", ds.Name)
@@ -204,7 +198,24 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	steps, shard, mem, err := newSteps(cfg, m, dom, opt)
+	var m *models.Model
+	var steps stepper
+	var shard *dist.Stepper
+	var mem Memory
+	if cfg.Shard != nil {
+		// Each process holds its part of the model only.
+		steps, shard, m, mem, err = newShardedSteps(cfg, modelSizes(cfg, ds.Entities.Len(), ds.Relations.Len()), opt)
+	} else {
+		if m, err = NewModel(cfg, ds.Entities.Len(), ds.Relations.Len()); err != nil {
+			return nil, err
+		}
+		if cfg.Init != nil && cfg.Resume == nil {
+			if err := cfg.Init(m); err != nil {
+				return nil, fmt.Errorf("train: initialising from checkpoint: %w", err)
+			}
+		}
+		steps, mem, err = newSteps(cfg, m, dom, opt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -231,11 +242,10 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 			testNote += "; " + n
 		}
 	}
-	ev, err := metrics.NewEvaluatorWithin(m, dom, cfg.Eval.BatchSize, evalLimit(cfg, mem.Total()))
+	evs, err := newEvaluators(cfg, m, dom, shard, &mem)
 	if err != nil {
 		return nil, err
 	}
-	mem.Eval, mem.EvalBatch = ev.BufferBytes(), ev.BatchSize()
 	validSplit, testSplit := splitsOf(ds)
 	if cfg.Eval.TestOn != nil {
 		testSplit = split{triples: testOn}
@@ -244,17 +254,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 	if err != nil {
 		return nil, err
 	}
-	evs := evaluators{ev: ev, whole: ev}
-	var part *models.Model
-	if shard != nil {
-		if evs.ev, err = shard.Evaluator(); err != nil {
-			return nil, err
-		}
-		if part, err = shard.PartModel(); err != nil {
-			return nil, err
-		}
-	}
-	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, part: part, ev: ev, evs: evs,
+	r := &run{ctx: ctx, cfg: cfg, ds: ds, obs: obs, m: m, st: steps, shard: shard, evs: evs,
 		filter: filter,
 		valid:  validSplit.subset(cfg.Eval.MaxValid, cfg.Seed), test: testSplit,
 		testDS: testDS, testFilter: testFilter,
@@ -263,6 +263,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 		r.res.Notes = append(r.res.Notes, testNote)
 	}
 	if shard != nil {
+		r.res.Part = r.statePart()
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("sharded over %d processes: entity rows %d–%d here",
 			cfg.Shard.Size(), shard.Rows().Lo(cfg.Shard.Rank()), shard.Rows().Hi(cfg.Shard.Rank())-1))
 		agreed, err := shard.Agree(cfg.SaveState != nil)
@@ -285,7 +286,7 @@ func newRun(ctx context.Context, cfg Config, ds *kg.Dataset, obs Observer) (*run
 			return nil, err
 		}
 		if cfg.Eval.ECE && len(testSplit.triples) > 0 {
-			if _, err := addCalibration(r.res.Initial, ev, r.testDS, r.testFilter, cfg.Seed); err != nil {
+			if _, err := addCalibration(r.res.Initial, evs.whole, r.testDS, r.testFilter, cfg.Seed); err != nil {
 				return nil, err
 			}
 		}
@@ -384,11 +385,6 @@ func (r *run) saveInEpoch(epoch, i int, sum float64, start *time.Time) error {
 // reports whether training goes on.
 func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 	cfg, res, stop := r.cfg, r.res, r.stop
-	if r.shard != nil {
-		if err := r.shard.CopyTo(r.m); err != nil {
-			return false, err
-		}
-	}
 	if epoch%cfg.Eval.Every == 0 || epoch == cfg.Epochs {
 		nan, err := r.validate(epoch, &rec)
 		if err != nil {
@@ -501,9 +497,6 @@ func (r *run) finish() (*Result, error) {
 		return nil, errors.New("train: no validation happened")
 	}
 	r.best.restore(r.m)
-	if r.shard != nil {
-		r.shard.Reload(r.m)
-	}
 	res.BestEpoch = bestEpoch
 	switch {
 	case r.bestLL == nil || stop.ll.Epoch < 0:
@@ -534,7 +527,7 @@ func (r *run) finish() (*Result, error) {
 			res.Test["ll_at_best_ll"] = res.LL.Test
 		}
 		if cfg.Eval.ECE && len(r.test.triples) > 0 {
-			if res.Calibration, err = addCalibration(res.Test, r.ev, r.testDS, r.testFilter, cfg.Seed); err != nil {
+			if res.Calibration, err = addCalibration(res.Test, r.evs.whole, r.testDS, r.testFilter, cfg.Seed); err != nil {
 				return nil, err
 			}
 			if n := res.Calibration.NaN; n > 0 {

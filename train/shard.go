@@ -23,12 +23,8 @@ type stepper interface {
 	Optimizer() graph.Optimizer
 }
 
-// shardedStepper is a dist.Stepper reporting divergence as Stepper does,
-// whose optimiser's state reads and loads as one over the whole model m.
-type shardedStepper struct {
-	*dist.Stepper
-	whole *dist.WholeOptimizer
-}
+// shardedStepper is a dist.Stepper reporting divergence as Stepper does.
+type shardedStepper struct{ *dist.Stepper }
 
 func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 	loss, err := s.Stepper.Step(batch)
@@ -38,47 +34,57 @@ func (s shardedStepper) Step(batch []kg.Triple) (float64, error) {
 	return loss, err
 }
 
-func (s shardedStepper) Optimizer() graph.Optimizer { return s.whole }
-
-// newSteps builds a run's step, one process's or this process's part of a
-// sharded one (Config.Shard), with the memory account of its parts.
-func newSteps(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimizer) (stepper, *dist.Stepper, Memory, error) {
-	if cfg.Shard == nil {
-		st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, opt)
-		if err != nil {
-			return nil, nil, Memory{}, err
-		}
-		return st, nil, st.memory(len(opt.Slots()), keepsBestLL(cfg, m)), nil
-	}
-	shard, err := newShard(cfg, m, dom, opt)
+// newSteps builds a run's one-process step with the memory account of
+// its parts.
+func newSteps(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimizer) (stepper, Memory, error) {
+	st, err := NewConstrainedStepper(m, dom, cfg.Objective, cfg.BatchSize, opt)
 	if err != nil {
-		return nil, nil, Memory{}, err
+		return nil, Memory{}, err
 	}
-	// The one-process step's graph, built but not compiled, measures the
-	// parts this process holds a share of.
-	sg, err := buildStep(m, dom, cfg.Objective, cfg.BatchSize)
-	if err != nil {
-		return nil, nil, Memory{}, err
-	}
-	share, err := entityShare(cfg, m.Sizes.Entities, m.Sizes.Relations)
-	if err != nil {
-		return nil, nil, Memory{}, err
-	}
-	mem := shardMemory(sg.memory(len(opt.Slots()), keepsBestLL(cfg, m)), share, cfg.Shard.Size())
-	return shardedStepper{shard, shard.WholeOptimizer(m)}, shard, mem, nil
+	return st, st.memory(len(opt.Slots()), keepsBestLL(cfg, m)), nil
 }
 
-// newShard builds this process's part of a sharded run's step (see
-// Config.Shard).
-func newShard(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimizer) (*dist.Stepper, error) {
-	if dom != nil {
-		return nil, fmt.Errorf("train: %s: sharded runs do not take domain constraints yet", cfg.Model)
+// Shardable says why a run of cfg cannot be sharded (nil when it can):
+// what a sharded run's processes do not compute from their parts yet.
+func Shardable(cfg Config) error {
+	if _, sem, err := models.Lookup(cfg.Model); err == nil && sem == models.Energy {
+		return fmt.Errorf("model %q: %w; shard a non-negative (+) or squared (2) model", cfg.Model, models.ErrNotShardable)
 	}
-	st, err := dist.NewStepperFrom(cfg.Shard, m, cfg.Objective, cfg.BatchSize, opt)
+	e := cfg.Eval
+	for _, c := range []struct {
+		on   bool
+		what string
+	}{{cfg.Constrained, "domain constraints"}, {cfg.Init != nil, "distillation (initialising from a checkpoint)"},
+		{e.Relations, "relation ranks"}, {len(e.SemK)+len(e.SemUnfilteredK) > 0, "Sem@k"}, {e.ECE, "calibration (ECE)"}} {
+		if c.on {
+			return fmt.Errorf("sharded runs do not take %s yet", c.what)
+		}
+	}
+	return nil
+}
+
+// newShardedSteps builds this process's part of a sharded run's step
+// (Config.Shard) and the model as this process holds it (its rows of the
+// entity tables), with the memory account of its parts.
+func newShardedSteps(cfg Config, sz models.Sizes, opt graph.Optimizer) (stepper, *dist.Stepper, *models.Model, Memory, error) {
+	if err := Shardable(cfg); err != nil {
+		return nil, nil, nil, Memory{}, fmt.Errorf("train: %s: %w", cfg.Model, err)
+	}
+	shard, err := dist.NewStepper(cfg.Shard, cfg.Model, sz, modelOptions(cfg), cfg.Objective, cfg.BatchSize, opt)
 	if err != nil {
-		return nil, fmt.Errorf("train: sharding %s over %d processes: %w", cfg.Model, cfg.Shard.Size(), err)
+		return nil, nil, nil, Memory{}, fmt.Errorf("train: sharding %s over %d processes: %w", cfg.Model, cfg.Shard.Size(), err)
 	}
-	return st, nil
+	m, err := shard.PartModel()
+	if err != nil {
+		return nil, nil, nil, Memory{}, err
+	}
+	// The one-process step's graph over this process's part, built but
+	// not compiled, measures what the process holds.
+	sg, err := buildStep(m, nil, cfg.Objective, cfg.BatchSize)
+	if err != nil {
+		return nil, nil, nil, Memory{}, err
+	}
+	return shardedStepper{shard}, shard, m, sg.memory(len(opt.Slots()), keepsBestLL(cfg, m)), nil
 }
 
 // boundary decides, at a step boundary, whether the run stops (the
@@ -117,28 +123,19 @@ func (r *run) save(s *State) error {
 }
 
 // partState is this process's part of a sharded run's state after epoch:
-// its rows of the entity tables in every group (the current ones the
-// stepper's, its optimiser's slots), the whole of the others. Writing it
-// gathers the rows (StatePart), so no process holds the whole state.
+// its rows of the entity tables in every group, the whole of the others.
+// Writing it gathers the rows (StatePart), so no process holds the whole
+// state.
 func (r *run) partState(epoch int, bestLL snapshot) *State {
-	entity := r.m.Layout.EntityTables()
-	lo, hi := r.shard.Rows().Lo(r.cfg.Shard.Rank()), r.shard.Rows().Hi(r.cfg.Shard.Rank())
-	cut := func(s snapshot) snapshot {
-		if s == nil {
-			return nil
-		}
-		out := snapshot{}
-		for n, t := range s {
-			out[n] = t
-			if slices.Contains(entity, n) {
-				out[n] = rowView(t, lo, hi)
-			}
-		}
-		return out
-	}
-	s := stateOf(r.part, cut(r.best), cut(bestLL), r.shard.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
-	s.Part = &StatePart{Tables: entity, Lo: lo, Hi: hi, N: r.m.Sizes.Entities, Gather: r.shard.GatherRows}
+	s := stateOf(r.m, r.best, bestLL, r.shard.Optimizer(), r.res, epoch, r.steps, r.stepTime.Seconds(), r.stop, r.resumeNotes)
+	s.Part = r.statePart()
 	return s
+}
+
+// statePart describes this process's part of a sharded run's tables.
+func (r *run) statePart() *StatePart {
+	rows, me := r.shard.Rows(), r.cfg.Shard.Rank()
+	return &StatePart{Tables: r.m.Layout.EntityTables(), Lo: rows.Lo(me), Hi: rows.Hi(me), N: rows.N, Gather: r.shard.GatherRows}
 }
 
 // rowView returns rows [lo, hi) of a table, sharing its values.
@@ -155,16 +152,16 @@ func rowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
 }
 
 // shardMemory turns a one-process memory account into one process's of a
-// run whose entity tables are split over p: each process still holds the
-// whole model's parameters (it evaluates them) and the best ones, plus
-// its own rows of the entity tables, and only those rows' gradient and
-// optimiser state. entity is the entity tables' share of the parameters.
+// run whose entity tables are split over p: its rows of the entity tables
+// and the whole of the others, in the parameters, the best ones, the
+// gradients and the optimiser's state. entity is the entity tables' share
+// of the parameters.
 func shardMemory(mem Memory, entity float64, p int) Memory {
 	if p <= 1 {
 		return mem
 	}
 	own := func(b int64) int64 { return b - int64(entity*float64(b)*float64(p-1)/float64(p)) }
-	mem.Parameters += int64(entity * float64(mem.Parameters) / float64(p))
+	mem.Parameters, mem.Best = own(mem.Parameters), own(mem.Best)
 	mem.Gradients, mem.Optimizer = own(mem.Gradients), own(mem.Optimizer)
 	return mem
 }
@@ -219,4 +216,20 @@ func (r *run) shared(vm map[string]float64) (map[string]float64, error) {
 		return nil, fmt.Errorf("train: process 0's validation metrics: %w", err)
 	}
 	return out, nil
+}
+
+// PartRows says what process rank of a run of cfg on a data set of these
+// sizes, sharded over p processes, holds of each entity table: rows
+// [lo, hi) of the tables named (for ckpt.ReadStateRows).
+func PartRows(cfg Config, entities, relations, rank, p int) (tables []string, lo, hi int, err error) {
+	sf, _, err := models.Lookup(cfg.Model)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	rows, err := dist.NewRows(entities, p)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	l := sf.Layout(modelSizes(cfg, entities, relations))
+	return l.EntityTables(), rows.Lo(rank), rows.Hi(rank), nil
 }

@@ -23,11 +23,12 @@ func (r *run) start() error {
 // resume continues from the State s.
 func (r *run) resume(s *State) error {
 	cfg, res, stop := r.cfg, r.res, r.stop
+	if r.shard != nil {
+		p := r.statePart()
+		s = s.rowsOf(p.Tables, p.Lo, p.Hi, p.N)
+	}
 	if err := s.restore(r.m, r.best, r.bestLL, r.st.Optimizer()); err != nil {
 		return err
-	}
-	if r.shard != nil {
-		r.shard.Reload(r.m)
 	}
 	if r.bestLL != nil && s.BestLLParams != nil && s.LL != nil {
 		r.bestLLEpoch = s.LL.Epoch

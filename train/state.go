@@ -116,6 +116,33 @@ func (s *State) group(g string) map[string]*tensor.Dense {
 	return s.Slots[g]
 }
 
+// rowsOf returns s with rows [lo, hi) of its tables named in tables that
+// hold all n rows, sharing their values: a whole state (or one process's
+// part, returned as it is) as one process of a sharded run restores it.
+func (s *State) rowsOf(tables []string, lo, hi, n int) *State {
+	out := *s
+	cut := func(m map[string]*tensor.Dense) map[string]*tensor.Dense {
+		if m == nil {
+			return nil
+		}
+		c := maps.Clone(m)
+		for name, t := range m {
+			if slices.Contains(tables, name) && t.Dims() == 2 && t.Shape()[0] == n {
+				c[name] = rowView(t, lo, hi)
+			}
+		}
+		return c
+	}
+	out.Params, out.BestParams, out.BestLLParams = cut(s.Params), cut(s.BestParams), cut(s.BestLLParams)
+	if s.Slots != nil {
+		out.Slots = map[string]map[string]*tensor.Dense{}
+		for slot, ts := range s.Slots {
+			out.Slots[slot] = cut(ts)
+		}
+	}
+	return &out
+}
+
 // Whole returns the whole state of which s is a process's part, for a
 // SaveState that keeps states in memory: a collective, the other
 // processes calling Whole or GatherAll. A state that is no part is
@@ -158,14 +185,22 @@ func (s *State) Whole() (*State, error) {
 }
 
 // GatherRows calls fn with each chunk of rows of e, a cut entry of a
-// sharded state, gathered from every process (StateChunkRows rows at a
-// time). Every process gathers every cut entry in Entries' order; fn nil
-// only gathers, as the processes that do not write do. An error of fn is
-// returned once e's gathers are done: the other processes wait for them.
+// sharded state, gathered from every process (StatePart.GatherTable).
+// Every process gathers every cut entry in Entries' order; fn nil only
+// gathers, as the processes that do not write do.
 func (s *State) GatherRows(e StateEntry, fn func(rows any) error) error {
+	return s.Part.GatherTable(e.T, fn)
+}
+
+// GatherTable calls fn with each chunk of rows of the whole table of
+// which t holds this process's rows, gathered from every process,
+// StateChunkRows rows at a time; fn nil only gathers. An error of fn is
+// returned once the table's gathers are done: the other processes wait
+// for them.
+func (p *StatePart) GatherTable(t *tensor.Dense, fn func(rows any) error) error {
 	var first error
-	for a := 0; a < s.Part.N; a += StateChunkRows {
-		rows, err := s.Part.Gather(e.T, a, min(a+StateChunkRows, s.Part.N))
+	for a := 0; a < p.N; a += StateChunkRows {
+		rows, err := p.Gather(t, a, min(a+StateChunkRows, p.N))
 		if err != nil {
 			return err
 		}
@@ -174,6 +209,20 @@ func (s *State) GatherRows(e StateEntry, fn func(rows any) error) error {
 		}
 	}
 	return first
+}
+
+// GatherModel takes part in the gathers of writing the model of which m
+// is this process's part, without writing (GatherTable of each entity
+// table in layout order, as the writer does).
+func (p *StatePart) GatherModel(m *models.Model) error {
+	for _, name := range m.ParamNames() {
+		if slices.Contains(p.Tables, name) {
+			if err := p.GatherTable(m.Param(name), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // GatherAll takes a sharded state's part in the gathers of its writing

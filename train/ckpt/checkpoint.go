@@ -9,11 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"gekc/graph"
 	"gekc/internal/atomicfile"
 	"gekc/models"
+	"gekc/train"
 )
 
 // CheckpointName is the name of a finished run's checkpoint in its run
@@ -35,44 +37,44 @@ const CheckpointLLName = "checkpoint-ll.npz"
 // says which model and semantics produced them. In Python:
 //
 //	params = numpy.load("checkpoint.npz"); params["entity"].shape
-func Write(path string, m *models.Model) error {
-	// Streamed table by table, converted a block of rows at a time: at
-	// millions of entities a checkpoint is gigabytes, and building it in
-	// memory (as float64, then as an archive) tripled a run's peak.
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+func Write(path string, m *models.Model) error { return WritePart(path, m, nil) }
+
+// WritePart writes the checkpoint of the model of which m is one process's
+// part (train.Result.Part; nil: m is the whole model), its entity tables'
+// rows gathered from every process chunk by chunk, atomically. The other
+// processes call part.GatherModel(m) meanwhile; a writer whose file fails
+// still takes part in every gather.
+func WritePart(path string, m *models.Model, part *train.StatePart) error {
+	cut := func(name string) bool { return part != nil && slices.Contains(part.Tables, name) }
+	names := m.ParamNames()
+	done := 0 // tables written, or whose rows were gathered
+	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
 		z := zip.NewWriter(w)
-		for _, name := range m.ParamNames() {
+		for i, name := range names {
 			p := m.Param(name)
 			rows, cols := p.Shape()[0], p.Shape()[1]
+			if cut(name) {
+				rows = part.N
+			}
 			// Entries are named as npyio named them, without ".npy";
 			// numpy.load gives the same keys either way.
 			ew, err := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
 			if err != nil {
 				return err
 			}
+			// Streamed and converted a block of rows at a time: at millions
+			// of entities a checkpoint is gigabytes.
 			bw := bufio.NewWriterSize(ew, 1<<20)
-			if err := writeNpyHeader(bw, rows, cols); err != nil {
+			err = writeNpyHeader(bw, rows, cols)
+			switch {
+			case cut(name):
+				err = errors.Join(err, part.GatherTable(p, func(rows any) error { return writeFloat64s(bw, rows) }))
+			case err == nil:
+				err = writeFloat64s(bw, p.Data())
+			}
+			done = i + 1
+			if err != nil {
 				return fmt.Errorf("checkpoint %s: %w", name, err)
-			}
-			var b [8]byte
-			put := func(x float64) error {
-				binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-				_, err := bw.Write(b[:])
-				return err
-			}
-			switch d := p.Data().(type) {
-			case []float32:
-				for _, x := range d {
-					if err := put(float64(x)); err != nil {
-						return err
-					}
-				}
-			case []float64:
-				for _, x := range d {
-					if err := put(x); err != nil {
-						return err
-					}
-				}
 			}
 			if err := bw.Flush(); err != nil {
 				return err
@@ -80,6 +82,39 @@ func Write(path string, m *models.Model) error {
 		}
 		return z.Close()
 	})
+	if part != nil {
+		for _, name := range names[done:] {
+			if cut(name) {
+				err = errors.Join(err, part.GatherTable(m.Param(name), nil))
+			}
+		}
+	}
+	return err
+}
+
+// writeFloat64s writes a []float32 or []float64 as little-endian float64s.
+func writeFloat64s(w io.Writer, data any) error {
+	var b [8]byte
+	put := func(x float64) error {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+		_, err := w.Write(b[:])
+		return err
+	}
+	switch d := data.(type) {
+	case []float32:
+		for _, x := range d {
+			if err := put(float64(x)); err != nil {
+				return err
+			}
+		}
+	case []float64:
+		for _, x := range d {
+			if err := put(x); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeNpyHeader writes the header of a NumPy (format 1.0) C-ordered
