@@ -48,6 +48,7 @@ type Stepper struct {
 	w, share *tensor.Dense
 	loss     *G.Node
 	grads    map[string]*G.Node // of every table, in the step's graph
+	outputs  G.Nodes            // the step program's
 	prog     *graph.Program
 }
 
@@ -165,9 +166,53 @@ func (st *Stepper) build(obj objectives.Divisible) error {
 	for i, t := range st.tables {
 		t.statGrad = grads[len(m.ParamNames())+i]
 	}
-	st.prog, err = graph.Compile(append(G.Nodes{st.loss}, grads...)...)
+	st.outputs = append(G.Nodes{st.loss}, grads...)
+	st.prog, err = graph.Compile(st.outputs...)
 	return err
 }
+
+// BufferBytes returns the bytes of the step's buffers once it has run,
+// beside the parameters and their gradient and optimiser state: the
+// part's graph, the gathered rows, and the statistics' programs (less
+// the own rows' gradient, which is the parameters' gradient).
+func (st *Stepper) BufferBytes() int64 {
+	total := graph.Bytes(st.outputs...)
+	for _, t := range st.tables {
+		total += int64(t.rows.DataSize()) * int64(t.rows.Dtype().Size())
+		s := t.shardStat
+		total += graph.Bytes(s.stat) + graph.Bytes(s.grad) - graph.ValueBytes(s.grad)
+	}
+	return total
+}
+
+// StepBytes returns the BufferBytes of a step of model name (sizes sz,
+// options opt) under obj with global batches of batch triples, on one of
+// p processes; nothing is allocated beyond the part's parameters.
+func StepBytes(name string, sz models.Sizes, opt models.Options, obj objectives.Objective, batch, p int) (int64, error) {
+	st, err := NewStepper(sizing{p}, name, sz, opt, obj, batch, graph.NewSGD(0, 0))
+	if err != nil {
+		return 0, err
+	}
+	return st.BufferBytes(), nil
+}
+
+// sizing is process 0 of p that builds a step but takes no collective.
+type sizing struct{ p int }
+
+var errSizing = errors.New("dist: a sizing group takes no collective")
+
+func (s sizing) Rank() int                                               { return 0 }
+func (s sizing) Size() int                                               { return s.p }
+func (sizing) Barrier() error                                            { return errSizing }
+func (sizing) SumFloat32([]float32) error                                { return errSizing }
+func (sizing) SumFloat64([]float64) error                                { return errSizing }
+func (sizing) SumInt64([]int64) error                                    { return errSizing }
+func (sizing) MaxInt64([]int64) error                                    { return errSizing }
+func (sizing) AlltoallvFloat32([]float32, []int, []float32, []int) error { return errSizing }
+func (sizing) AlltoallvFloat64([]float64, []int, []float64, []int) error { return errSizing }
+func (sizing) AllgathervFloat32(_, _ []float32, _ []int, _ int) error    { return errSizing }
+func (sizing) AllgathervFloat64(_, _ []float64, _ []int, _ int) error    { return errSizing }
+func (sizing) Broadcast([]byte) ([]byte, error)                          { return nil, errSizing }
 
 // scalarTensor returns a scalar of dtype dt that setScalar writes.
 func scalarTensor(dt tensor.Dtype) *tensor.Dense {

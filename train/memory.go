@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"gekc/dist"
 	"strings"
 
 	"gekc/graph"
@@ -118,6 +119,10 @@ func loadedBytes(sz DataSizes) int64 {
 	return 12*int64(sz.Train+sz.Valid+sz.Test) + 40*int64(sz.Entities+sz.Relations)
 }
 
+// partBatch is the size of one process's part of a batch of b triples
+// split over p processes (b itself for p ≤ 1).
+func partBatch(b, p int) int { return (b + max(p, 1) - 1) / max(p, 1) }
+
 // evalLimit bounds the evaluator's buffers: the ones that grow with the
 // batch by the configured cap, and under a budget all of them by what the
 // rest of the run leaves.
@@ -164,6 +169,12 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		}
 		if p.fixed, err = stepMemory(m, cfg); err != nil {
 			return p, err
+		}
+		if cfg.Processes > 1 {
+			// The sharded step's own buffers, on one process's part.
+			if p.fixed.Step, err = dist.StepBytes(cfg.Model, modelSizes(cfg, e, r), modelOptions(cfg), cfg.Objective, cfg.BatchSize, cfg.Processes); err != nil {
+				return p, err
+			}
 		}
 		one, err := metrics.NewEvaluatorWithin(m, nil, 1, metrics.BufferLimit{})
 		if err != nil {
@@ -233,9 +244,10 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 }
 
 // stepMemory measures the parameters, gradients, optimiser state and step
-// buffers of training m under cfg, from the step's graph (not compiled).
+// buffers of training m under cfg, from the step's graph (not compiled):
+// in a sharded run, the graph of one process's part of the batch.
 func stepMemory(m *models.Model, cfg Config) (Memory, error) {
-	st, err := buildStep(m, nil, cfg.Objective, cfg.BatchSize)
+	st, err := buildStep(m, nil, cfg.Objective, partBatch(cfg.BatchSize, cfg.Processes))
 	if err != nil {
 		return Memory{}, err
 	}

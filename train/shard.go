@@ -78,13 +78,16 @@ func newShardedSteps(cfg Config, sz models.Sizes, opt graph.Optimizer) (stepper,
 	if err != nil {
 		return nil, nil, nil, Memory{}, err
 	}
-	// The one-process step's graph over this process's part, built but
-	// not compiled, measures what the process holds.
-	sg, err := buildStep(m, nil, cfg.Objective, cfg.BatchSize)
+	// The one-process step's graph over this process's part of the model,
+	// built but not compiled, measures its parameters, gradients and
+	// optimiser state; the sharded step its buffers.
+	sg, err := buildStep(m, nil, cfg.Objective, partBatch(cfg.BatchSize, cfg.Shard.Size()))
 	if err != nil {
 		return nil, nil, nil, Memory{}, err
 	}
-	return shardedStepper{shard}, shard, m, sg.memory(len(opt.Slots()), keepsBestLL(cfg, m)), nil
+	mem := sg.memory(len(opt.Slots()), keepsBestLL(cfg, m))
+	mem.Step = shard.BufferBytes()
+	return shardedStepper{shard}, shard, m, mem, nil
 }
 
 // boundary decides, at a step boundary, whether the run stops (the
