@@ -80,14 +80,13 @@ type Config struct {
 	// Shard, when set, trains the model with its entity tables split by
 	// rows over the group's processes (package dist), each of which calls
 	// Run with the same Config and data: every step is the one-process
-	// step up to summation order. Each process still holds the whole
-	// model's parameters, which the processes' rows are gathered into after
-	// every epoch; ranks and log-likelihoods are computed sharded
-	// (dist.Evaluator), the other queries on the whole model. States are
-	// parts (State.Part) at the same step boundaries on every process when
-	// any has a SaveState, written whole by that one, so a state resumes
-	// on any number of processes. Sharded runs refuse domain constraints
-	// and energy-based models.
+	// step up to summation order. Each process holds only its part of the
+	// model (Result.Model; Result.Part says which rows), ranks and scores
+	// against it (dist.Evaluator), and keeps its part of the best
+	// parameters and of the states; a state is written whole by the
+	// process with a SaveState, gathering the rows (State.Part), so it
+	// resumes on any number of processes. Shardable says what sharded
+	// runs refuse.
 	Shard dist.Comm
 	// Processes is how many processes the run's entity tables are split
 	// over, as the memory estimate and the budget count them, per process
