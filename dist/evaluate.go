@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -164,8 +165,12 @@ func (e *Evaluator) LogLikelihood(triples []kg.Triple) (float64, error) {
 	return sum[0]/float64(len(triples)) - logZ, nil
 }
 
-// LogPartition returns log Z from the processes' summed statistics.
+// LogPartition returns log Z from the processes' summed statistics, or
+// models.ErrIntractable for an energy-based model.
 func (e *Evaluator) LogPartition() (float64, error) {
+	if e.score.zProg == nil {
+		return 0, models.ErrIntractable
+	}
 	for _, t := range e.st.tables {
 		if err := e.st.sumStat(t); err != nil {
 			return 0, err
@@ -327,7 +332,10 @@ func (st *Stepper) newScorePart(k int) (*scorePart, error) {
 	if sp.prog, err = graph.Compile(sp.out); err != nil {
 		return nil, err
 	}
-	if sp.logZ, err = part.LogPartition(); err != nil {
+	switch sp.logZ, err = part.LogPartition(); {
+	case errors.Is(err, models.ErrIntractable):
+		return sp, nil // an energy-based model: no log-likelihoods
+	case err != nil:
 		return nil, err
 	}
 	sp.zProg, err = graph.Compile(sp.logZ)

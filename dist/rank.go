@@ -88,7 +88,7 @@ func (rp *rankPart) count(st *Stepper, batch []kg.Triple, filter *kg.Filter) ([2
 		if err := rp.prog[side].Run(); err != nil {
 			return [2][]metrics.Counts{}, 0, err
 		}
-		width := rp.own + spareRows
+		width := rp.own + st.spare
 		for i, t := range batch {
 			var c metrics.Counts
 			var finite bool
@@ -175,12 +175,19 @@ func countOwn[T float32 | float64](own []T, t T, lo, target int, filtered []int3
 
 // gather copies the rows of the batch's subjects and objects from their
 // owners into the spare rows of every entity table (padding with entity
-// 0), in one all-gather per table.
+// 0): subjects from spare row 0, objects from spare row queries.
 func (rp *rankPart) gather(st *Stepper, batch []kg.Triple) error {
 	list := make([]int, 2*rp.queries)
 	for i, t := range batch {
 		list[i], list[rp.queries+i] = int(t.S), int(t.O)
 	}
+	return st.gatherSpare(list)
+}
+
+// gatherSpare copies the rows of the entities in list from their owners
+// into the spare rows of every entity table, list[j] into spare row j, in
+// one all-gather per table.
+func (st *Stepper) gatherSpare(list []int) error {
 	np := st.comm.Size()
 	counts := make([]int, np)
 	var mine []int // positions in list of the entities this process owns
@@ -191,13 +198,14 @@ func (rp *rankPart) gather(st *Stepper, batch []kg.Triple) error {
 			mine = append(mine, j)
 		}
 	}
-	for _, t := range st.tables {
+	own := st.hi - st.lo
+	for _, name := range st.m.Layout.EntityTables() {
 		var err error
-		switch full := st.full[t.name].Data().(type) {
+		switch full := st.full[name].Data().(type) {
 		case []float32:
-			err = gatherSpare(st, full, t.cols, rp.own, list, mine, counts, st.comm.AllgathervFloat32)
+			err = gatherSpare(st, full, st.full[name].Shape()[1], own, list, mine, counts, st.comm.AllgathervFloat32)
 		case []float64:
-			err = gatherSpare(st, full, t.cols, rp.own, list, mine, counts, st.comm.AllgathervFloat64)
+			err = gatherSpare(st, full, st.full[name].Shape()[1], own, list, mine, counts, st.comm.AllgathervFloat64)
 		}
 		if err != nil {
 			return err

@@ -40,7 +40,9 @@ type Stepper struct {
 	batch   int // global batch size
 	local   int // the compiled size of a process's part
 	params  map[string]*tensor.Dense
-	full    map[string]*tensor.Dense // of each entity table: the own rows, then spareRows for the evaluator
+	full    map[string]*tensor.Dense // of each entity table: the own rows, then spare rows
+	spare   int                      // for the evaluator's and an energy step's gathered rows
+	energy  *energyStep              // an energy-based model's step; nil for a GeKC
 	opt     graph.Optimizer
 
 	tables   []*entityTable // in layout order
@@ -85,24 +87,31 @@ func NewStepper(comm Comm, name string, sz models.Sizes, opt models.Options, obj
 }
 
 func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor.Dense, obj objectives.Objective, batch int, o graph.Optimizer) (*Stepper, error) {
-	div, ok := obj.(objectives.Divisible)
-	if !ok {
-		return nil, fmt.Errorf("dist: the objective %s does not split over parts of a batch", obj.Name())
-	}
 	if batch <= 0 || o == nil {
 		return nil, fmt.Errorf("dist: batch %d, optimiser %v", batch, o)
 	}
 	p := comm.Rank()
 	counted := &Counted{Comm: comm}
 	st := &Stepper{comm: counted, counted: counted, rows: rows, lo: rows.Lo(p), hi: rows.Hi(p), batch: batch,
-		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params, full: map[string]*tensor.Dense{}}
+		local: (batch + comm.Size() - 1) / comm.Size(), opt: o, m: m, params: params, full: map[string]*tensor.Dense{},
+		spare: spareRows}
+	if m.Semantics == models.Energy {
+		st.spare = max(spareRows, 2*batch) // every query's rows, for the candidates' log-sum-exps
+	}
 	for _, name := range m.Layout.EntityTables() {
 		own := params[name]
 		rows, cols := own.Shape()[0], own.Shape()[1]
-		full := tensor.New(tensor.Of(own.Dtype()), tensor.WithShape(rows+spareRows, cols))
+		full := tensor.New(tensor.Of(own.Dtype()), tensor.WithShape(rows+st.spare, cols))
 		params[name] = rowView(full, 0, rows)
 		graph.CopyValues(params[name], own)
 		st.full[name] = full
+	}
+	if m.Semantics == models.Energy {
+		return st, st.buildEnergy(obj)
+	}
+	div, ok := obj.(objectives.Divisible)
+	if !ok {
+		return nil, fmt.Errorf("dist: the objective %s does not split over parts of a batch", obj.Name())
 	}
 	if err := st.build(div); err != nil {
 		return nil, err
@@ -178,9 +187,10 @@ func (st *Stepper) build(obj objectives.Divisible) error {
 func (st *Stepper) BufferBytes() int64 {
 	total := graph.Bytes(st.outputs...)
 	for _, t := range st.tables {
-		total += int64(t.rows.DataSize()) * int64(t.rows.Dtype().Size())
-		s := t.shardStat
-		total += graph.Bytes(s.stat) + graph.Bytes(s.grad) - graph.ValueBytes(s.grad)
+		if s := t.shardStat; s != nil { // nil for an energy-based model
+			total += int64(t.rows.DataSize()) * int64(t.rows.Dtype().Size())
+			total += graph.Bytes(s.stat) + graph.Bytes(s.grad) - graph.ValueBytes(s.grad)
+		}
 	}
 	return total
 }
@@ -251,6 +261,9 @@ func (st *Stepper) Optimizer() graph.Optimizer { return st.opt }
 func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	if len(batch) == 0 || len(batch) > st.batch {
 		return 0, fmt.Errorf("dist: step on %d triples with batch size %d", len(batch), st.batch)
+	}
+	if st.energy != nil {
+		return st.stepEnergy(batch)
 	}
 	start, sent, inComm := time.Now(), st.counted.Sent, st.counted.Time
 	defer func() {

@@ -51,6 +51,9 @@ func stepCases() []stepCase {
 		{"rescal2", mle, adam}, {"tucker2", pll, adam}, {"simple2", mle, adam}, {"distmult2", pll, sgd},
 		{"cp+", pll, adam}, {"cp+", mle, adagrad}, {"complex+", mle, adam}, {"complex+", weighted, sgd},
 		{"rescal+", pll, adam}, {"tucker+", mle, adam},
+		// Energy-based: a distributed log-sum-exp over the candidates.
+		{"complex", pll, adam}, {"complex", objectives.Regularized{Objective: weighted, N3: 0.01, F2: 0.02}, adagrad},
+		{"cp", weighted, sgd}, {"distmult", pll, adam}, {"rescal", pll, adam}, {"tucker", weighted, adam},
 	}
 }
 
@@ -215,7 +218,8 @@ func TestNewStepperRefuses(t *testing.T) {
 		obj         objectives.Objective
 		want        string
 	}{
-		{"energy", "complex", 1, pll, "energy-based"},
+		{"energy-based by MLE", "complex", 1, objectives.MLE{}, "energy-based model trains by PLL"},
+		{"energy-based by a weightless PLL", "complex", 1, objectives.PLL{}, "PLL weights"},
 		{"more processes than entities", "cp2", 3, pll, "cannot be split"},
 		{"an objective that does not split", "cp2", 1, wholeOnly{}, "does not split"},
 	} {

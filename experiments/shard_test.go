@@ -21,9 +21,9 @@ import (
 	"github.com/sbinet/npyio/npz"
 )
 
-// shardGrid trains a squared and a non-negative model by PLL and MLE on
-// Nations, in float64, so that a sharded run must equal the one-process
-// run to summation order.
+// shardGrid trains a squared and a non-negative model by PLL and MLE, and
+// an energy-based one by PLL, on Nations, in float64, so that a sharded
+// run must equal the one-process run to summation order.
 const shardGrid = `name = "sharded"
 [defaults]
 dataset = "nations"
@@ -38,6 +38,11 @@ dtype = "float64"
 [[sweep]]
 model = ["complex2", "cp+"]
 objective = ["pll", "mle"]
+
+[[sweep]]
+model = "complex"
+objective = "pll"
+n3 = 0.01
 `
 
 // TestShardedCommandMatchesOneProcess builds bin/gekc-mpi as make mpi does
@@ -67,8 +72,8 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 	one := train(1)
 	ids, err := os.ReadDir(filepath.Join(one, "runs"))
 	must(t, err)
-	if len(ids) != 4 {
-		t.Fatalf("%d runs trained, want 4", len(ids))
+	if len(ids) != 5 {
+		t.Fatalf("%d runs trained, want 5", len(ids))
 	}
 	for _, np := range []int{2, 3} {
 		out := train(np)

@@ -228,6 +228,16 @@ func (b *Builder) RowLogSumExp(x *G.Node) *G.Node {
 	return b.named("RowLogSumExp", n, err)
 }
 
+// CombinedRowLogSumExp is the log-sum-exp of whole rows of which x holds
+// some columns (see CombinedRowLogSumExp).
+func (b *Builder) CombinedRowLogSumExp(x *G.Node, combine func(lse []float64) error) *G.Node {
+	if !b.ready("CombinedRowLogSumExp", x) {
+		return nil
+	}
+	n, err := CombinedRowLogSumExp(x, combine)
+	return b.named("CombinedRowLogSumExp", n, err)
+}
+
 // SignedRowLogSumExp is the log-sum-exp of each row with weight −1 on its
 // trailing neg columns (see SignedRowLogSumExp).
 func (b *Builder) SignedRowLogSumExp(x *G.Node, neg int) *G.Node {

@@ -335,6 +335,65 @@ func (o *rowLSEOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{g}, err
 }
 
+// combinedLSEOp is rowLSEOp over rows whose other columns are held
+// elsewhere: combine turns the local row log-sum-exps into the whole
+// rows' (an all-reduce across the processes holding the other columns).
+type combinedLSEOp struct {
+	base
+	combine func(lse []float64) error
+}
+
+// CombinedRowLogSumExp returns y_i = log Σ_j exp(z_ij) over whole rows z
+// of which x holds some columns: combine is handed the log-sum-exps of
+// x's rows and must replace them by the whole rows' (a collective, run
+// each time the op runs). The gradient is exp(x_ij − y_i) times the
+// upstream, the gradient of the whole rows' log-sum-exp at x's columns.
+func CombinedRowLogSumExp(x *G.Node, combine func(lse []float64) error) (*G.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("graph.CombinedRowLogSumExp: need a matrix, got %v", x.Shape())
+	}
+	return apply(&combinedLSEOp{base: newBase("CombinedRowLogSumExp"), combine: combine}, x)
+}
+
+func (o *combinedLSEOp) Arity() int         { return 1 }
+func (o *combinedLSEOp) Type() hm.Type      { return fnType(2, 1) }
+func (o *combinedLSEOp) DiffWRT(int) []bool { return []bool{true} }
+func (o *combinedLSEOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{dims(in[0])[0]}, nil
+}
+
+func (o *combinedLSEOp) Do(in ...G.Value) (G.Value, error) {
+	s := shapeOf(in[0])
+	out := o.buffer(in[0].Dtype(), s[0])
+	lse := make([]float64, s[0])
+	_, err := dispatch(in[0],
+		func() (G.Value, error) {
+			local := make([]float32, s[0])
+			lseRows(data[float32](in[0]), s[0], s[1], s[1], local)
+			for i, v := range local {
+				lse[i] = float64(v)
+			}
+			return nil, nil
+		},
+		func() (G.Value, error) {
+			lseRows(data[float64](in[0]), s[0], s[1], s[1], lse)
+			return nil, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if err := o.combine(lse); err != nil {
+		return nil, err
+	}
+	setFloat64s(out, lse)
+	return out, nil
+}
+
+func (o *combinedLSEOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	g, err := apply(&softmaxRowsGradOp{base: newBase("CombinedRowLogSumExpGrad")}, in[0], out, grad)
+	return G.Nodes{g}, err
+}
+
 // softmaxRowsGradOp computes g_i·softmax(x_i·) for each row: the gradient of
 // a row log-sum-exp y with upstream g.
 type softmaxRowsGradOp struct{ base }
@@ -598,5 +657,17 @@ func nllGrad[T Float](x []T, t []int, lse, g []T, m int, out []T) {
 	softmaxScale(x, lse, g, len(t), m, m, out)
 	for i, ti := range t {
 		out[i*m+ti] -= g[i]
+	}
+}
+
+// setFloat64s writes x into a float32 or float64 tensor of its length.
+func setFloat64s(t *tensor.Dense, x []float64) {
+	switch d := t.Data().(type) {
+	case []float32:
+		for i, v := range x {
+			d[i] = float32(v)
+		}
+	case []float64:
+		copy(d, x)
 	}
 }

@@ -12,10 +12,11 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// ErrNotShardable is returned for models whose queries read whole entity
-// tables other than through a sum over their rows: energy-based models,
-// whose normalisers are log-sum-exps of B×|E| candidate scores.
-var ErrNotShardable = errors.New("an energy-based model reads whole entity tables through its B×|E| candidate scores, not through a statistic summed over rows")
+// ErrNotShardable is returned by EntityStat for models whose normalisers
+// read the entity tables other than through a sum over their rows:
+// energy-based models, whose normalisers are log-sum-exps of B×|E|
+// candidate scores (package dist combines those across processes).
+var ErrNotShardable = errors.New("an energy-based model's normalisers are log-sum-exps of its B×|E| candidate scores, not a statistic summed over rows")
 
 // EntityTables returns the names of the tables whose rows are entities
 // (the subject's and the object's), in layout order.
@@ -120,7 +121,9 @@ func (m *Model) EntityStat(rows *G.Node) (*G.Node, error) {
 // rows, held by every process together) is an input node, Stats[table].
 // Every query of the Circuit then answers for the whole model, and the
 // gradient of a loss with respect to Stats is what each process needs to
-// pass the normaliser's gradient on to its own rows.
+// pass the normaliser's gradient on to its own rows. An energy-based
+// model has no statistics: its normalisers are log-sum-exps over
+// candidate rows (Candidates, against the rows bound).
 type Part struct {
 	*Circuit
 	Stats map[string]*G.Node
@@ -131,9 +134,6 @@ type Part struct {
 // whole table. The statistics' input nodes get tensors of their own, which
 // the caller fills before each run.
 func (m *Model) BindPart(g *G.ExprGraph, values map[string]*tensor.Dense) (*Part, error) {
-	if m.Semantics == Energy {
-		return nil, fmt.Errorf("models: %s: %w", m.Name, ErrNotShardable)
-	}
 	c := &Circuit{m: m, g: g, tables: map[string]*G.Node{}, cache: map[string]*G.Node{}}
 	entity := m.Layout.EntityTables()
 	for _, t := range m.Layout.Tables {
@@ -147,6 +147,9 @@ func (m *Model) BindPart(g *G.ExprGraph, values map[string]*tensor.Dense) (*Part
 		c.tables[t.Name] = G.NewMatrix(g, m.Dtype, G.WithShape(v.Shape()...), G.WithName(m.Name+"."+t.Name), G.WithValue(v))
 	}
 	p := &Part{Circuit: c, Stats: map[string]*G.Node{}}
+	if m.Semantics == Energy {
+		return p, nil // no normaliser reads a statistic of the rows
+	}
 	for _, name := range entity {
 		shape, err := m.statShape(name)
 		if err != nil {

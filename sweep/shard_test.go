@@ -64,8 +64,11 @@ func TestShardedAnnouncesAbortsAndStops(t *testing.T) {
 	if r := try("complex2", context.Background(), sharded); r.announced != "run-1" || r.err != nil || r.aborted != nil {
 		t.Errorf("a squared model: %+v", r)
 	}
-	if r := try("complex", context.Background(), ok); r.announced != "" || r.err != nil || len(r.notes) != 1 || !strings.Contains(r.notes[0], "energy-based") {
+	if r := try("complex", context.Background(), sharded); r.announced != "run-1" || r.err != nil || r.aborted != nil {
 		t.Errorf("an energy model: %+v", r)
+	}
+	if r := try("cp2-with-samples", context.Background(), ok); r.announced != "" || r.err != nil || len(r.notes) != 1 || !strings.Contains(r.notes[0], "samples") {
+		t.Errorf("a run that samples: %+v", r)
 	}
 	failing := func(context.Context, Job) (*Outcome, error) { return nil, errors.New("disk full") }
 	if r := try("complex2", context.Background(), failing); r.aborted == nil || !strings.Contains(r.aborted.Error(), "disk full") {
@@ -86,8 +89,13 @@ func TestShardedAnnouncesAbortsAndStops(t *testing.T) {
 	}
 }
 
+// exampleSpecWith is exampleSpec's run of model; "-with-samples" after
+// the model's name asks for samples, which a sharded run does not draw.
 func exampleSpecWith(model string) (s grid.RunSpec) {
 	s = exampleSpec()
 	s.Model = model
+	if m, ok := strings.CutSuffix(model, "-with-samples"); ok {
+		s.Model, s.Samples = m, 100
+	}
 	return s
 }

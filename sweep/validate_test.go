@@ -32,7 +32,9 @@ func TestValidateModels(t *testing.T) {
 		{"sharded squared model", func(s *grid.RunSpec) { s.Processes = 4 }, ""},
 		{"sharded non-negative model", func(s *grid.RunSpec) { s.Model, s.Processes = "cp+", 2 }, ""},
 		{"one process of an energy model", func(s *grid.RunSpec) { s.Model, s.Processes = "complex", 1 }, ""},
-		{"sharded energy model", func(s *grid.RunSpec) { s.Model, s.Processes = "complex", 2 }, "energy-based"},
+		{"sharded energy model", func(s *grid.RunSpec) { s.Model, s.Processes = "complex", 2 }, ""},
+		{"sharded model with relation ranks", func(s *grid.RunSpec) { s.Eval.Metrics, s.Processes = []string{"mrr", "relation"}, 2 }, "relation ranks"},
+		{"sharded model with samples", func(s *grid.RunSpec) { s.Samples, s.Processes = 100, 2 }, "samples"},
 		{"sharded constrained model", func(s *grid.RunSpec) { s.Constraints, s.Processes = "domain", 2 }, "domain constraints"},
 	} {
 		s := exampleSpec()

@@ -47,9 +47,6 @@ func newSteps(cfg Config, m *models.Model, dom *models.Domain, opt graph.Optimiz
 // Shardable says why a run of cfg cannot be sharded (nil when it can):
 // what a sharded run's processes do not compute from their parts yet.
 func Shardable(cfg Config) error {
-	if _, sem, err := models.Lookup(cfg.Model); err == nil && sem == models.Energy {
-		return fmt.Errorf("model %q: %w; shard a non-negative (+) or squared (2) model", cfg.Model, models.ErrNotShardable)
-	}
 	e := cfg.Eval
 	for _, c := range []struct {
 		on   bool

@@ -37,6 +37,8 @@ func TestShardedRunMatchesOneProcess(t *testing.T) {
 		{"complex2", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, tolerance{1e-9, 1e-9}, 0},
 		{"cp+", objectives.MLE{}, tensor.Float64, tolerance{1e-9, 1e-9}, 0},
 		{"rescal+", objectives.PLL{Weights: objectives.Uniform}, tensor.Float64, tolerance{1e-9, 1e-9}, 12},
+		// Energy-based: the conditionals' log-sum-exps over every process's rows.
+		{"complex", objectives.Regularized{Objective: objectives.PLL{Weights: objectives.Uniform}, N3: 0.01}, tensor.Float64, tolerance{1e-9, 1e-9}, 0},
 		// A float32 rounding apart flips a near tie's rank now and then:
 		// ranking metrics get two of Nations' 398 validation triples.
 		{"complex2", objectives.MLE{}, tensor.Float32, tolerance{1e-4, 2.0 / 398}, 0},
