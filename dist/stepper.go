@@ -195,35 +195,6 @@ func (st *Stepper) BufferBytes() int64 {
 	return total
 }
 
-// StepBytes returns the BufferBytes of a step of model name (sizes sz,
-// options opt) under obj with global batches of batch triples, on one of
-// p processes; nothing is allocated beyond the part's parameters.
-func StepBytes(name string, sz models.Sizes, opt models.Options, obj objectives.Objective, batch, p int) (int64, error) {
-	st, err := NewStepper(sizing{p}, name, sz, opt, obj, batch, graph.NewSGD(0, 0))
-	if err != nil {
-		return 0, err
-	}
-	return st.BufferBytes(), nil
-}
-
-// sizing is process 0 of p that builds a step but takes no collective.
-type sizing struct{ p int }
-
-var errSizing = errors.New("dist: a sizing group takes no collective")
-
-func (s sizing) Rank() int                                               { return 0 }
-func (s sizing) Size() int                                               { return s.p }
-func (sizing) Barrier() error                                            { return errSizing }
-func (sizing) SumFloat32([]float32) error                                { return errSizing }
-func (sizing) SumFloat64([]float64) error                                { return errSizing }
-func (sizing) SumInt64([]int64) error                                    { return errSizing }
-func (sizing) MaxInt64([]int64) error                                    { return errSizing }
-func (sizing) AlltoallvFloat32([]float32, []int, []float32, []int) error { return errSizing }
-func (sizing) AlltoallvFloat64([]float64, []int, []float64, []int) error { return errSizing }
-func (sizing) AllgathervFloat32(_, _ []float32, _ []int, _ int) error    { return errSizing }
-func (sizing) AllgathervFloat64(_, _ []float64, _ []int, _ int) error    { return errSizing }
-func (sizing) Broadcast([]byte) ([]byte, error)                          { return nil, errSizing }
-
 // scalarTensor returns a scalar of dtype dt that setScalar writes.
 func scalarTensor(dt tensor.Dtype) *tensor.Dense {
 	if dt == tensor.Float64 {

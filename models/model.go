@@ -149,6 +149,15 @@ func New(name string, sz Sizes, opt Options) (*Model, error) {
 	return m, nil
 }
 
+// Describe returns the model registered under name with no parameters:
+// its tables bind as shape-only nodes, so the graphs of its queries and
+// steps can be built and sized (graph.Bytes) at any size without
+// allocating them, but not run.
+func Describe(name string, sz Sizes, opt Options) (*Model, error) {
+	m, _, err := describe(name, sz, opt)
+	return m, err
+}
+
 // describe returns the model registered under name with no parameters, and
 // the options with their defaults filled in.
 func describe(name string, sz Sizes, opt Options) (*Model, Options, error) {
@@ -258,11 +267,16 @@ func Names() []string {
 }
 
 // Bind creates the model's parameter nodes in g (bound to the shared
-// parameter tensors) and returns the circuit answering queries in g.
+// parameter tensors; shape-only for a Described model) and returns the
+// circuit answering queries in g.
 func (m *Model) Bind(g *G.ExprGraph) *Circuit {
 	c := &Circuit{m: m, g: g, tables: map[string]*G.Node{}, cache: map[string]*G.Node{}}
 	for _, t := range m.Layout.Tables {
-		c.tables[t.Name] = G.NewMatrix(g, m.Dtype, G.WithShape(t.Rows, t.Cols), G.WithName(m.Name+"."+t.Name), G.WithValue(m.params[t.Name]))
+		opts := []G.NodeConsOpt{G.WithShape(t.Rows, t.Cols), G.WithName(m.Name + "." + t.Name)}
+		if v := m.params[t.Name]; v != nil {
+			opts = append(opts, G.WithValue(v)) // none for a Described model
+		}
+		c.tables[t.Name] = G.NewMatrix(g, m.Dtype, opts...)
 	}
 	return c
 }

@@ -2,7 +2,7 @@ package train
 
 import (
 	"fmt"
-	"gekc/dist"
+	"slices"
 	"strings"
 
 	"gekc/graph"
@@ -119,6 +119,47 @@ func loadedBytes(sz DataSizes) int64 {
 	return 12*int64(sz.Train+sz.Valid+sz.Test) + 40*int64(sz.Entities+sz.Relations)
 }
 
+// shardStepBytes estimates the step buffers of one of cfg.Processes
+// processes of a sharded run on e entities and r relations: the step's
+// graph over the rows a process's step binds as its entity tables (the
+// gathered rows of its part of the batch; for an energy-based model its
+// own rows and the whole batch's), and those rows. Shapes only: nothing
+// is allocated.
+func shardStepBytes(cfg Config, e, r int) (int64, error) {
+	p := cfg.Processes
+	sf, sem, err := models.Lookup(cfg.Model)
+	if err != nil {
+		return 0, err
+	}
+	batch := partBatch(cfg.BatchSize, p)
+	slots := 1 // subject and object read one table, or two tables one slot each
+	l := sf.Layout(modelSizes(cfg, e, r))
+	if len(l.EntityTables()) == 1 {
+		slots = 2
+	}
+	rows := slots * (batch + 1)
+	if sem == models.Energy {
+		batch = cfg.BatchSize
+		rows = partBatch(e, p) + max(2*batch, 256) // own rows, then the spare rows (dist)
+	}
+	m, err := models.Describe(cfg.Model, modelSizes(cfg, rows, r), modelOptions(cfg))
+	if err != nil {
+		return 0, err
+	}
+	sg, err := buildStep(m, nil, cfg.Objective, batch)
+	if err != nil {
+		return 0, err
+	}
+	mem := sg.memory(0, false)
+	var bound int64
+	for _, t := range l.Tables {
+		if slices.Contains(l.EntityTables(), t.Name) {
+			bound += int64(rows) * int64(t.Cols) * int64(m.Dtype.Size())
+		}
+	}
+	return mem.Step + mem.Gradients + bound, nil
+}
+
 // partBatch is the size of one process's part of a batch of b triples
 // split over p processes (b itself for p ≤ 1).
 func partBatch(b, p int) int { return (b + max(p, 1) - 1) / max(p, 1) }
@@ -163,7 +204,7 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 		evalOne, evalPerQuery int64
 	}
 	measure := func(e, r int) (p probe, err error) {
-		m, err := NewModel(cfg, e, r)
+		m, err := models.Describe(cfg.Model, modelSizes(cfg, e, r), modelOptions(cfg)) // allocates no table
 		if err != nil {
 			return p, err
 		}
@@ -171,8 +212,7 @@ func EstimateMemory(cfg Config, sz DataSizes) (Memory, error) {
 			return p, err
 		}
 		if cfg.Processes > 1 {
-			// The sharded step's own buffers, on one process's part.
-			if p.fixed.Step, err = dist.StepBytes(cfg.Model, modelSizes(cfg, e, r), modelOptions(cfg), cfg.Objective, cfg.BatchSize, cfg.Processes); err != nil {
+			if p.fixed.Step, err = shardStepBytes(cfg, e, r); err != nil {
 				return p, err
 			}
 		}
@@ -260,9 +300,12 @@ func stepMemory(m *models.Model, cfg Config) (Memory, error) {
 // of its best validation log-likelihood (bestLL).
 func (g *stepGraph) memory(slots int, bestLL bool) Memory {
 	var mem Memory
-	for _, n := range g.m.ParamNames() {
-		p := g.m.Param(n)
-		mem.Parameters += int64(p.DataSize()) * int64(p.Dtype().Size())
+	for _, t := range g.m.Layout.Tables {
+		rows := t.Rows
+		if p := g.m.Param(t.Name); p != nil {
+			rows = p.Shape()[0] // a process's part of an entity table
+		}
+		mem.Parameters += int64(rows) * int64(t.Cols) * int64(g.m.Dtype.Size())
 	}
 	for _, gr := range g.grads {
 		mem.Gradients += graph.ValueBytes(gr)

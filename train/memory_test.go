@@ -2,9 +2,11 @@ package train
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 
+	"gekc/dist"
 	"gekc/models"
 	"gekc/objectives"
 )
@@ -140,5 +142,65 @@ func TestRunRanksAgainstSampledNegatives(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(a.Notes, "\n"), "3 sampled negatives per side") {
 		t.Errorf("notes: %q", a.Notes)
+	}
+}
+
+// Estimates are made from shapes: at sizes whose tables would take tens of
+// gigabytes (TuckER's d³ core, RESCAL's d² relations, ComplEx² at a rank
+// of twenty million) the estimate allocates a few MiB at most, and the
+// budget refuses the run with it.
+func TestEstimateMemoryAllocatesNothingLarge(t *testing.T) {
+	sz := DataSizes{Entities: 135, Relations: 46, Train: 5216, Valid: 652, Test: 661}
+	for _, c := range []struct {
+		model string
+		rank  int
+	}{{"tucker2", 1500}, {"rescal2", 8000}, {"complex2", 20_000_000}} {
+		cfg := Config{Model: c.model, Rank: c.rank, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-3,
+			BatchSize: 500, Epochs: 1, MemoryBudget: 8 << 30}
+		for _, p := range []int{1, 4} {
+			cfg.Processes = p
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			est, err := EstimateMemory(cfg, sz)
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+				t.Errorf("%s d=%d P=%d: the estimate allocated %d MiB", c.model, c.rank, p, alloc>>20)
+			}
+			if err == nil || !strings.Contains(err.Error(), "memory budget") || est.Total() <= cfg.MemoryBudget {
+				t.Errorf("%s d=%d P=%d: estimate %s, error %v; want it refused under 8 GiB", c.model, c.rank, p, est, err)
+			}
+		}
+	}
+}
+
+// A sharded run's step buffers as estimated before it starts are within
+// a fifth of what its step measures (dist.Stepper.BufferBytes), for a
+// GeKC and an energy-based model.
+func TestShardedStepEstimate(t *testing.T) {
+	ds := repoData(t, "umls")
+	for _, model := range []string{"complex2", "cp+", "complex"} {
+		cfg := Config{Model: model, Rank: 6, Objective: objectives.PLL{Weights: objectives.Uniform}, LearningRate: 1e-3, BatchSize: 64, Epochs: 1}
+		comms := dist.Local(2)
+		cfg.Shard = comms[0] // building takes no collective
+		opt, err := cfg.Optimizer.New(cfg.LearningRate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, got, err := newShardedSteps(cfg, modelSizes(cfg, ds.Entities.Len(), ds.Relations.Len()), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Shard, cfg.Processes = nil, 2
+		est, err := EstimateMemory(cfg, SizesOf(ds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := float64(est.Step) / float64(got.Step); r < 0.8 || r > 1.25 {
+			t.Errorf("%s: step buffers estimated %d bytes, the step holds %d", model, est.Step, got.Step)
+		}
+		// Process 0 holds the larger half of an odd number of rows.
+		if r := float64(est.Parameters) / float64(got.Parameters); r < 0.98 || r > 1 {
+			t.Errorf("%s: parameters estimated %d bytes, process 0 of 2 holds %d", model, est.Parameters, got.Parameters)
+		}
 	}
 }
