@@ -63,6 +63,6 @@ rank = [4, -1]
 	_, err := grid.ParseGrid("bad.toml", []byte(src), grid.DefaultValidator)
 	fmt.Println(err)
 	// Output:
-	// bad.toml:10: [[sweep]] block 1: run cp2-mle-d-1-b100-lr0.01-s0-8b4dbbf6: rank -1: want a positive embedding size
 	// bad.toml:11: [[sweep]] block 1: unknown key "objectve" (did you mean "objective"?); known keys here: dataset, model, rank, relation_rank, objective, constraints, pll_weights, n3, f2, optimizer, momentum, initial_accumulator, learning_rate, batch_size, epochs, patience, seed, init_scale, dtype, eval, samples, sample_from, distill_from, memory, processes, seeds
+	// bad.toml:12: [[sweep]] block 1: run cp2-mle-d-1-b100-lr0.01-s0-8b4dbbf6: rank -1: want a positive embedding size
 }

@@ -123,6 +123,7 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 			return nil, fmt.Errorf("%s:%d: %s: the grid expands to more than %d runs; split it into several grids", path, b.line, b.label, maxRuns)
 		}
 	}
+	fromDefaults := map[string]bool{} // causes placed in [defaults], reported once
 	for bi, b := range blocks {
 		// A block missing required keys is validated with stand-ins for
 		// them, so that its other mistakes (an unknown model, say) show now
@@ -134,17 +135,29 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		for _, spec := range expandBlock(defaults, b) {
 			id := spec.ID()
 			if err := validate(spec); err != nil {
-				msg := err.Error()
-				if _, dup := invalid[msg]; dup {
-					repeats[msg]++
-					continue
-				}
-				invalid[msg] = len(errs)
 				who := "run " + id
 				if len(placeholders[bi]) > 0 {
 					who = "its runs"
 				}
-				errs = append(errs, fmt.Errorf("%s:%d: %s: %s: %w", path, b.line, b.label, who, err))
+				for _, part := range causes(err) {
+					// Each cause at its key's line: in this block, else in
+					// [defaults] (once for all its runs), else the block's.
+					at, label, key := p.keyLine(&b, &defaults, part)
+					msg := fmt.Sprintf("%s:%d: %s: %s", path, at, label, part)
+					if key == "defaults" {
+						if !fromDefaults[msg] {
+							fromDefaults[msg] = true
+							errs = append(errs, fmt.Errorf("%s:%d: %s: %w", path, at, label, part))
+						}
+						continue
+					}
+					if _, dup := invalid[msg]; dup {
+						repeats[msg]++
+						continue
+					}
+					invalid[msg] = len(errs)
+					errs = append(errs, fmt.Errorf("%s:%d: %s: %s: %w", path, at, label, who, part))
+				}
 				continue
 			}
 			if len(placeholders[bi]) > 0 {
@@ -331,6 +344,30 @@ func (p *gridParser) reported(name, key string) {
 		p.guessed[name] = map[string]bool{}
 	}
 	p.guessed[name][key] = true
+}
+
+// causes splits a validator's error into the causes errors.Join joined.
+func causes(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// keyLine places a validator's cause, whose message starts with the key it
+// is about ("learning_rate -1: ..."): at the key's line in block b when b
+// sets it, else at its line in [defaults] (where = "defaults"), else at
+// b's line.
+func (p *gridParser) keyLine(b, defaults *block, cause error) (line int, label, where string) {
+	key, _, _ := strings.Cut(cause.Error(), " ")
+	key = strings.TrimSuffix(key, ":")
+	if l, ok := p.ix.keys[b.name+"\x00"+key]; ok && b.name != "defaults" {
+		return l, b.label, "block"
+	}
+	if l, ok := p.ix.keys["defaults\x00"+key]; ok {
+		return l, defaults.label, "defaults"
+	}
+	return max(b.line, 1), b.label, "block"
 }
 
 func (p *gridParser) errorf(b *block, key, format string, args ...any) error {

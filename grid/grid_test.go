@@ -302,8 +302,8 @@ func TestGridErrors(t *testing.T) {
 			[]string{"grid.toml:1:", "paper"}},
 		{"name of the wrong type", "name = 3\n" + base, nil,
 			[]string{"grid.toml:1:", "name"}},
-		{"default validator, with block line and run", base + "[[sweep]]\nrank = 1\n[[sweep]]\nrank = 0\n", nil,
-			[]string{"grid.toml:11:", "[[sweep]] block 2", "run cp-pll-d0-", "rank 0"}},
+		{"default validator, with the key's line and run", base + "[[sweep]]\nrank = 1\n[[sweep]]\nrank = 0\n", nil,
+			[]string{"grid.toml:12:", "[[sweep]] block 2", "run cp-pll-d0-", "rank 0"}},
 		{"validator hook, with block line and run", base + "[[sweep]]\nmodel = [\"cp2\", \"cp\"]\nobjective = \"mle\"\n", rejectMLEForEnergyBased,
 			[]string{"grid.toml:9:", "[[sweep]] block 1", "run cp-mle-", "no tractable partition function"}},
 		{"too many runs", base + "[[sweep]]\nseeds = 1000\nrank = [" + strings.Repeat("1, ", 200) + "1]\n", nil,
@@ -352,7 +352,13 @@ func TestGridReportsEveryError(t *testing.T) {
 		{"a misspelt required key is not also missing", strings.Replace(base, "epochs = 2", "epoch = 2", 1),
 			[]string{`grid.toml:8: [defaults]: unknown key "epoch" (did you mean "epochs"?)`}},
 		{"runs failing alike are one line", base + "[[sweep]]\nseed = [0, 1, 2]\nrank = 0\n",
-			[]string{"grid.toml:9: [[sweep]] block 1: run cp-pll-d0-b10-lr0.01-s0- … rank 0: want a positive embedding size (and 2 more runs of this block)"}},
+			[]string{"grid.toml:11: [[sweep]] block 1: run cp-pll-d0-b10-lr0.01-s0- … rank 0: want a positive embedding size (and 2 more runs of this block)"}},
+		// An invalid value in [defaults] is reported once, at its line,
+		// however many blocks and runs inherit it; each cause on its own.
+		{"a bad value in [defaults]", strings.Replace(base, "learning_rate = 0.01", "learning_rate = -1", 1) +
+			"[[sweep]]\nrank = [1, 2]\n[[sweep]]\nmodel = \"cp2\"\nepochs = 0\n",
+			[]string{"grid.toml:7: [defaults]: learning_rate -1: want a finite positive rate",
+				"grid.toml:13: [[sweep]] block 2: run cp2-pll-d4-b10-lr-1- … epochs 0: want a positive maximum"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

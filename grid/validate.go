@@ -1,7 +1,6 @@
 package grid
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -157,17 +156,26 @@ func DefaultValidator(s RunSpec) error {
 }
 
 // joinInline joins errors on one line, so that a grid error stays one line
-// per run.
+// per run; each stays a cause of its own (Unwrap), which ParseGrid
+// reports at its key's line.
 func joinInline(errs []error) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	msgs := make([]string, len(errs))
-	for i, err := range errs {
+	return inlineErrors(errs)
+}
+
+type inlineErrors []error
+
+func (e inlineErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
 		msgs[i] = err.Error()
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	return strings.Join(msgs, "; ")
 }
+
+func (e inlineErrors) Unwrap() []error { return e }
 
 func validateEval(e EvalSpec) []error {
 	var errs []error
