@@ -107,10 +107,49 @@ func LoadFinished(dir, dataRoot string) (*Finished, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ckpt.Load(filepath.Join(dir, ckpt.CheckpointName), m); err != nil {
-		return nil, err
+	path := filepath.Join(dir, ckpt.CheckpointName)
+	if err := ckpt.Load(path, m); err != nil {
+		return nil, &BrokenRunError{ID: rec.ID, Path: path, Err: err}
 	}
 	return &Finished{ID: rec.ID, Dir: dir, Spec: spec, Record: rec, Data: ds, Model: m}, nil
+}
+
+// BrokenRunError is a finished run whose checkpoint is missing or cannot
+// be read: analyses pass it over (ErrSkipped), the others say how to mend it.
+type BrokenRunError struct {
+	ID, Path string
+	Err      error
+}
+
+func (e *BrokenRunError) Error() string {
+	return fmt.Sprintf("run %s: %s: %v; restore the file, or train the run again (remove its metrics.json and run the sweep)", e.ID, e.Path, e.Err)
+}
+
+func (e *BrokenRunError) Unwrap() error { return e.Err }
+
+// ErrSkipped is returned by an analysis that wrote its tables without the
+// runs it names above it (BrokenRunError), so that the command's exit
+// status says the tables are incomplete.
+var ErrSkipped = errors.New("some runs were skipped")
+
+// skip reports a broken run passed over, or returns any other error.
+func (a *Analysis) skip(err error) error {
+	var broken *BrokenRunError
+	if !errors.As(err, &broken) {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "skipped: %v\n", err)
+	a.skipped = append(a.skipped, err)
+	return nil
+}
+
+// done returns ErrSkipped, with the count and the first, when runs were
+// passed over.
+func (a *Analysis) done(err error) error {
+	if err == nil && len(a.skipped) > 0 {
+		return fmt.Errorf("%w: %d with broken files, the tables hold the others; first: %v", ErrSkipped, len(a.skipped), a.skipped[0])
+	}
+	return err
 }
 
 // LoadSampledParameters loads into fr.Model the parameters the run's
@@ -266,6 +305,8 @@ type Analysis struct {
 	Runs         []grid.Run // the runs to analyse; those not finished are passed over
 	Stdout       io.Writer  // the markdown table of samples (their audit), ktd and calibration
 	Stderr       io.Writer  // a line per run
+
+	skipped []error // runs passed over, their files broken
 }
 
 // Run runs the analysis, writing its files into the results directory.
@@ -273,15 +314,16 @@ func (a *Analysis) Run(ctx context.Context) error {
 	if a.Samples <= 0 {
 		a.Samples = analysis.DefaultSamples
 	}
+	a.skipped = nil
 	switch a.Kind {
 	case "samples":
-		return a.samples(ctx)
+		return a.done(a.samples(ctx))
 	case "ktd":
-		return a.ktd(ctx)
+		return a.done(a.ktd(ctx))
 	case "tsne":
-		return a.tsne(ctx)
+		return a.done(a.tsne(ctx))
 	case "calibration":
-		return a.calibration(ctx)
+		return a.done(a.calibration(ctx))
 	case "plots":
 		return a.plots(ctx)
 	case "paper":
@@ -483,7 +525,10 @@ func (a *Analysis) each(ctx context.Context, skip func(id, dir string, rec *Reco
 		}
 		fr, err := LoadFinished(dir, a.DataRoot)
 		if err != nil {
-			return err
+			if err := a.skip(err); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := f(fr); err != nil {
 			return fmt.Errorf("%s: %w", r.ID, err)
@@ -844,7 +889,10 @@ func (a *Analysis) calibration(ctx context.Context) error {
 		}
 		fr, err := LoadFinished(dir, a.DataRoot)
 		if err != nil {
-			return fmt.Errorf("%s: %w", r.ID, err)
+			if err := a.skip(err); err != nil {
+				return fmt.Errorf("%s: %w", r.ID, err)
+			}
+			continue
 		}
 		dom, err := Constraint(fr.Spec, fr.Data)
 		if err != nil {

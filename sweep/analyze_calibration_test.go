@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -187,6 +188,22 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	must(t, os.WriteFile(filepath.Join(ts.out, calTSVName), []byte(lines[0]+"\n"+lines[1]+"\nx\ty\n"), 0o644))
 	if _, _, err := runAnalysis(analysis("calibration", 1)); err == nil || !strings.Contains(err.Error(), calTSVName+":3:") {
 		t.Errorf("a broken %s: %v", calTSVName, err)
+	}
+
+	// A truncated checkpoint costs its run, not the analysis: the others'
+	// rows are written, the run is named with the remedy, and the error
+	// says the tables are incomplete.
+	must(t, os.WriteFile(filepath.Join(ts.out, calTSVName), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	must(t, os.Truncate(filepath.Join(ts.out, runsDirName, ids[1], ckpt.CheckpointName), 100))
+	_, stderr, err = runAnalysis(analysis("calibration"))
+	if !errors.Is(err, ErrSkipped) {
+		t.Errorf("a truncated checkpoint: %v, want ErrSkipped", err)
+	}
+	if !strings.Contains(stderr, "skipped: run "+ids[1]) || !strings.Contains(stderr, "train the run again") {
+		t.Errorf("stderr does not name %s and the remedy:\n%s", ids[1], stderr)
+	}
+	if got := readRows(); len(got) != len(lines) {
+		t.Errorf("with %s broken the table has %d lines, want %d:\n%s", ids[1], len(got), len(lines), strings.Join(got, "\n"))
 	}
 	sweeptest.NoTempFiles(t, ts.out)
 }
