@@ -338,8 +338,8 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", g.Name, len(selected), len(g.Runs), out)
 	r := s.Run(ctx)
-	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted. Tables: %s\n",
-		g.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, filepath.Join(out, sweep.ResultsMDName))
+	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted, %d not started. Tables: %s\n",
+		g.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, r.NotStarted, filepath.Join(out, sweep.ResultsMDName))
 	if err := s.PrintSummary(); err != nil {
 		// Like a failed results table: the runs are safe, the command fails.
 		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)

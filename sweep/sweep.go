@@ -136,7 +136,8 @@ type Tally struct {
 	Failed      int // trained now (or tried to), failed
 	AlreadyDone int // finished or diverged before this sweep
 	Busy        int // being trained by another process
-	Interrupted int // stopped, or never started, because the context was cancelled
+	Interrupted int // stopped while training because the context was cancelled
+	NotStarted  int // not started because the context was cancelled first
 	// Problems counts failures of the machinery itself (a results table
 	// that could not be written, say), not of runs.
 	Problems int
@@ -157,8 +158,9 @@ func (s *Sweep) Run(ctx context.Context) Tally {
 		n += v
 	}
 	return Tally{Finished: r[resFinished], Diverged: r[resDiverged], Failed: r[resFailed],
-		AlreadyDone: r[resAlreadyDone], Busy: r[resBusy], Interrupted: r[resInterrupted] + len(s.runs) - n,
-		Problems: len(s.problems)}
+		AlreadyDone: r[resAlreadyDone], Busy: r[resBusy], Interrupted: r[resInterrupted],
+		NotStarted: r[resNotStarted] + len(s.runs) - n,
+		Problems:   len(s.problems)}
 }
 
 type runResult int
@@ -170,6 +172,7 @@ const (
 	resAlreadyDone                  // finished or diverged before this invocation
 	resBusy                         // claimed by another process or goroutine
 	resInterrupted                  // cancelled by SIGINT/SIGTERM; resumes next time
+	resNotStarted                   // cancelled before it started
 )
 
 func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
@@ -392,7 +395,7 @@ func (s *Sweep) label(r grid.Run) string {
 // runOne claims, trains and records one run.
 func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	if ctx.Err() != nil {
-		return resInterrupted
+		return resNotStarted
 	}
 	dir := s.runDir(r.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
