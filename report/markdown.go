@@ -63,6 +63,26 @@ func varyingSettings(configs []*configSummary) ([]string, bool) {
 	return out, varies
 }
 
+// datasetCell is the configuration's data set, and the one it was tested
+// on when that is another (eval.test_on): "umls (tested on nations)".
+func (c *configSummary) datasetCell() string {
+	if other := testedOn(c.settings); other != "" && other != c.dataset {
+		return c.dataset + " (tested on " + other + ")"
+	}
+	return c.dataset
+}
+
+// testedOn returns the data set a run's settings (column settings) test
+// it on when it is not its own (eval.test_on), or "".
+func testedOn(settings []string) string {
+	for _, kv := range settings {
+		if v, ok := strings.CutPrefix(kv, "eval.test_on="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 func (c *configSummary) groupKey() string {
 	return strings.Join([]string{c.dataset, c.model, c.objective, c.constraints, c.sel}, "\x00")
 }
@@ -259,10 +279,13 @@ func bestConfigs(configs []*configSummary) (best, empty []*configSummary) {
 // Summary writes the compact table a sweep ends with on stdout: the best
 // configuration of each group, chosen as in Markdown, in a few columns
 // (model, objective, test MRR, Hits@10, LL, wall time, seeds), plus dataset
-// and constraints when the rows differ in them. Groups without a finished
+// and constraints when the rows differ in them, and, where a group held
+// several configurations, the settings the selected one won with. Groups without a finished
 // run get a row saying so; a table without rows is one line saying so.
 func Summary(w io.Writer, t *Table) error {
-	best, empty := bestConfigs(summariseConfigs(t))
+	configs := summariseConfigs(t)
+	best, empty := bestConfigs(configs)
+	won := winningSettings(best, configs)
 	rows := append(best, empty...)
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no finished runs to show")
@@ -273,7 +296,7 @@ func Summary(w io.Writer, t *Table) error {
 		datasets[c.dataset] = true
 		constraints[c.constraints] = true
 	}
-	showDataset := len(datasets) > 1
+	showDataset := len(datasets) > 1 || slices.ContainsFunc(rows, func(c *configSummary) bool { return c.datasetCell() != c.dataset })
 	showConstraints := len(constraints) > 1 || !constraints["none"]
 	var header []string
 	if showDataset {
@@ -283,16 +306,27 @@ func Summary(w io.Writer, t *Table) error {
 	if showConstraints {
 		header = append(header, "constraints")
 	}
+	showWon := slices.ContainsFunc(won, func(s string) bool { return s != "" })
+	if showWon {
+		header = append(header, "selected")
+	}
 	header = append(header, "MRR", "Hits@10", "LL", "time s", "n")
 	var cells [][]string
-	for _, c := range rows {
+	for i, c := range rows {
 		var row []string
 		if showDataset {
-			row = append(row, c.dataset)
+			row = append(row, c.datasetCell())
 		}
 		row = append(row, c.model, c.objective)
 		if showConstraints {
 			row = append(row, c.constraints)
+		}
+		if showWon {
+			w := ""
+			if i < len(won) {
+				w = won[i]
+			}
+			row = append(row, w)
 		}
 		if c.finished > 0 {
 			row = append(row, formatCell("mrr", c.test["mrr"]), formatCell("hits@10", c.test["hits@10"]),
@@ -306,6 +340,41 @@ func Summary(w io.Writer, t *Table) error {
 		return fmt.Errorf("rendering summary table: %w", err)
 	}
 	return nil
+}
+
+// winningSettings says, for each best configuration, where it differs from
+// the others of its group (model, objective, ...): the rank, batch size,
+// learning rate and hashed settings that vary there ("d=50 lr=0.1"); ""
+// where its group has one configuration.
+func winningSettings(best, configs []*configSummary) []string {
+	out := make([]string, len(best))
+	for i, b := range best {
+		var group []*configSummary
+		for _, c := range configs {
+			if c.groupKey() == b.groupKey() {
+				group = append(group, c)
+			}
+		}
+		if len(group) < 2 {
+			continue
+		}
+		var parts []string
+		for _, f := range []struct {
+			name string
+			of   func(*configSummary) string
+		}{{"d", func(c *configSummary) string { return c.rank }}, {"b", func(c *configSummary) string { return c.batch }},
+			{"lr", func(c *configSummary) string { return c.lr }}} {
+			if slices.ContainsFunc(group, func(c *configSummary) bool { return f.of(c) != f.of(b) }) {
+				parts = append(parts, f.name+"="+f.of(b))
+			}
+		}
+		settings, _ := varyingSettings(group)
+		if s := settings[slices.Index(group, b)]; s != "" {
+			parts = append(parts, s)
+		}
+		out[i] = strings.Join(parts, " ")
+	}
+	return out
 }
 
 // testMetrics lists the test metrics any configuration has, in table order.
@@ -361,7 +430,7 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 
 	var cells [][]string
 	for i, c := range configs {
-		row := []string{c.dataset, c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr}
+		row := []string{c.datasetCell(), c.model, c.objective, c.constraints, "`" + c.configID + "`", c.rank, c.batch, c.lr}
 		if showSettings {
 			row = append(row, settings[i])
 		}

@@ -91,6 +91,18 @@ func TestFormatCell(t *testing.T) {
 	}
 }
 
+// withSettings sets a row's hashed settings (column settings).
+func withSettings(r Row, settings string) Row {
+	r["settings"] = settings
+	return r
+}
+
+// withLR sets a row's learning rate and validation MRR.
+func withLR(r Row, lr, valid string) Row {
+	r["learning_rate"], r["valid_mrr"] = lr, valid
+	return r
+}
+
 func TestSummaryColumns(t *testing.T) {
 	row := func(id, dataset, constraints string) Row {
 		return Row{"id": id, "config_id": id, "dataset": dataset, "model": "cp", "objective": "pll", "constraints": constraints,
@@ -105,6 +117,11 @@ func TestSummaryColumns(t *testing.T) {
 		{"one dataset, no constraints", []Row{row("a", "umls", "none")}, []string{"| model", "0.4000", "3.0"}, []string{"dataset", "constraints"}},
 		{"two datasets", []Row{row("a", "umls", "none"), row("b", "nations", "none")}, []string{"| dataset", "nations", "umls"}, []string{"constraints"}},
 		{"constrained", []Row{row("a", "umls", "schema")}, []string{"constraints", "schema"}, []string{"dataset"}},
+		{"one configuration per group says nothing of a selection", []Row{row("a", "umls", "none")}, nil, []string{"selected"}},
+		{"a run tested on another data set says so", []Row{withSettings(row("a", "umls", "none"), "dataset=umls; eval.test_on=nations")},
+			[]string{"dataset", "umls (tested on nations)"}, nil},
+		{"the settings the selection won with", []Row{withLR(row("a", "umls", "none"), "0.1", "0.3"), withLR(row("b", "umls", "none"), "0.01", "0.6"),
+			withLR(row("c", "nations", "none"), "0.1", "0.2")}, []string{"| selected", "lr=0.01", "0.4000"}, []string{"lr=0.1 "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -560,14 +560,7 @@ func markBest(results []*rowResult, values func(*rowResult) []float64, set func(
 // testedElsewhere reports whether a run's settings (column settings) test
 // it on another data set's test split (eval.test_on): its test metrics are
 // not those of the data set it names.
-func testedElsewhere(settings []string) bool {
-	for _, kv := range settings {
-		if strings.HasPrefix(kv, "eval.test_on=") {
-			return true
-		}
-	}
-	return false
-}
+func testedElsewhere(settings []string) bool { return testedOn(settings) != "" }
 
 // family is a model's score function: cp for cp, cp+ and cp2.
 func family(model string) string {
