@@ -2,7 +2,9 @@ package train
 
 import (
 	"context"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"gekc/kg"
@@ -144,5 +146,39 @@ func TestStopDuringValidationSavesOnce(t *testing.T) {
 	}
 	if want := [][2]int{{1, 0}, {2, 0}}; !slices.Equal(saved, want) {
 		t.Errorf("states saved (epoch, batch) %v, want %v", saved, want)
+	}
+}
+
+// A stop while the training loss still falls steeply over the epochs
+// early stopping waited through is noted; a flat or rising loss, a NaN
+// and too short a history are not.
+func TestStillFalling(t *testing.T) {
+	recs := func(losses ...float64) []EpochRecord {
+		var out []EpochRecord
+		for i, l := range losses {
+			out = append(out, EpochRecord{Epoch: i + 1, TrainLoss: l})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		epochs []EpochRecord
+		window int
+		noted  bool
+	}{
+		{"steep", recs(10, 9, 8.5, 8), 2, true},
+		{"just over the threshold", recs(5, 1, 0.979), 1, true},
+		{"flat", recs(10, 9, 8.9, 8.85), 2, false},
+		{"rising", recs(1, 2, 3), 2, false},
+		{"NaN", recs(1, math.NaN(), 0.5), 1, false},
+		{"shorter than the window", recs(10, 5), 2, false},
+	} {
+		note := stillFalling(c.epochs, c.window)
+		if (note != "") != c.noted {
+			t.Errorf("%s: note %q, want one: %v", c.name, note, c.noted)
+		}
+	}
+	if note := stillFalling(recs(10, 9, 8.5, 8), 2); !strings.Contains(note, "fell 11.1% over the last 2 epochs") {
+		t.Errorf("note %q", note)
 	}
 }

@@ -423,6 +423,10 @@ func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 			msg += fmt.Sprintf(", nor the log-likelihood for %d (best %.4f at epoch %d)", stop.ll.Since, stop.ll.Best, stop.ll.Epoch)
 		}
 		r.obs.Log(msg)
+		if note := stillFalling(res.Epochs, stop.since*cfg.Eval.Every); note != "" {
+			res.Notes = append(res.Notes, note)
+			r.obs.Log(note)
+		}
 		return false, nil
 	}
 	return true, nil
