@@ -345,6 +345,9 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)
 		r.Problems++
 	}
+	if r.NoCheckpoint > 0 {
+		fmt.Fprintf(env.stderr, "note: %d of the runs finished before have no readable checkpoint (named above): their rows stand, analyses pass them over\n", r.NoCheckpoint)
+	}
 	if *samples > 0 && r.AlreadyDone > 0 {
 		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r.AlreadyDone)
 	}

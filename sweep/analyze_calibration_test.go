@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"errors"
 	"math"
 	"os"
@@ -204,6 +205,18 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	}
 	if got := readRows(); len(got) != len(lines) {
 		t.Errorf("with %s broken the table has %d lines, want %d:\n%s", ids[1], len(got), len(lines), strings.Join(got, "\n"))
+	}
+	// The sweep started again counts it done, and says its checkpoint is
+	// unreadable, without training it again.
+	var stderr2 strings.Builder
+	s := New(ts.g, ts.g.Runs, Options{Out: ts.out, DataRoot: data, Run: Train, Quiet: true, Stderr: &stderr2})
+	must(t, s.Prepare())
+	// (ids[0]'s checkpoint was removed above, ids[1]'s truncated.)
+	if tally := s.Run(context.Background()); tally != (Tally{AlreadyDone: len(ids), NoCheckpoint: 2}) {
+		t.Errorf("the sweep again: %+v, want all %d done, 2 without a readable checkpoint", tally, len(ids))
+	}
+	if !strings.Contains(stderr2.String(), "finished before, but") || !strings.Contains(stderr2.String(), ids[1]) {
+		t.Errorf("the sweep does not name %s's broken checkpoint:\n%s", ids[1], stderr2.String())
 	}
 	sweeptest.NoTempFiles(t, ts.out)
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -135,9 +136,12 @@ type Tally struct {
 	Diverged    int // trained now, diverged
 	Failed      int // trained now (or tried to), failed
 	AlreadyDone int // finished or diverged before this sweep
-	Busy        int // being trained by another process
-	Interrupted int // stopped while training because the context was cancelled
-	NotStarted  int // not started because the context was cancelled first
+	// NoCheckpoint counts those of AlreadyDone that finished but whose
+	// checkpoint is missing or unreadable: analyses pass them over.
+	NoCheckpoint int
+	Busy         int // being trained by another process
+	Interrupted  int // stopped while training because the context was cancelled
+	NotStarted   int // not started because the context was cancelled first
 	// Problems counts failures of the machinery itself (a results table
 	// that could not be written, say), not of runs.
 	Problems int
@@ -158,7 +162,7 @@ func (s *Sweep) Run(ctx context.Context) Tally {
 		n += v
 	}
 	return Tally{Finished: r[resFinished], Diverged: r[resDiverged], Failed: r[resFailed],
-		AlreadyDone: r[resAlreadyDone], Busy: r[resBusy], Interrupted: r[resInterrupted],
+		AlreadyDone: r[resAlreadyDone] + r[resDoneBroken], NoCheckpoint: r[resDoneBroken], Busy: r[resBusy], Interrupted: r[resInterrupted],
 		NotStarted: r[resNotStarted] + len(s.runs) - n,
 		Problems:   len(s.problems)}
 }
@@ -173,7 +177,18 @@ const (
 	resBusy                         // claimed by another process or goroutine
 	resInterrupted                  // cancelled by SIGINT/SIGTERM; resumes next time
 	resNotStarted                   // cancelled before it started
+	resDoneBroken                   // finished before, its checkpoint missing or unreadable
 )
+
+// checkpointOpens reports why a checkpoint cannot serve a run's analyses:
+// missing, or not a readable archive (a truncated file, say).
+func checkpointOpens(path string) error {
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return z.Close()
+}
 
 func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
 func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
@@ -422,6 +437,12 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	if prev != nil && final(prev.Status) {
 		if err := s.recordRow(prev); err != nil {
 			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
+		}
+		if prev.Status == train.Finished {
+			if err := checkpointOpens(filepath.Join(dir, ckpt.CheckpointName)); err != nil {
+				s.stderr.printf("%s finished before, but %v: analyses, query and synth pass it over; restore the file, or remove its metrics.json to train it again\n", s.label(r), err)
+				return resDoneBroken
+			}
 		}
 		return resAlreadyDone
 	}
