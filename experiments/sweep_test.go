@@ -34,7 +34,7 @@ func TestSweepDivergedAndFailedRuns(t *testing.T) {
 		t.Fatalf("exit %d, want %d (a run failed): %s", code, exitRunsFailed, stderr)
 	}
 	if err := containsAll(stderr, diverged+" diverged", failed+" failed", "error: fake failure",
-		"sweep toy: 9 finished, 1 diverged, 2 failed now; 0 were already done; 0 being trained elsewhere; 0 interrupted."); err != nil {
+		"sweep toy: 9 finished, 1 diverged, 2 failed now; 0 were already done; 0 being trained elsewhere; 0 interrupted, 0 not started."); err != nil {
 		t.Errorf("per-run lines on stderr: %v\n%s", err, stderr)
 	}
 	// stdout has the table of the best configurations, and nothing else.
