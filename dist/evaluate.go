@@ -40,8 +40,10 @@ const maxEvalQueries = 128
 // table for the evaluator.
 const spareRows = 2 * maxEvalQueries
 
-// scorerTriples is the number of triples a scoring run takes per process.
-const scorerTriples = 8192
+// scorerTriples is the number of triples a scoring run takes per process:
+// each run is a few collectives, so a large one (OGB's 500 negatives a side
+// put about 30 queries in one of 2^15 on each of 4 processes).
+const scorerTriples = 1 << 15
 
 // Evaluator returns the evaluator of the stepper's model; its buffers
 // for the candidates' scores stay under limit bytes (at one query a run

@@ -199,8 +199,10 @@ func TestShardedStepEstimate(t *testing.T) {
 			t.Errorf("%s: step buffers estimated %d bytes, the step holds %d", model, est.Step, got.Step)
 		}
 		// Process 0 holds the larger half of an odd number of rows.
-		if r := float64(est.Parameters) / float64(got.Parameters); r < 0.98 || r > 1 {
-			t.Errorf("%s: parameters estimated %d bytes, process 0 of 2 holds %d", model, est.Parameters, got.Parameters)
+		for _, c := range [][3]any{{"parameters", est.Parameters, got.Parameters}, {"gradients", est.Gradients, got.Gradients}} {
+			if r := float64(c[1].(int64)) / float64(c[2].(int64)); r < 0.98 || r > 1 {
+				t.Errorf("%s: %s estimated %d bytes, process 0 of 2 holds %d", model, c[0], c[1], c[2])
+			}
 		}
 	}
 }

@@ -83,7 +83,9 @@ func newShardedSteps(cfg Config, sz models.Sizes, opt graph.Optimizer) (stepper,
 		return nil, nil, nil, Memory{}, err
 	}
 	mem := sg.memory(len(opt.Slots()), keepsBestLL(cfg, m))
-	mem.Step = shard.BufferBytes()
+	// The graph's nodes have the layout's shapes, whole tables: the step
+	// differentiates this process's rows, and holds its own buffers.
+	mem.Gradients, mem.Step = mem.Parameters, shard.BufferBytes()
 	return shardedStepper{shard}, shard, m, mem, nil
 }
 
