@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"gekc/graph"
 	"gekc/internal/sweeptest"
+	"gekc/kg"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -21,6 +24,18 @@ import (
 // -analyze calibration reproduces the ECEs from the checkpoints (the same
 // seeded negatives), also for a run trained without "ece", and -analyze
 // plots draws the curves again.
+func gunzipLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	must(t, err)
+	b, err := io.ReadAll(z)
+	must(t, err)
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
 func TestCalibrationEndToEnd(t *testing.T) {
 	data := shippedData(t, "nations")
 	ts := trainedSweep(t, `name = "cal"
@@ -52,6 +67,20 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 			}
 		}
 		return a
+	}
+	// Beside each checkpoint, its rows' names: row i is entity (relation) i.
+	ds, err := loadDataset(filepath.Join(data, "nations"))
+	must(t, err)
+	for name, v := range map[string]*kg.Vocab{ckpt.EntitiesName: ds.Entities, ckpt.RelationsName: ds.Relations} {
+		lines := gunzipLines(t, filepath.Join(ts.out, runsDirName, ids[0], name))
+		if len(lines) != v.Len() {
+			t.Fatalf("%s: %d lines for %d names", name, len(lines), v.Len())
+		}
+		for i, l := range lines {
+			if want := strconv.Itoa(i) + "\t" + v.Name(int32(i)); l != want {
+				t.Fatalf("%s line %d: %q, want %q", name, i+1, l, want)
+			}
+		}
 	}
 	withECE := map[string]bool{ids[0]: true, ids[1]: true, ids[2]: false}
 	recorded := map[string][2]float64{}

@@ -134,6 +134,11 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		if err := ckpt.WritePart(filepath.Join(job.RunDir, ckpt.CheckpointName), res.Model, res.Part); err != nil {
 			return nil, err
 		}
+		for name, v := range map[string]*kg.Vocab{ckpt.EntitiesName: ds.Entities, ckpt.RelationsName: ds.Relations} {
+			if err := ckpt.WriteVocab(filepath.Join(job.RunDir, name), v); err != nil {
+				return nil, err
+			}
+		}
 		// From here on the model holds the parameters samples are drawn
 		// from: with sample_from = "ll", those of the best validation LL.
 		if res.UseBestLLParams() {
