@@ -192,19 +192,11 @@ func (st *Stepper) stepEnergy(batch []kg.Triple) (float64, error) {
 		}
 		st.s[i], st.r[i], st.o[i] = own+i, r, own+st.batch+i
 	}
-	setFloats(es.all, allW)
-	setFloats(es.part, partW)
-	runErr := st.prog.Run()
-	loss, failures, err := st.sumLoss(runErr != nil)
-	switch {
-	case err != nil:
-		return 0, err
-	case runErr != nil:
-		return 0, runErr
-	case failures > 0:
-		return 0, fmt.Errorf("dist: the step failed on %d other processes", failures)
-	case math.IsNaN(loss) || math.IsInf(loss, 0):
-		return loss, ErrDiverged
+	graph.SetFloat64s(es.all, allW)
+	graph.SetFloat64s(es.part, partW)
+	loss, err := st.run()
+	if err != nil {
+		return loss, err
 	}
 	return loss, st.updateEnergy()
 }
@@ -226,7 +218,7 @@ func (st *Stepper) updateEnergy() error {
 			if err := st.returnSpare(g, own); err != nil {
 				return err
 			}
-			g = rowView(g, 0, own)
+			g = graph.RowView(g, 0, own)
 		}
 		params, grads = append(params, st.params[name]), append(grads, g)
 	}

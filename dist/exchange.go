@@ -207,7 +207,7 @@ func (st *Stepper) sumStat(t *entityTable) error {
 		}
 		out[j] = logmath.LogSumExp(col)
 	}
-	setFloats(t.stat, out)
+	graph.SetFloat64s(t.stat, out)
 	return nil
 }
 
@@ -227,7 +227,7 @@ func (st *Stepper) statBackward(t *entityTable) error {
 		for j := range out {
 			out[j] = g[j] * math.Exp(s.own[j]-whole[j])
 		}
-		setFloats(s.up, out)
+		graph.SetFloat64s(s.up, out)
 	}
 	if err := s.bwd.Run(); err != nil {
 		return err

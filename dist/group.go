@@ -9,19 +9,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// rowView returns rows [lo, hi) of a table, sharing its values.
-func rowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
-	cols := t.Shape()[1]
-	var backing any
-	switch x := t.Data().(type) {
-	case []float32:
-		backing = x[lo*cols : hi*cols]
-	case []float64:
-		backing = x[lo*cols : hi*cols]
-	}
-	return tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
-}
-
 // Agree tells every process, for each flag, whether any process raised
 // it: processes of one run take every step together, so they must stop,
 // or save their state, at the same step boundary.

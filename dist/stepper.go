@@ -102,7 +102,7 @@ func newStepper(comm Comm, rows Rows, m *models.Model, params map[string]*tensor
 		own := params[name]
 		rows, cols := own.Shape()[0], own.Shape()[1]
 		full := tensor.New(tensor.Of(own.Dtype()), tensor.WithShape(rows+st.spare, cols))
-		params[name] = rowView(full, 0, rows)
+		params[name] = graph.RowView(full, 0, rows)
 		graph.CopyValues(params[name], own)
 		st.full[name] = full
 	}
@@ -257,6 +257,17 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 		}
 	}
 	st.load(parts[p], batch[0], len(batch))
+	loss, err := st.run()
+	if err != nil {
+		return loss, err
+	}
+	return loss, st.update()
+}
+
+// run runs the step's program and sums the processes' losses; it returns
+// an error on every process when the program failed on any, and
+// ErrDiverged when the loss is not finite.
+func (st *Stepper) run() (float64, error) {
 	runErr := st.prog.Run()
 	loss, failures, err := st.sumLoss(runErr != nil)
 	switch {
@@ -269,7 +280,7 @@ func (st *Stepper) Step(batch []kg.Triple) (float64, error) {
 	case math.IsNaN(loss) || math.IsInf(loss, 0):
 		return loss, ErrDiverged
 	}
-	return loss, st.update()
+	return loss, nil
 }
 
 // StepStats is what this process's steps took and sent.

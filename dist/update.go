@@ -69,15 +69,3 @@ func sum(c Comm, t *tensor.Dense) error {
 	}
 	return fmt.Errorf("dist: dtype %v", t.Dtype())
 }
-
-// setFloats writes x into t, converting to t's dtype.
-func setFloats(t *tensor.Dense, x []float64) {
-	switch d := t.Data().(type) {
-	case []float32:
-		for i, v := range x {
-			d[i] = float32(v)
-		}
-	case []float64:
-		copy(d, x)
-	}
-}

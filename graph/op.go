@@ -130,6 +130,33 @@ func Float64s(t interface{ Data() any }) []float64 {
 	return nil
 }
 
+// SetFloat64s writes x into a float32 or float64 tensor of its length,
+// converting: Float64s' inverse.
+func SetFloat64s(t *tensor.Dense, x []float64) {
+	switch d := t.Data().(type) {
+	case []float32:
+		for i, v := range x {
+			d[i] = float32(v)
+		}
+	case []float64:
+		copy(d, x)
+	}
+}
+
+// RowView returns rows [lo, hi) of a float32 or float64 matrix, sharing
+// its values: a process's part of a table, say.
+func RowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
+	cols := t.Shape()[1]
+	var backing any
+	switch x := t.Data().(type) {
+	case []float32:
+		backing = x[lo*cols : hi*cols]
+	case []float64:
+		backing = x[lo*cols : hi*cols]
+	}
+	return tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
+}
+
 // CopyValues copies src's values into dst, float32 or float64 tensors of
 // the same dtype and size: how parameters are snapshotted, restored and
 // handed between a whole model and its processes' parts.

@@ -385,7 +385,7 @@ func (o *combinedLSEOp) Do(in ...G.Value) (G.Value, error) {
 	if err := o.combine(lse); err != nil {
 		return nil, err
 	}
-	setFloat64s(out, lse)
+	SetFloat64s(out, lse)
 	return out, nil
 }
 
@@ -657,17 +657,5 @@ func nllGrad[T Float](x []T, t []int, lse, g []T, m int, out []T) {
 	softmaxScale(x, lse, g, len(t), m, m, out)
 	for i, ti := range t {
 		out[i*m+ti] -= g[i]
-	}
-}
-
-// setFloat64s writes x into a float32 or float64 tensor of its length.
-func setFloat64s(t *tensor.Dense, x []float64) {
-	switch d := t.Data().(type) {
-	case []float32:
-		for i, v := range x {
-			d[i] = float32(v)
-		}
-	case []float64:
-		copy(d, x)
 	}
 }

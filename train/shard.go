@@ -12,8 +12,6 @@ import (
 	"gekc/graph"
 	"gekc/kg"
 	"gekc/models"
-
-	"gorgonia.org/tensor"
 )
 
 // stepper is one optimisation step of a run: one process's (Stepper) or
@@ -138,19 +136,6 @@ func (r *run) partState(epoch int, bestLL snapshot) *State {
 func (r *run) statePart() *StatePart {
 	rows, me := r.shard.Rows(), r.cfg.Shard.Rank()
 	return &StatePart{Tables: r.m.Layout.EntityTables(), Lo: rows.Lo(me), Hi: rows.Hi(me), N: rows.N, Gather: r.shard.GatherRows}
-}
-
-// rowView returns rows [lo, hi) of a table, sharing its values.
-func rowView(t *tensor.Dense, lo, hi int) *tensor.Dense {
-	cols := t.Shape()[1]
-	var backing any
-	switch x := t.Data().(type) {
-	case []float32:
-		backing = x[lo*cols : hi*cols]
-	case []float64:
-		backing = x[lo*cols : hi*cols]
-	}
-	return tensor.New(tensor.WithShape(hi-lo, cols), tensor.WithBacking(backing))
 }
 
 // shardMemory turns a one-process memory account into one process's of a

@@ -128,7 +128,7 @@ func (s *State) rowsOf(tables []string, lo, hi, n int) *State {
 		c := maps.Clone(m)
 		for name, t := range m {
 			if slices.Contains(tables, name) && t.Dims() == 2 && t.Shape()[0] == n {
-				c[name] = rowView(t, lo, hi)
+				c[name] = graph.RowView(t, lo, hi)
 			}
 		}
 		return c
