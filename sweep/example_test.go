@@ -60,8 +60,10 @@ epochs = 1
 	// checkpoint.npz
 	// config.toml
 	// curves.png
+	// entities.tsv.gz
 	// lock
 	// metrics.json
+	// relations.tsv.gz
 }
 
 // What a sweep would do, without doing it: the runs and their state in
