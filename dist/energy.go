@@ -72,17 +72,10 @@ func (st *Stepper) buildEnergy(obj objectives.Objective) error {
 	for _, name := range m.ParamNames() {
 		values[name] = st.params[name]
 	}
-	for name, full := range st.full {
-		values[name] = full
-		t := &entityTable{name: name, cols: full.Shape()[1]}
-		for _, v := range models.Vars {
-			if v != models.Relation && m.Layout.TableOf(v) == name {
-				t.slots = append(t.slots, v)
-			}
-		}
-		st.tables = append(st.tables, t)
+	for _, name := range m.Layout.EntityTables() { // in layout order, as every process
+		values[name] = st.full[name]
+		st.tables = append(st.tables, st.newEntityTable(name))
 	}
-	slices.SortFunc(st.tables, func(a, b *entityTable) int { return layoutIndex(m, a.name) - layoutIndex(m, b.name) })
 	g := G.NewGraph()
 	part, err := m.BindPart(g, values)
 	if err != nil {
@@ -140,8 +133,6 @@ func (st *Stepper) buildEnergy(obj objectives.Objective) error {
 	st.prog, err = graph.Compile(st.outputs...)
 	return err
 }
-
-func layoutIndex(m *models.Model, name string) int { return slices.Index(m.ParamNames(), name) }
 
 // combineLSE replaces this process's row log-sum-exps by the whole rows'
 // (their log-sum-exp over the processes, in rank order).
@@ -222,18 +213,7 @@ func (st *Stepper) updateEnergy() error {
 		}
 		params, grads = append(params, st.params[name]), append(grads, g)
 	}
-	bad, err := st.opt.Step(params, grads)
-	if err != nil {
-		return err
-	}
-	x := []int64{int64(bad)}
-	if err := st.comm.SumInt64(x); err != nil {
-		return err
-	}
-	if x[0] > 0 {
-		return ErrDiverged
-	}
-	return nil
+	return st.stepOptimizer(params, grads)
 }
 
 // returnSpare sends the gradients of the spare rows of g (an entity

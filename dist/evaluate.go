@@ -279,12 +279,7 @@ func countAbove(scores []float64, pos float64) metrics.Counts {
 	var c metrics.Counts
 	nan := math.IsNaN(pos)
 	for _, s := range scores {
-		switch {
-		case nan || s > pos:
-			c.Greater++
-		case s == pos:
-			c.Equal++
-		}
+		tally(&c, s, pos, nan)
 	}
 	return c
 }

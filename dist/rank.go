@@ -163,14 +163,20 @@ func countOwn[T float32 | float64](own []T, t T, lo, target int, filtered []int3
 		if e == target || (f < len(filtered) && int(filtered[f]) == e) {
 			continue
 		}
-		switch {
-		case nan || x > t:
-			c.Greater++
-		case x == t:
-			c.Equal++
-		}
+		tally(&c, x, t, nan)
 	}
 	return c
+}
+
+// tally counts score x against the true score t in c: above it when
+// greater (or when t is NaN), tied when equal; a NaN x counts as neither.
+func tally[T float32 | float64](c *metrics.Counts, x, t T, nan bool) {
+	switch {
+	case nan || x > t:
+		c.Greater++
+	case x == t:
+		c.Equal++
+	}
 }
 
 // gather copies the rows of the batch's subjects and objects from their

@@ -128,12 +128,7 @@ func (st *Stepper) build(obj objectives.Divisible) error {
 		values[name] = st.params[name]
 	}
 	for _, name := range m.Layout.EntityTables() {
-		t := &entityTable{name: name, cols: st.params[name].Shape()[1]}
-		for _, v := range models.Vars {
-			if v != models.Relation && m.Layout.TableOf(v) == name {
-				t.slots = append(t.slots, v)
-			}
-		}
+		t := st.newEntityTable(name)
 		t.rows = tensor.New(tensor.Of(m.Dtype), tensor.WithShape(len(t.slots)*(st.local+1), t.cols))
 		values[name] = t.rows
 		var err error
@@ -193,6 +188,36 @@ func (st *Stepper) BufferBytes() int64 {
 		}
 	}
 	return total
+}
+
+// newEntityTable describes entity table name of the step: its columns
+// and the slots (subject, object) that read it.
+func (st *Stepper) newEntityTable(name string) *entityTable {
+	t := &entityTable{name: name, cols: st.params[name].Shape()[1]}
+	for _, v := range models.Vars {
+		if v != models.Relation && st.m.Layout.TableOf(v) == name {
+			t.slots = append(t.slots, v)
+		}
+	}
+	return t
+}
+
+// stepOptimizer steps the optimiser on this process's parameters and
+// their complete gradients; it returns ErrDiverged on every process when
+// a gradient was not finite on any.
+func (st *Stepper) stepOptimizer(params, grads []*tensor.Dense) error {
+	bad, err := st.opt.Step(params, grads)
+	if err != nil {
+		return err
+	}
+	n := []int64{int64(bad)}
+	if err := st.comm.SumInt64(n); err != nil {
+		return err
+	}
+	if n[0] > 0 {
+		return ErrDiverged
+	}
+	return nil
 }
 
 // scalarTensor returns a scalar of dtype dt that setScalar writes.

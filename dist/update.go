@@ -35,18 +35,7 @@ func (st *Stepper) update() error {
 		params = append(params, st.params[name])
 		grads = append(grads, st.gradOf(name))
 	}
-	bad, err := st.opt.Step(params, grads)
-	if err != nil {
-		return err
-	}
-	n := []int64{int64(bad)}
-	if err := st.comm.SumInt64(n); err != nil {
-		return err
-	}
-	if n[0] > 0 {
-		return ErrDiverged
-	}
-	return nil
+	return st.stepOptimizer(params, grads)
 }
 
 // gradOf returns the complete gradient of this process's part of a table.

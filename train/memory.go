@@ -134,7 +134,8 @@ func shardStepBytes(cfg Config, e, r int) (int64, error) {
 	batch := partBatch(cfg.BatchSize, p)
 	slots := 1 // subject and object read one table, or two tables one slot each
 	l := sf.Layout(modelSizes(cfg, e, r))
-	if len(l.EntityTables()) == 1 {
+	entity := l.EntityTables()
+	if len(entity) == 1 {
 		slots = 2
 	}
 	rows := slots * (batch + 1)
@@ -153,7 +154,7 @@ func shardStepBytes(cfg Config, e, r int) (int64, error) {
 	mem := sg.memory(0, false)
 	var bound int64
 	for _, t := range l.Tables {
-		if slices.Contains(l.EntityTables(), t.Name) {
+		if slices.Contains(entity, t.Name) {
 			bound += int64(rows) * int64(t.Cols) * int64(m.Dtype.Size())
 		}
 	}
