@@ -2,7 +2,6 @@ package ckpt
 
 import (
 	"archive/zip"
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"strings"
 
 	"gekc/graph"
-	"gekc/internal/atomicfile"
 	"gekc/models"
 	"gekc/train"
 )
@@ -45,51 +43,29 @@ func Write(path string, m *models.Model) error { return WritePart(path, m, nil) 
 // processes call part.GatherModel(m) meanwhile; a writer whose file fails
 // still takes part in every gather.
 func WritePart(path string, m *models.Model, part *train.StatePart) error {
-	cut := func(name string) bool { return part != nil && slices.Contains(part.Tables, name) }
-	names := m.ParamNames()
-	done := 0 // tables written, or whose rows were gathered
-	err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		z := zip.NewWriter(w)
-		for i, name := range names {
-			p := m.Param(name)
-			rows, cols := p.Shape()[0], p.Shape()[1]
-			if cut(name) {
-				rows = part.N
-			}
-			// Entries are named as npyio named them, without ".npy";
-			// numpy.load gives the same keys either way.
-			ew, err := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
-			if err != nil {
+	var entries []archiveEntry
+	for _, name := range m.ParamNames() {
+		p := m.Param(name)
+		rows, cols := p.Shape()[0], p.Shape()[1]
+		// Entries are named as npyio named them, without ".npy"; numpy.load
+		// gives the same keys either way. Streamed and converted a block of
+		// rows at a time: at millions of entities a checkpoint is gigabytes.
+		e := archiveEntry{name: name, label: "checkpoint " + name, write: func(w io.Writer) error {
+			if err := writeNpyHeader(w, rows, cols); err != nil {
 				return err
 			}
-			// Streamed and converted a block of rows at a time: at millions
-			// of entities a checkpoint is gigabytes.
-			bw := bufio.NewWriterSize(ew, 1<<20)
-			err = writeNpyHeader(bw, rows, cols)
-			switch {
-			case cut(name):
-				err = errors.Join(err, part.GatherTable(p, func(rows any) error { return writeFloat64s(bw, rows) }))
-			case err == nil:
-				err = writeFloat64s(bw, p.Data())
+			return writeFloat64s(w, p.Data())
+		}}
+		if part != nil && slices.Contains(part.Tables, name) {
+			e.write = func(w io.Writer) error {
+				err := writeNpyHeader(w, part.N, cols)
+				return errors.Join(err, part.GatherTable(p, func(rows any) error { return writeFloat64s(w, rows) }))
 			}
-			done = i + 1
-			if err != nil {
-				return fmt.Errorf("checkpoint %s: %w", name, err)
-			}
-			if err := bw.Flush(); err != nil {
-				return err
-			}
+			e.drain = func() error { return part.GatherTable(p, nil) }
 		}
-		return z.Close()
-	})
-	if part != nil {
-		for _, name := range names[done:] {
-			if cut(name) {
-				err = errors.Join(err, part.GatherTable(m.Param(name), nil))
-			}
-		}
+		entries = append(entries, e)
 	}
-	return err
+	return writeArchive(path, entries, 1<<20)
 }
 
 // writeFloat64s writes a []float32 or []float64 as little-endian float64s.

@@ -2,7 +2,6 @@ package ckpt
 
 import (
 	"archive/zip"
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -16,7 +15,6 @@ import (
 	"unsafe"
 
 	"gekc/graph"
-	"gekc/internal/atomicfile"
 	"gekc/train"
 
 	"github.com/sbinet/npyio/npy"
@@ -193,53 +191,18 @@ func WriteState(path, runID string, s *train.State, wall time.Duration, segments
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	entries := s.Entries()
-	done := 0 // entries written, or whose rows were gathered
-	err = atomicfile.Write(path, 0o644, func(w io.Writer) error {
-		z := zip.NewWriter(w)
-		entry := func(name string, write func(w io.Writer) error) error {
-			ew, err := z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
-			if err != nil {
-				return err
-			}
-			// npy writes element by element; the zip entry checksums each write.
-			bw := bufio.NewWriterSize(ew, 1<<16)
-			if err := write(bw); err != nil {
-				return err
-			}
-			return bw.Flush()
+	// npy writes element by element; the zip entry checksums each write.
+	entries := []archiveEntry{{name: "meta.npy", label: "meta", write: func(w io.Writer) error { return npy.Write(w, js) }}}
+	for _, e := range s.Entries() {
+		a := archiveEntry{name: e.Group + "." + e.Table + ".npy", label: e.Group + "." + e.Table,
+			write: func(w io.Writer) error { return npy.Write(w, e.T.Data()) }}
+		if e.Cut {
+			a.write = func(w io.Writer) error { return writeGathered(w, s, e) }
+			a.drain = func() error { return s.GatherRows(e, nil) }
 		}
-		if err := entry("meta", func(w io.Writer) error { return npy.Write(w, js) }); err != nil {
-			return err
-		}
-		for i, e := range entries {
-			gathered := !e.Cut
-			write := func(w io.Writer) error { return npy.Write(w, e.T.Data()) }
-			if e.Cut {
-				write = func(w io.Writer) error { gathered = true; return writeGathered(w, s, e) }
-			}
-			err := entry(e.Group+"."+e.Table, write)
-			if gathered {
-				done = i + 1
-			}
-			if err != nil {
-				return fmt.Errorf("%s.%s: %w", e.Group, e.Table, err)
-			}
-		}
-		return z.Close()
-	})
-	if s.Part != nil {
-		// The other processes gather the rows of every entry, whatever
-		// became of the file: take part to the end.
-		for _, e := range entries[done:] {
-			if e.Cut {
-				if gerr := s.GatherRows(e, nil); gerr != nil && err == nil {
-					err = gerr
-				}
-			}
-		}
+		entries = append(entries, a)
 	}
-	return err
+	return writeArchive(path, entries, 1<<16)
 }
 
 // writeGathered writes a cut entry of a sharded state as the flattened
