@@ -361,10 +361,10 @@ func causes(err error) []error {
 func (p *gridParser) keyLine(b, defaults *block, cause error) (line int, label, where string) {
 	key, _, _ := strings.Cut(cause.Error(), " ")
 	key = strings.TrimSuffix(key, ":")
-	if l, ok := p.ix.keys[b.name+"\x00"+key]; ok && b.name != "defaults" {
+	if l, ok := p.ix.keyLine(b.name, key); ok && b.name != "defaults" {
 		return l, b.label, "block"
 	}
-	if l, ok := p.ix.keys["defaults\x00"+key]; ok {
+	if l, ok := p.ix.keyLine("defaults", key); ok {
 		return l, defaults.label, "defaults"
 	}
 	return max(b.line, 1), b.label, "block"

@@ -26,15 +26,8 @@ func sweepBlockName(i int) string { return "sweep#" + strconv.Itoa(i) }
 // line returns the line of key (a dotted path) in block, trying the key's
 // parent tables and then the block header; 0 if nothing matches.
 func (ix *lineIndex) line(block, key string) int {
-	for key != "" {
-		if l, ok := ix.keys[block+"\x00"+key]; ok {
-			return l
-		}
-		i := strings.LastIndexByte(key, '.')
-		if i < 0 {
-			break
-		}
-		key = key[:i]
+	if l, ok := ix.keyLine(block, key); ok {
+		return l
 	}
 	if l, ok := ix.headers[block]; ok {
 		return l
@@ -43,6 +36,22 @@ func (ix *lineIndex) line(block, key string) int {
 		return ix.top["defaults"]
 	}
 	return 0
+}
+
+// keyLine returns the line of key (a dotted path) in block, or of the
+// nearest parent table of it the block sets, and whether there is one.
+func (ix *lineIndex) keyLine(block, key string) (int, bool) {
+	for key != "" {
+		if l, ok := ix.keys[block+"\x00"+key]; ok {
+			return l, true
+		}
+		i := strings.LastIndexByte(key, '.')
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	return 0, false
 }
 
 // scanLines builds the index. It never fails: a file it misreads still
