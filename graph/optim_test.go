@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -51,77 +53,98 @@ func TestOptimizersMatchReference(t *testing.T) {
 			return x - 0.05*st[0]
 		}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			const n, steps, stopAt = 37, 6, 3
-			rng := rand.New(rand.NewPCG(5, 6))
-			start := make([]float64, n)
-			for i := range start {
-				start[i] = float64(float32(rng.NormFloat64()))
-			}
-			grads := make([][]float64, steps)
-			for s := range grads {
-				grads[s] = make([]float64, n)
-				for i := range grads[s] {
-					grads[s][i] = float64(float32(rng.NormFloat64()))
-				}
-			}
-			ref := slices.Clone(start)
-			state := make([][]float64, n)
-			for i := range state {
-				state[i] = make([]float64, c.slots)
-				for k := range state[i] {
-					state[i][k] = c.init
-				}
-			}
-			for s := range steps {
-				for i := range ref {
-					ref[i] = c.ref(ref[i], grads[s][i], state[i], s+1)
-				}
-			}
-			if got := len(c.new().Slots()); got != c.slots {
-				t.Fatalf("%d slots, want %d", got, c.slots)
-			}
-			for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-				tol := 1e-12
-				if dt == tensor.Float32 {
-					tol = 1e-5
-				}
-				p := tensor.New(tensor.WithShape(n), tensor.WithBacking(start)).Clone().(*tensor.Dense)
-				if dt == tensor.Float32 {
-					p = toF32(start)
-				}
-				opt := c.new()
-				for s := range steps {
-					if s == stopAt { // resume: a fresh optimiser continues from the slots
-						next := c.new()
-						for _, name := range opt.Slots() {
-							if err := next.SetSlot(p, name, opt.Slot(p, name)); err != nil {
-								t.Fatal(err)
-							}
-						}
-						next.SetSteps(opt.Steps())
-						opt = next
-					}
-					g := tensor.New(tensor.WithShape(n), tensor.WithBacking(slices.Clone(grads[s])))
-					if dt == tensor.Float32 {
-						g = toF32(grads[s])
-					}
-					if bad, err := opt.Step([]*tensor.Dense{p}, []*tensor.Dense{g}); err != nil || bad != 0 {
-						t.Fatalf("step %d: %d non-finite, %v", s, bad, err)
+		for _, n := range optimizerTestSizes {
+			t.Run(fmt.Sprintf("%s/n=%d", c.name, n), func(t *testing.T) { checkOptimizer(t, c.new, c.slots, c.init, c.ref, n) })
+		}
+	}
+}
+
+// optimizerTestSizes cover the kernels' shapes: tails alone (below 8
+// floats), whole vectors without a tail, vectors and a tail, and a table
+// large enough to be cut into parallel chunks of uneven tails.
+var optimizerTestSizes = []int{1, 7, 8, 9, 16, 37, 64, 1<<14 + 3}
+
+// checkOptimizer runs six steps of an optimiser on n entries in both
+// dtypes, the last three by a fresh optimiser from the first's slots (a
+// resumed run), against ref. It raises GOMAXPROCS so that the parallel
+// split runs on any machine.
+func checkOptimizer(t *testing.T, newOpt func() Optimizer, slots int, init float64, ref refStep, n int) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	const steps, stopAt = 6, 3
+	rng := rand.New(rand.NewPCG(5, uint64(n)))
+	start := make([]float64, n)
+	for i := range start {
+		start[i] = float64(float32(rng.NormFloat64()))
+	}
+	grads := make([][]float64, steps)
+	for s := range grads {
+		grads[s] = make([]float64, n)
+		for i := range grads[s] {
+			grads[s][i] = float64(float32(rng.NormFloat64()))
+		}
+	}
+	want := slices.Clone(start)
+	for i := range want {
+		state := slices.Repeat([]float64{init}, slots)
+		for s := range steps {
+			want[i] = ref(want[i], grads[s][i], state, s+1)
+		}
+	}
+	if got := len(newOpt().Slots()); got != slots {
+		t.Fatalf("%d slots, want %d", got, slots)
+	}
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		tol := 1e-12
+		dense := func(x []float64) *tensor.Dense {
+			return tensor.New(tensor.WithShape(n), tensor.WithBacking(slices.Clone(x)))
+		}
+		if dt == tensor.Float32 {
+			tol, dense = 1e-5, toF32
+		}
+		p, opt := dense(start), newOpt()
+		for s := range steps {
+			if s == stopAt {
+				next := newOpt()
+				for _, name := range opt.Slots() {
+					if err := next.SetSlot(p, name, opt.Slot(p, name)); err != nil {
+						t.Fatal(err)
 					}
 				}
-				if opt.Steps() != steps {
-					t.Errorf("%v: Steps() = %d, want %d", dt, opt.Steps(), steps)
-				}
-				for i := range ref {
-					got := toF64(p)[i]
-					if math.Abs(got-ref[i]) > tol {
-						t.Errorf("%v: p[%d] = %v, want %v", dt, i, got, ref[i])
-						break
-					}
-				}
+				next.SetSteps(opt.Steps())
+				opt = next
 			}
-		})
+			if bad, err := opt.Step([]*tensor.Dense{p}, []*tensor.Dense{dense(grads[s])}); err != nil || bad != 0 {
+				t.Fatalf("step %d: %d non-finite, %v", s, bad, err)
+			}
+		}
+		if opt.Steps() != steps {
+			t.Errorf("%v: Steps() = %d, want %d", dt, opt.Steps(), steps)
+		}
+		got := toF64(p)
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > tol {
+				t.Errorf("%v: p[%d] = %v, want %v", dt, i, got[i], want[i])
+				break
+			}
+		}
+	}
+}
+
+// SetSlot keeps a copy: the tensor handed to it can be reused (a state
+// being loaded) without changing the optimiser's state.
+func TestOptimizerSlotsAreCopied(t *testing.T) {
+	for _, opt := range []Optimizer{NewAdam(0.1), NewAdagrad(0.1, 0), NewSGD(0.1, 0.5)} {
+		p := toF32(make([]float64, 9))
+		for _, name := range opt.Slots() {
+			given := toF32(slices.Repeat([]float64{0.25}, 9))
+			if err := opt.SetSlot(p, name, given); err != nil {
+				t.Fatal(err)
+			}
+			given.Data().([]float32)[3] = 7
+			if got := opt.Slot(p, name).Data().([]float32)[3]; got != 0.25 {
+				t.Errorf("%T: slot %s follows the tensor it was set from: %v, want 0.25", opt, name, got)
+			}
+		}
 	}
 }
 
@@ -136,6 +159,7 @@ func TestOptimizersGuard(t *testing.T) {
 		if bad, err := opt.Step([]*tensor.Dense{p}, []*tensor.Dense{g}); err != nil || bad != 3 {
 			t.Errorf("%T: %d non-finite gradients, %v; want 3", opt, bad, err)
 		}
+		countsInParallelChunks(t, opt)
 		if _, err := opt.Step([]*tensor.Dense{p}, []*tensor.Dense{toF32(make([]float64, 4))}); err == nil {
 			t.Errorf("%T: a gradient of another shape is accepted", opt)
 		}
@@ -146,6 +170,25 @@ func TestOptimizersGuard(t *testing.T) {
 			if err := opt.SetSlot(p, name, toF32(make([]float64, 4))); err == nil {
 				t.Errorf("%T: slot %s of another shape is accepted", opt, name)
 			}
+		}
+	}
+}
+
+// countsInParallelChunks checks opt's non-finite count on a table cut
+// into parallel chunks, the non-finite entries at both ends of each.
+func countsInParallelChunks(t *testing.T, opt Optimizer) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	const n = 1<<14 + 3
+	gs := make([]float64, n)
+	at := []int{0, 1, n/3 - 1, n / 3, n/3 + 1, 2*n/3 + 1, n - 2, n - 1}
+	for i, j := range at {
+		gs[j] = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[i%3]
+	}
+	for _, dense := range []func([]float64) *tensor.Dense{toF32, func(x []float64) *tensor.Dense {
+		return tensor.New(tensor.WithShape(len(x)), tensor.WithBacking(x))
+	}} {
+		if bad, err := opt.Step([]*tensor.Dense{dense(make([]float64, n))}, []*tensor.Dense{dense(gs)}); err != nil || bad != len(at) {
+			t.Errorf("%T: %d non-finite gradients in a parallel step, %v; want %d", opt, bad, err, len(at))
 		}
 	}
 }
