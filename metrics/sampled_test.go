@@ -169,3 +169,38 @@ func TestRankSampledTiesCountHalf(t *testing.T) {
 		t.Errorf("all tied: MRR %v (want %v), hits@1 %v, hits@6 %v", r.MRR, want, r.Hits[1], r.Hits[6])
 	}
 }
+
+// Without a filter only the true answer is excluded, on both of Draw's
+// paths: rejection among many entities and taking all of a few (returned
+// in increasing order), or shuffling a few.
+func TestNegativeSamplerWithoutFilter(t *testing.T) {
+	tr := kg.Triple{S: 3, R: 0, O: 4}
+	for _, c := range []struct {
+		entities, n, want int
+	}{{1000, 5, 5}, {6, 5, 5}, {6, 9, 5}, {11, 5, 5}, {12, 5, 5}} {
+		ns, err := NewNegativeSampler(c.n, 1, c.entities, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, side := range []models.Var{models.Subject, models.Object} {
+			answer := tr.O
+			if side == models.Subject {
+				answer = tr.S
+			}
+			negs := ns.Draw(nil, tr, side)
+			seen := map[int32]bool{}
+			for _, e := range negs {
+				if e == answer || seen[e] || e < 0 || int(e) >= c.entities {
+					t.Errorf("%d entities, %d asked: bad negative %d in %v", c.entities, c.n, e, negs)
+				}
+				seen[e] = true
+			}
+			if len(negs) != c.want {
+				t.Errorf("%d entities, %d asked, side %v: %d negatives, want %d", c.entities, c.n, side, len(negs), c.want)
+			}
+			if c.entities-1 <= c.n && !slices.IsSorted(negs) {
+				t.Errorf("%d entities, %d asked: all the candidates, not in increasing order: %v", c.entities, c.n, negs)
+			}
+		}
+	}
+}

@@ -156,6 +156,40 @@ func TestFactorize(t *testing.T) {
 	}
 }
 
+// factorize stops at the first measurement (every ten iterations) whose
+// fall in ‖X − W·V‖_F since the last is under tol times the first's value,
+// or after maxIter iterations, as scikit-learn's solver: checked against
+// the error sequence of a run that never stops early.
+func TestFactorizeStoppingRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	h, tt := randomCounts(rng, 15, 4), randomCounts(rng, 15, 4)
+	full := factorize(h, tt, 3, 300, math.Inf(-1), rand.New(rand.NewPCG(1, 1)))
+	if full.Iters != 300 || len(full.Errors) != 30 {
+		t.Fatalf("tol -Inf: %d iterations, %d errors; want 300 and 30", full.Iters, len(full.Errors))
+	}
+	fall := make([]float64, len(full.Errors)) // fall[i]: relative fall from measurement i-1 to i
+	for i := 1; i < len(fall); i++ {
+		fall[i] = (math.Sqrt(full.Errors[i-1]) - math.Sqrt(full.Errors[i])) / math.Sqrt(full.Errors[0])
+	}
+	for _, at := range []int{1, 2, 5, 12} {
+		tol := fall[at] * 1.0001 // the first measurement at or after at with a smaller fall stops it
+		want := 0
+		for i := 1; i < len(fall) && want == 0; i++ {
+			if fall[i] < tol {
+				want = i
+			}
+		}
+		f := factorize(h, tt, 3, 300, tol, rand.New(rand.NewPCG(1, 1)))
+		if f.Iters != 10*want || len(f.Errors) != want+1 {
+			t.Errorf("tol %.4g: stopped after %d iterations with %d errors; want %d and %d", tol, f.Iters, len(f.Errors), 10*want, want+1)
+		}
+	}
+	// maxIter between measurements: it ends there.
+	if f := factorize(h, tt, 3, 37, 0, rand.New(rand.NewPCG(1, 1))); f.Iters != 37 || len(f.Errors) != 4 {
+		t.Errorf("maxIter 37: %d iterations, %d errors; want 37 and 4", f.Iters, len(f.Errors))
+	}
+}
+
 // tinyGraph is a graph of 8 entities and 3 relations with 30 triples.
 func tinyGraph() (train []kg.Triple, entities, relations int) {
 	rng := rand.New(rand.NewPCG(5, 5))

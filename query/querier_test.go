@@ -9,6 +9,7 @@ import (
 
 	"gekc/internal/logmath"
 	"gekc/kg"
+	"gekc/metrics"
 	"gekc/models"
 
 	"gorgonia.org/tensor"
@@ -261,5 +262,34 @@ func TestQuerierRejectsBadIDs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A querier asked for a batch whose candidate scores would pass
+// metrics.DefaultBatchBuffers gets the largest batch within it; a small
+// one keeps its batch.
+func TestQuerierCapsItsBuffers(t *testing.T) {
+	m, err := models.New("complex2", models.Sizes{Entities: 70_000, Relations: 3, Rank: 2}, models.Options{Seed: 1, Dtype: tensor.Float32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := New(m, nil, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := New(m, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := q.ev.BatchSize()
+	grown := q.ev.BufferBytes() - one.ev.BufferBytes()
+	perQuery := grown / int64(b-1)
+	if b >= 4096 || grown > metrics.DefaultBatchBuffers || grown+2*perQuery <= metrics.DefaultBatchBuffers {
+		t.Errorf("batch %d of 4096 asked: %d bytes grow with it (%d a query); want the most within %d",
+			b, grown, perQuery, int64(metrics.DefaultBatchBuffers))
+	}
+	small, err := New(m, nil, 16)
+	if err != nil || small.ev.BatchSize() != 16 {
+		t.Errorf("a batch of 16 within the cap: %v, %v", small.ev.BatchSize(), err)
 	}
 }

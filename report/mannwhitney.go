@@ -109,7 +109,7 @@ func exactUpperTail(x, y []float64, u float64) float64 {
 func midranks(sorted []float64) []float64 {
 	r := make([]float64, len(sorted))
 	for i := 0; i < len(sorted); {
-		j := i
+		j := i + 1 // a NaN equals nothing, itself included
 		for j < len(sorted) && sorted[j] == sorted[i] {
 			j++
 		}
@@ -129,7 +129,7 @@ func normalUpperTail(x, y []float64, u float64) float64 {
 	slices.Sort(pooled)
 	var ties float64
 	for i := 0; i < len(pooled); {
-		j := i
+		j := i + 1
 		for j < len(pooled) && pooled[j] == pooled[i] {
 			j++
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The one-sided Mann–Whitney test against values worked out by hand:
@@ -42,10 +43,32 @@ func TestMannWhitneyGreater(t *testing.T) {
 			t.Errorf("%s: U = %v, p = %.10g; want %v, %.10g", c.name, u, p, c.u, c.p)
 		}
 	}
-	for _, bad := range [][2][]float64{{nil, {1}}, {{1}, nil}, {{math.NaN()}, {1}}} {
+	for _, bad := range [][2][]float64{{nil, {1}}, {{1}, nil}, {{math.NaN()}, {1}}, {{1, 2}, {3, math.NaN()}},
+		{make([]float64, 40), append(make([]float64, 39), math.NaN())}} { // the normal approximation's path too
 		if _, _, err := MannWhitneyGreater(bad[0], bad[1]); err == nil || !strings.Contains(err.Error(), "Mann–Whitney") {
 			t.Errorf("MannWhitneyGreater(%v, %v): %v", bad[0], bad[1], err)
 		}
+	}
+}
+
+// Ranks and tie sums end on samples holding a NaN: no caller's guard is
+// what keeps a table from hanging.
+func TestMidranksEndOnNaN(t *testing.T) {
+	done := make(chan []float64)
+	go func() { done <- midranks([]float64{1, math.NaN(), 2}) }()
+	select {
+	case r := <-done:
+		if len(r) != 3 || r[0] != 1 {
+			t.Errorf("midranks with a NaN: %v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("midranks loops on a NaN")
+	}
+	go func() { normalUpperTail([]float64{math.NaN()}, []float64{1}, 0); done <- nil }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("normalUpperTail loops on a NaN")
 	}
 }
 

@@ -21,7 +21,7 @@ func TestMemoryBudget(t *testing.T) {
 		err      string // substring of the error; "" = none
 	}{
 		{"2GiB", "", 2 << 30, ""},
-		{"0", "3GiB", 0, ""},         // "0": no budget, whatever the environment
+		{"0", "3GiB", 0, ""},          // "0": no budget, whatever the environment
 		{"2GiB", "3GiB", 2 << 30, ""}, // the key wins
 		{"", "3GiB", 3 << 30, ""},
 		{"", "1048576", 1 << 20, ""},

@@ -12,6 +12,7 @@ import (
 	"gekc/metrics"
 	"gekc/models"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 	"gorgonia.org/tensor"
 )
@@ -352,5 +353,62 @@ func TestDistinctSplitsAreExchangeable(t *testing.T) {
 	ms, vs := meanVar(d.Test)
 	if se := math.Sqrt(vt + vs); math.Abs(mt-ms) > 5*se {
 		t.Errorf("mean log p: train %.4f, test %.4f (difference %.4f, standard error %.4f)", mt, ms, mt-ms, se)
+	}
+}
+
+// popularity multiplies every entity table's row e by one factor z_e,
+// shared by the subject and object tables, log-normal with spread
+// popularity, and leaves the relation tables as drawn.
+func TestPlantedPopularityOnEveryTable(t *testing.T) {
+	const entities, pop = 400, 0.7
+	for _, name := range []string{"cp2", "complex2", "rescal2"} {
+		sz := models.Sizes{Entities: entities, Relations: 3, Rank: 3}
+		flat, err := Planted(name, sz, 9, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skewed, err := Planted(name, sz, 9, 0, pop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := skewed.Layout
+		factor := make([]float64, entities) // z_e, from the first table that has row e
+		for _, tab := range l.Tables {
+			a, b := flat.Param(tab.Name).Data().([]float32), skewed.Param(tab.Name).Data().([]float32)
+			entityTable := tab.Name == l.Subject || tab.Name == l.Object
+			if !entityTable {
+				if !slices.Equal(a, b) {
+					t.Errorf("%s: relation table %s changed", name, tab.Name)
+				}
+				continue
+			}
+			k := len(a) / entities
+			for e := range entities {
+				for j := range k {
+					r := float64(b[e*k+j]) / float64(a[e*k+j])
+					if factor[e] == 0 {
+						factor[e] = r
+					}
+					if math.Abs(r-factor[e]) > 1e-5*factor[e] {
+						t.Fatalf("%s: table %s row %d entry %d scaled by %v, the row's factor is %v", name, tab.Name, e, j, r, factor[e])
+					}
+				}
+			}
+		}
+		logs := make([]float64, entities)
+		for e, f := range factor {
+			logs[e] = math.Log(f)
+		}
+		if mean, sd := stat.MeanStdDev(logs, nil); math.Abs(mean) > 4*pop/math.Sqrt(entities) || math.Abs(sd-pop) > 0.1 {
+			t.Errorf("%s: log factors mean %.3f, sd %.3f; want 0 and %v", name, mean, sd, pop)
+		}
+	}
+	for _, bad := range []struct {
+		name string
+		pop  float64
+	}{{"cp2", -0.5}, {"cp+", 0.5}, {"cp", 0.5}} {
+		if _, err := Planted(bad.name, models.Sizes{Entities: 5, Relations: 2, Rank: 2}, 1, 0, bad.pop); err == nil {
+			t.Errorf("%s with popularity %v: accepted", bad.name, bad.pop)
+		}
 	}
 }

@@ -348,3 +348,52 @@ func TestEmbedProgress(t *testing.T) {
 		t.Errorf("checks at %v of %d iterations, want %v of 420", its, res.Iterations, want)
 	}
 }
+
+// The descent's two phases step by step, written out from scikit-learn's
+// rules: exaggerated affinities with momentum 0.5 for
+// ExaggerationIterations, then the true ones with momentum 0.8, each phase
+// from zero steps and unit gains; delta-bar-delta gains (+0.2 where the
+// gradient opposes the last step, ×0.8 down to 0.01 elsewhere).
+func TestEmbedPhasesStepByStep(t *testing.T) {
+	x, _ := clusters(2, 5, 3, 21)
+	n := 10
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Angle, opt.LearningRate, opt.Seed = 3, 0, 40, 4
+	opt.Exaggeration, opt.ExaggerationIterations, opt.Iterations = 6, 3, 7
+	g := gram(x)
+	p := affinities(squaredDistances(g, n), opt.Perplexity)
+	y := principalStart(centredGram(g, n), n, rand.New(rand.NewPCG(opt.Seed, 0x75e)))
+	grad := make([]float64, 2*n)
+	for _, phase := range []struct {
+		iters                  int
+		exaggeration, momentum float64
+	}{{3, 6, 0.5}, {4, 1, 0.8}} {
+		update, gains := make([]float64, 2*n), slices.Repeat([]float64{1}, 2*n)
+		for range phase.iters {
+			gradient(p, y, phase.exaggeration, grad, false)
+			for i, gi := range grad {
+				if update[i]*gi < 0 {
+					gains[i] += 0.2
+				} else {
+					gains[i] = math.Max(gains[i]*0.8, 0.01)
+				}
+				update[i] = phase.momentum*update[i] - opt.LearningRate*gains[i]*gi
+				y[i] += update[i]
+			}
+		}
+	}
+	res, err := Embed(x, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Iterations != 7 {
+		t.Errorf("%d iterations, want 7", res.Iterations)
+	}
+	for i := range n {
+		for j := range 2 {
+			if got, want := res.Y.At(i, j), y[2*i+j]; math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
+				t.Fatalf("point %d coordinate %d: %v, want %v", i, j, got, want)
+			}
+		}
+	}
+}
