@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"gekc/analysis"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 )
 
 // The command's side of -analyze (the analyses are sweep's, tested there:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/sweep"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/filelock"
-	"gekc/internal/outputtest"
-	"gekc/internal/sweeptest"
+	"gekc/report/reporttest"
+	"gekc/sweep/sweeptest"
 	"gekc/report"
 	"gekc/sweep"
 	"gekc/train"
@@ -181,7 +181,7 @@ func recordStatus(t *testing.T, out, id string) train.Status {
 }
 
 // containsAll returns an error naming the substrings s lacks.
-var containsAll = outputtest.ContainsAll
+var containsAll = reporttest.ContainsAll
 
 // shippedData returns the repository's data root, which must hold the
 // named dataset.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/sweep"
 	"gekc/train"
 )

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/sweep"
 )
 

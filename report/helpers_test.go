@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"gekc/internal/outputtest"
+	"gekc/report/reporttest"
 )
 
 func must(t *testing.T, err error) {
@@ -14,4 +14,4 @@ func must(t *testing.T, err error) {
 }
 
 // containsAll returns an error naming the substrings s lacks.
-var containsAll = outputtest.ContainsAll
+var containsAll = reporttest.ContainsAll

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/internal/outputtest"
+	"gekc/report/reporttest"
 )
 
 const refHeader = "dataset\tmodel\tobjective\tmrr\tmrr_pm\thits@1\thits@3\thits@10\tll\tll_pm\n"
@@ -510,7 +510,7 @@ func TestCompareMarkdownCellsUnderTheirHeaders(t *testing.T) {
 		"valid_mrr": "0.3", "test_mrr": "0.3"}}}
 	md, err := CompareMarkdown(tab, ref, DefaultTolerance)
 	must(t, err)
-	header, rows := outputtest.MarkdownCells(string(md))
+	header, rows := reporttest.MarkdownCells(string(md))
 	if len(rows) != 1 {
 		t.Fatalf("%d rows:\n%s", len(rows), md)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/internal/outputtest"
+	"gekc/report/reporttest"
 	"gekc/metrics"
 	"gekc/train"
 
@@ -18,10 +18,10 @@ import (
 )
 
 // decodePNG checks that data is a plausible figure of a run
-// (outputtest.Figure) and returns its size.
+// (reporttest.Figure) and returns its size.
 func decodePNG(t *testing.T, what string, data []byte) image.Point {
 	t.Helper()
-	return outputtest.Figure(t, what, data, RunColor)
+	return reporttest.Figure(t, what, data, RunColor)
 }
 
 func TestCurves(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"gekc/graph"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/kg"
 	"gekc/train"
 	"gekc/train/ckpt"

@@ -14,7 +14,7 @@ import (
 
 	"gekc/analysis"
 	"gekc/grid"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/train/ckpt"
 )
 

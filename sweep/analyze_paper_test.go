@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/report"
 )
 

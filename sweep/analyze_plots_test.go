@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"gekc/grid"
-	"gekc/internal/outputtest"
-	"gekc/internal/sweeptest"
+	"gekc/report/reporttest"
+	"gekc/sweep/sweeptest"
 	"gekc/report"
 )
 
@@ -50,12 +50,12 @@ func trainedSweep(t *testing.T, src, data string) toySweep {
 }
 
 // readPNG checks that the file at path is a plausible figure of a run
-// (outputtest.Figure).
+// (reporttest.Figure).
 func readPNG(t *testing.T, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	must(t, err)
-	outputtest.Figure(t, path, data, report.RunColor)
+	reporttest.Figure(t, path, data, report.RunColor)
 }
 
 // -analyze plots draws curves.png of finished and diverged runs from

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"gekc/grid"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 )
 
 // fakeTrainer is the runner's tests' run function: sweeptest's Trainer

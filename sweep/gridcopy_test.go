@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 )
 
 // A sweep of a grid other than the one whose copy is in Out makes it the

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"gekc/internal/outputtest"
-	"gekc/internal/sweeptest"
+	"gekc/report/reporttest"
+	"gekc/sweep/sweeptest"
 
 	"gekc/grid"
 )
@@ -23,7 +23,7 @@ func fileExists(path string) bool {
 }
 
 // containsAll returns an error naming the substrings s lacks.
-var containsAll = outputtest.ContainsAll
+var containsAll = reporttest.ContainsAll
 
 // shippedData returns the repository's data root, which must hold the
 // named dataset.

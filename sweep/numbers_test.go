@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/internal/brute"
+	"gekc/metrics/brute"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"

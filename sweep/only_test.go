@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 )
 
 // A sweep trains only its selection of the grid's runs, each in its

@@ -16,7 +16,7 @@ import (
 	_ "gekc/graph/openblas" // train as the command does, and as fast
 	"gekc/grid"
 	"gekc/internal/filelock"
-	"gekc/internal/sweeptest"
+	"gekc/sweep/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 

@@ -12,8 +12,8 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
-	"gekc/internal/outputtest"
-	"gekc/internal/sweeptest"
+	"gekc/report/reporttest"
+	"gekc/sweep/sweeptest"
 	"gekc/report"
 	"gekc/train"
 )
@@ -273,7 +273,7 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 		}
 	}
 	_, all, _ := strings.Cut(string(md), "## All configurations")
-	header, rows := outputtest.MarkdownCells(all)
+	header, rows := reporttest.MarkdownCells(all)
 	for _, cells := range rows {
 		cfg := strings.Trim(cells[slices.Index(header, "config")], "`")
 		if n := cells[slices.Index(header, "n")]; n != strconv.Itoa(wantN[cfg]) {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"gekc/internal/brute"
+	"gekc/metrics/brute"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
@@ -21,7 +21,7 @@ import (
 // returns: ranks from the log-score of each candidate triple on its own,
 // filtered by a set of all known triples built from the three splits;
 // the log-likelihood from log Z summed over every triple by enumeration
-// (internal/brute, shared with sweep's check of what a sweep records).
+// (metrics/brute, shared with sweep's check of what a sweep records).
 
 // typedTiny loads brute's tiny typed graph (brute.WriteTypedTiny).
 func typedTiny(t testing.TB) *kg.Dataset {

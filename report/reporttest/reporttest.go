@@ -1,7 +1,7 @@
-// Package outputtest holds checks of what report and sweep write, shared
+// Package reporttest holds checks of what report and sweep write, shared
 // by their tests: that a figure was drawn, the cells of a markdown table,
 // the substrings a text lacks. It is test support, as net/http/httptest is.
-package outputtest
+package reporttest
 
 import (
 	"bytes"
