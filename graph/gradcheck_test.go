@@ -218,6 +218,25 @@ func TestGradients(t *testing.T) {
 		{name: "ComplexMul", shapes: [][]int{{3, 6}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(ComplexMul(p[0], p[1], false)))
 		}},
+		{name: "PartProduct", shapes: [][]int{{3, 9}, {3, 9}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(PartProduct(p[0], p[1], 3, threePartTable)))
+		}},
+		{name: "PartProductBroadcastX", shapes: [][]int{{1, 9}, {4, 9}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(PartProduct(p[0], p[1], 3, threePartTable)))
+		}},
+		{name: "PartProductBroadcastY", shapes: [][]int{{4, 4}, {1, 4}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(PartProduct(p[0], p[1], 2, complexTable)))
+		}},
+		{name: "PartSumsFourParts", shapes: [][]int{{3, 8}, {1, 8}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(PartSums(p[0], p[1], 4, [][2]int{{0, 3}, {2, 2}, {3, 0}, {1, 1}, {0, 0}})))
+		}},
+		{name: "GatedLogPartsFourParts", shapes: [][]int{{3, 8}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			return weightedSum(g, must(GatedLogParts(p[0], 4, -0.8)))
+		}},
+		{name: "SignedBlockContract", shapes: [][]int{{4, 6}, {3, 6}, {5, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
+			terms := []TriTerm{{0, 1, 2, 1}, {2, 2, 0, -1}, {1, 0, 1, 0.5}}
+			return SignedBlockContract(must(Gram(p[0])), must(Gram(p[1])), must(Gram(p[2])), 3, terms)
+		}},
 		{name: "ComplexMulConj", shapes: [][]int{{3, 6}, {3, 6}}, build: func(g *G.ExprGraph, p G.Nodes) (*G.Node, error) {
 			return weightedSum(g, must(ComplexMul(p[0], p[1], true)))
 		}},

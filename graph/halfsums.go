@@ -8,39 +8,45 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// HalfSums returns, for rows a and b of 2k columns stored as
-// [half 0 | half 1], the matrix of len(pairs)·k columns whose block t is
+// HalfSums is PartSums of rows cut into two halves: ComplEx+'s log-space
+// query.
+func HalfSums(a, b *G.Node, pairs [][2]int) (*G.Node, error) { return PartSums(a, b, 2, pairs) }
+
+// PartSums returns, for rows a and b of parts·k columns stored as parts
+// of k, the matrix of len(pairs)·k columns whose block t is
 //
-//	a's half pairs[t][0] + b's half pairs[t][1].
+//	a's part pairs[t][0] + b's part pairs[t][1].
 //
 // Either operand may have a single row, broadcast over the other's rows.
-// It is the log-space query of the non-negative ComplEx in one pass forward
-// and one per operand backward, where slicing the halves, an Add per block
-// and ConcatCols each owned a B×2k or B×4k buffer forward and again
-// backward: at d = 1000 and B = 5000 those buffers held gigabytes.
-func HalfSums(a, b *G.Node, pairs [][2]int) (*G.Node, error) {
+// It is the log-space query of a non-negative hypercomplex score (a sum of
+// log-products of parts) in one pass forward and one per operand
+// backward, where slicing the parts, an Add per block and ConcatCols each
+// owned a B×n buffer forward and again backward: at d = 1000 and B = 5000
+// those buffers held gigabytes.
+func PartSums(a, b *G.Node, parts int, pairs [][2]int) (*G.Node, error) {
 	if a == nil || b == nil {
-		return nil, fmt.Errorf("graph.HalfSums: nil operand")
+		return nil, fmt.Errorf("graph.PartSums: nil operand")
 	}
-	if a.Dims() != 2 || b.Dims() != 2 || a.Shape()[1]%2 != 0 {
-		return nil, fmt.Errorf("graph.HalfSums: want matrices with an even number of columns, got %v and %v", a.Shape(), b.Shape())
+	if a.Dims() != 2 || b.Dims() != 2 || parts < 1 || a.Shape()[1]%parts != 0 || a.Shape()[1] != b.Shape()[1] {
+		return nil, fmt.Errorf("graph.PartSums: want matrices of equal width cut into %d parts, got %v and %v", parts, a.Shape(), b.Shape())
 	}
 	if _, err := broadcastShape(a.Shape(), b.Shape()); err != nil {
-		return nil, fmt.Errorf("graph.HalfSums: %w", err)
+		return nil, fmt.Errorf("graph.PartSums: %w", err)
 	}
 	if len(pairs) == 0 {
-		return nil, fmt.Errorf("graph.HalfSums: no pairs of halves")
+		return nil, fmt.Errorf("graph.PartSums: no pairs of parts")
 	}
 	for t, p := range pairs {
-		if p[0] < 0 || p[0] > 1 || p[1] < 0 || p[1] > 1 {
-			return nil, fmt.Errorf("graph.HalfSums: pair %d is %v; a half is 0 or 1", t, p)
+		if min(p[0], p[1]) < 0 || max(p[0], p[1]) >= parts {
+			return nil, fmt.Errorf("graph.PartSums: pair %d is %v; a part is 0 to %d", t, p, parts-1)
 		}
 	}
-	return apply(&halfSumsOp{base: newBase("HalfSums"), pairs: append([][2]int(nil), pairs...)}, a, b)
+	return apply(&halfSumsOp{base: newBase("PartSums"), parts: parts, pairs: append([][2]int(nil), pairs...)}, a, b)
 }
 
 type halfSumsOp struct {
 	base
+	parts int
 	pairs [][2]int
 }
 
@@ -52,7 +58,7 @@ func (o *halfSumsOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	return tensor.Shape{s[0], s[1] / 2 * len(o.pairs)}, nil
+	return tensor.Shape{s[0], s[1] / o.parts * len(o.pairs)}, nil
 }
 
 func (o *halfSumsOp) Do(in ...G.Value) (G.Value, error) {
@@ -60,24 +66,24 @@ func (o *halfSumsOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", o, err)
 	}
-	rows, k := s[0], s[1]/2
+	rows, k := s[0], s[1]/o.parts
 	out := o.buffer(in[0].Dtype(), rows, k*len(o.pairs))
 	ra, rb := shapeOf(in[0])[0], shapeOf(in[1])[0]
 	return dispatch(in[0],
 		func() (G.Value, error) {
-			halfSumsKernel(data[float32](in[0]), data[float32](in[1]), data[float32](out), rows, k, ra != rows, rb != rows, o.pairs)
+			halfSumsKernel(data[float32](in[0]), data[float32](in[1]), data[float32](out), rows, k, o.parts, ra != rows, rb != rows, o.pairs)
 			return out, nil
 		},
 		func() (G.Value, error) {
-			halfSumsKernel(data[float64](in[0]), data[float64](in[1]), data[float64](out), rows, k, ra != rows, rb != rows, o.pairs)
+			halfSumsKernel(data[float64](in[0]), data[float64](in[1]), data[float64](out), rows, k, o.parts, ra != rows, rb != rows, o.pairs)
 			return out, nil
 		})
 }
 
-// halfSumsKernel writes the blocks of HalfSums for rows rows of halves of
+// halfSumsKernel writes the blocks of PartSums for rows rows of parts of
 // k columns; a broadcast operand is read at row 0 for every row.
-func halfSumsKernel[T Float](a, b, out []T, rows, k int, bcastA, bcastB bool, pairs [][2]int) {
-	n, m := 2*k, k*len(pairs)
+func halfSumsKernel[T Float](a, b, out []T, rows, k, parts int, bcastA, bcastB bool, pairs [][2]int) {
+	n, m := parts*k, k*len(pairs)
 	stA, stB := n, n
 	if bcastA {
 		stA = 0
@@ -99,12 +105,12 @@ func halfSumsKernel[T Float](a, b, out []T, rows, k int, bcastA, bcastB bool, pa
 	})
 }
 
-// SymDiff: each half of an operand receives the sum of the output blocks
+// SymDiff: each part of an operand receives the sum of the output blocks
 // that read it.
 func (o *halfSumsOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	var gs G.Nodes
 	for which := range 2 {
-		g, err := apply(&halfSumsGradOp{base: newBase(fmt.Sprintf("HalfSumsGrad%d", which)), pairs: o.pairs, which: which}, grad, in[which])
+		g, err := apply(&halfSumsGradOp{base: newBase(fmt.Sprintf("PartSumsGrad%d", which)), parts: o.parts, pairs: o.pairs, which: which}, grad, in[which])
 		if err != nil {
 			return nil, err
 		}
@@ -113,11 +119,12 @@ func (o *halfSumsOp) SymDiff(in G.Nodes, _, grad *G.Node) (G.Nodes, error) {
 	return gs, nil
 }
 
-// halfSumsGradOp is the gradient of HalfSums with respect to operand
+// halfSumsGradOp is the gradient of PartSums with respect to operand
 // which, summed over rows when that operand was broadcast. Its second
 // input is the operand, read only for its shape.
 type halfSumsGradOp struct {
 	base
+	parts int
 	pairs [][2]int
 	which int
 }
@@ -134,7 +141,7 @@ func (o *halfSumsGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 func (o *halfSumsGradOp) Do(in ...G.Value) (G.Value, error) {
 	gs, xs := shapeOf(in[0]), shapeOf(in[1])
-	rows, k := gs[0], xs[1]/2
+	rows, k := gs[0], xs[1]/o.parts
 	if gs[1] != k*len(o.pairs) || (xs[0] != rows && xs[0] != 1) {
 		return nil, fmt.Errorf("%v: gradient %v does not match operand %v", o, gs, xs)
 	}
@@ -142,20 +149,20 @@ func (o *halfSumsGradOp) Do(in ...G.Value) (G.Value, error) {
 	reduce := xs[0] != rows
 	return dispatch(in[0],
 		func() (G.Value, error) {
-			halfSumsGradKernel(data[float32](in[0]), data[float32](out), rows, k, reduce, o.pairs, o.which)
+			halfSumsGradKernel(data[float32](in[0]), data[float32](out), rows, k, o.parts, reduce, o.pairs, o.which)
 			return out, nil
 		},
 		func() (G.Value, error) {
-			halfSumsGradKernel(data[float64](in[0]), data[float64](out), rows, k, reduce, o.pairs, o.which)
+			halfSumsGradKernel(data[float64](in[0]), data[float64](out), rows, k, o.parts, reduce, o.pairs, o.which)
 			return out, nil
 		})
 }
 
-// halfSumsGradKernel writes, for each half h of the operand which, the sum
-// of g's blocks t with pairs[t][which] = h (zero for a half no block
+// halfSumsGradKernel writes, for each part h of the operand which, the sum
+// of g's blocks t with pairs[t][which] = h (zero for a part no block
 // reads). With reduce, out is a single row accumulating over g's rows.
-func halfSumsGradKernel[T Float](g, out []T, rows, k int, reduce bool, pairs [][2]int, which int) {
-	n, m := 2*k, k*len(pairs)
+func halfSumsGradKernel[T Float](g, out []T, rows, k, parts int, reduce bool, pairs [][2]int, which int) {
+	n, m := parts*k, k*len(pairs)
 	// row adds the blocks of g's row i into the halves of or.
 	row := func(i int, or []T) {
 		for t, p := range pairs {
