@@ -456,6 +456,46 @@ func (b *Builder) Halves(x *G.Node) (first, second *G.Node) {
 	return b.SliceCols(x, 0, d), b.SliceCols(x, d, 2*d)
 }
 
+// Parts splits the columns of x into n parts of equal width, e.g. a
+// quaternion row's four parts; Halves is Parts(x, 2).
+func (b *Builder) Parts(x *G.Node, n int) []*G.Node {
+	if !b.ready("Parts", x) {
+		return nil
+	}
+	if x.Dims() != 2 || n < 1 || x.Shape()[1]%n != 0 {
+		b.err = fmt.Errorf("graph.Parts: shape %v: want a matrix whose columns cut into %d parts", x.Shape(), n)
+		return nil
+	}
+	k := x.Shape()[1] / n
+	out := make([]*G.Node, n)
+	for p := range out {
+		out[p] = b.SliceCols(x, p*k, (p+1)*k)
+	}
+	return out
+}
+
+// Blocks splits a square matrix whose size cuts into n parts, such as the
+// Gram matrix of rows of n parts, into its n × n blocks: block [p][q] of a
+// Gram matrix is part p's transposed times part q. Quadrants is Blocks(g, 2).
+func (b *Builder) Blocks(g *G.Node, n int) [][]*G.Node {
+	if !b.ready("Blocks", g) {
+		return nil
+	}
+	if s := g.Shape(); g.Dims() != 2 || s[0] != s[1] || n < 1 || s[0]%n != 0 {
+		b.err = fmt.Errorf("graph.Blocks: shape %v: want a square matrix whose size cuts into %d parts", s, n)
+		return nil
+	}
+	k := g.Shape()[0] / n
+	out := make([][]*G.Node, n)
+	for p := range out {
+		out[p] = make([]*G.Node, n)
+		for q := range out[p] {
+			out[p][q] = b.SliceBlock(g, p*k, (p+1)*k, q*k, (q+1)*k)
+		}
+	}
+	return out
+}
+
 // Quadrants splits a square matrix of even size, such as the Gram matrix
 // of rows [a | b], into its four blocks: aᵀa, aᵀb, bᵀa and bᵀb for a Gram
 // matrix.

@@ -5,7 +5,7 @@ import (
 	"math/cmplx"
 )
 
-func init() { references["complex"] = refComplEx }
+func init() { references["complex"], moduli["complex"] = refComplEx, 2 }
 
 // refComplEx: φ = Re Σ_i e_si·w_ri·conj(e_oi) in complex128 arithmetic;
 // the non-negative model's rows are [log Re | θ] with Im = Re·σ(θ).

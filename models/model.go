@@ -247,10 +247,31 @@ func Lookup(name string) (ScoreFunction, Semantics, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("unknown model %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	return f(), sem, nil
+	sf := f()
+	if err := declined(sf, sem); err != nil {
+		return nil, 0, fmt.Errorf("model %q: %s has no %s form: %w (known: %s)", name, base, sem, err, strings.Join(Names(), ", "))
+	}
+	return sf, sem, nil
 }
 
-// Names lists every registry name: each score function under each semantics.
+// A DecliningScore is a score function without a sound form under some
+// semantics, such as a score whose terms subtract and that proves no
+// non-negative restriction: DeclinesSemantics says why. Its name under
+// that semantics is not registered (Lookup's error gives the reason, and
+// Names leaves it out).
+type DecliningScore interface {
+	DeclinesSemantics(sem Semantics) error
+}
+
+func declined(sf ScoreFunction, sem Semantics) error {
+	if d, ok := sf.(DecliningScore); ok {
+		return d.DeclinesSemantics(sem)
+	}
+	return nil
+}
+
+// Names lists every registry name: each score function under each
+// semantics it does not decline (DecliningScore).
 func Names() []string {
 	var bases []string
 	for b := range registry {
@@ -260,7 +281,9 @@ func Names() []string {
 	var out []string
 	for _, b := range bases {
 		for _, s := range []Semantics{Energy, NonNegative, Squared} {
-			out = append(out, b+s.suffix())
+			if declined(registry[b](), s) == nil {
+				out = append(out, b+s.suffix())
+			}
 		}
 	}
 	return out

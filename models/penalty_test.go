@@ -12,14 +12,15 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// complexParts are the score functions whose rows pack complex numbers
-// [re | im] (ComplEx, its moduli penalised): written out here rather than
-// read from ModulusParts, so that the test catches a missing or wrong hook.
-var complexParts = map[string]bool{"complex": true}
+// moduli are, per score function whose rows pack the parts of one number
+// (ComplEx's [re | im], QuatE's four), how many parts: each score's
+// _test.go declares its own beside its reference φ, rather than the test
+// reading ModulusParts, so that a missing or wrong hook is caught.
+var moduli = map[string]int{}
 
 // LpPenalty is, for every energy and squared model, the sum over a
-// triple's three parameter rows of |entry|^p, complex entries by their
-// modulus.
+// triple's three parameter rows of |entry|^p, the entries of a number of
+// several parts (moduli) by its modulus.
 func TestLpPenaltyMatchesRows(t *testing.T) {
 	S, R, O := []int{0, 3, 6, 2}, []int{1, 0, 2, 1}, []int{5, 3, 0, 6}
 	for _, name := range Names() {
@@ -48,9 +49,14 @@ func TestLpPenaltyMatchesRows(t *testing.T) {
 					tab := m.Param(m.Layout.TableOf(v))
 					cols := tab.Shape()[1]
 					x := tab.Data().([]float64)[row*cols : (row+1)*cols]
-					if complexParts[base.Name()] {
-						for j := range cols / 2 {
-							want += math.Pow(math.Hypot(x[j], x[cols/2+j]), p)
+					if n := moduli[base.Name()]; n > 1 {
+						k := cols / n
+						for j := range k {
+							var sq float64
+							for part := range n {
+								sq += x[part*k+j] * x[part*k+j]
+							}
+							want += math.Pow(math.Sqrt(sq), p)
 						}
 						continue
 					}
