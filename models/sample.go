@@ -393,7 +393,9 @@ func (c categorical) pick(u float64) int {
 // MixtureScore is implemented by monotone score functions whose circuit is
 // one sum unit over product units, each multiplying one column of the
 // subject, relation and object tables (and optionally a weight): CP,
-// RESCAL and TuckER. Their non-negative versions sample ancestrally.
+// DistMult, RESCAL, TuckER and SimplE. Their non-negative versions sample
+// ancestrally. A score with a subtraction (ComplEx, QuatE) cannot be one:
+// its restriction's units carry signs.
 type MixtureScore interface {
 	// Components returns the number of product units.
 	Components(sz Sizes) int

@@ -199,7 +199,10 @@ func nonNegative(sf ScoreFunction) NonNegativeScore {
 
 // ProductUnitScore is implemented by score functions whose product units
 // make the triple features ψ of the kernel triple distance (paper, §6.3):
-// the values of the units under the circuit's sum, before summing.
+// the values of the units under the circuit's sum, before summing. Values
+// are unsigned; for a NonNegativeScore the trailing Negative(target,
+// units) ones enter φ with weight −1, so that Σ ± units = φ
+// (TestProductUnitsSumToScore).
 type ProductUnitScore interface {
 	// ProductUnits returns the number of product units.
 	ProductUnits(sz Sizes) int

@@ -1,6 +1,6 @@
 package models
 
-func init() { references["wcp"] = refWeightedCP }
+func init() { references["wcp"], constantTables["wcp.weight"] = refWeightedCP, true }
 
 // refWeightedCP: φ = Σ_i a_i·u_si·w_ri·v_oi, the WeightedCP that the
 // package example (example_test.go) defines and registers.

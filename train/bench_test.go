@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gekc/graph"
@@ -24,9 +25,12 @@ func BenchmarkStep(b *testing.B) {
 	for _, c := range []struct{ model, obj string }{
 		{"cp", "pll"}, {"distmult", "pll"}, {"complex", "pll"}, {"cp2", "pll"}, {"distmult2", "pll"}, {"complex2", "pll"},
 		{"cp2", "mle"}, {"complex2", "mle"}, {"cp+", "pll"}, {"complex+", "pll"}, {"complex2", "pll3"},
-		{"complex", "pll+n3"},
+		{"complex", "pll+n3"}, {"quate", "pll"}, {"quate2", "pll"}, {"quate+", "pll"},
 	} {
 		for _, d := range []int{200, 1000} {
+			if strings.HasPrefix(c.model, "quate") {
+				d /= 2 // a quaternion row of rank d/2 has the reals of a complex one of rank d
+			}
 			b.Run(fmt.Sprintf("%s/%s/d=%d", c.model, c.obj, d), func(b *testing.B) {
 				m, err := models.New(c.model, models.Sizes{Entities: ne, Relations: nr, Rank: d}, models.Options{Seed: 1})
 				if err != nil {
