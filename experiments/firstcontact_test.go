@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/sweep/sweeptest"
 	"gekc/sweep"
+	"gekc/sweep/sweeptest"
 )
 
 // realCLI runs the command in process as main does (the real validator and

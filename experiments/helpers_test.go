@@ -15,10 +15,10 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/filelock"
-	"gekc/report/reporttest"
-	"gekc/sweep/sweeptest"
 	"gekc/report"
+	"gekc/report/reporttest"
 	"gekc/sweep"
+	"gekc/sweep/sweeptest"
 	"gekc/train"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"gekc/sweep/sweeptest"
 	"gekc/sweep"
+	"gekc/sweep/sweeptest"
 	"gekc/train"
 )
 

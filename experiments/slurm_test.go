@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/sweep/sweeptest"
 	"gekc/sweep"
+	"gekc/sweep/sweeptest"
 )
 
 // -emit slurm on the command line (the script itself, and what it does

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"gekc/sweep/sweeptest"
 	"gekc/sweep"
+	"gekc/sweep/sweeptest"
 )
 
 // The command's side of a sweep with bad runs (the runner's records,

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/report/reporttest"
 	"gekc/metrics"
+	"gekc/report/reporttest"
 	"gekc/train"
 
 	"gonum.org/v1/gonum/mat"

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"gekc/graph"
-	"gekc/sweep/sweeptest"
 	"gekc/kg"
+	"gekc/sweep/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/sweep/sweeptest"
 	"gekc/report"
+	"gekc/sweep/sweeptest"
 )
 
 // paperReference is the paper's table, the command's default reference.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/report"
 	"gekc/report/reporttest"
 	"gekc/sweep/sweeptest"
-	"gekc/report"
 )
 
 // runAnalysis runs a with its output going to buffers, returned as text.

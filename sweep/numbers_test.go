@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/metrics/brute"
 	"gekc/kg"
 	"gekc/metrics"
+	"gekc/metrics/brute"
 	"gekc/models"
 	"gekc/report"
 	"gekc/train"

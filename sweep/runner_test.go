@@ -12,9 +12,9 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/report"
 	"gekc/report/reporttest"
 	"gekc/sweep/sweeptest"
-	"gekc/report"
 	"gekc/train"
 )
 

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"testing"
 
-	"gekc/metrics/brute"
 	"gekc/kg"
 	"gekc/metrics"
+	"gekc/metrics/brute"
 	"gekc/models"
 	"gekc/objectives"
 
