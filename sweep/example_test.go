@@ -52,7 +52,11 @@ epochs = 1
 	fmt.Println(rec.ID, rec.Status, len(rec.Epochs), "epoch")
 	files, _ := filepath.Glob(filepath.Join(out, "runs", g.Runs[0].ID, "*"))
 	for _, f := range files {
-		fmt.Println(filepath.Base(f))
+		name := filepath.Base(f)
+		if strings.HasPrefix(name, "events.out.tfevents.") {
+			name = "events.out.tfevents.<time>.<host>" // TensorBoard's
+		}
+		fmt.Println(name)
 	}
 	// Output:
 	// 1 finished, 0 failed
@@ -61,6 +65,7 @@ epochs = 1
 	// config.toml
 	// curves.png
 	// entities.tsv.gz
+	// events.out.tfevents.<time>.<host>
 	// lock
 	// metrics.json
 	// relations.tsv.gz

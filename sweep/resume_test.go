@@ -17,6 +17,7 @@ import (
 	"gekc/grid"
 	"gekc/internal/filelock"
 	"gekc/sweep/sweeptest"
+	"gekc/tfevents"
 	"gekc/train"
 	"gekc/train/ckpt"
 
@@ -108,10 +109,17 @@ objective = "pll"
 	dir := filepath.Join(ts.out, runsDirName, ids[0])
 	entries, err := os.ReadDir(dir)
 	must(t, err)
+	curves := false
 	for _, e := range entries {
-		if e.Name() != runLockName && e.Name() != ckpt.StateName {
+		switch {
+		case strings.HasPrefix(e.Name(), tfevents.FilePrefix):
+			curves = true // its epochs so far, for TensorBoard
+		case e.Name() != runLockName && e.Name() != ckpt.StateName:
 			t.Errorf("interrupted run left %s", e.Name())
 		}
+	}
+	if !curves {
+		t.Error("the interrupted run's TensorBoard event file is gone")
 	}
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes after epoch 2", 2)
 	// While another process trains it (holds its lock), it is running.
@@ -137,6 +145,7 @@ objective = "pll"
 	}
 	for i, id := range ids {
 		got := assertSameTraining(t, ts.out, whole.out, id)
+		wantSameCurves(t, filepath.Join(ts.out, runsDirName, id), filepath.Join(whole.out, runsDirName, id))
 		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
@@ -227,6 +236,13 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	st, _, err := ckpt.ReadState(statePath, id)
 	must(t, err)
 	must(t, ckpt.WriteState(statePath, id, st, meta.Wall, nil))
+	// An epoch the stopped process finished after its last state (here
+	// planted): the resumed run writes it again, once.
+	runDir := filepath.Join(ts.out, runsDirName, id)
+	w, err := tfevents.Open(runDir, 2)
+	must(t, err)
+	must(t, w.Scalars(3, time.Now(), map[string]float64{"train/loss": 999}))
+	w.Close()
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes in epoch 3 after step 4", 2)
 	if tally, stderr := ts.train(t, context.Background(), Train, time.Hour); tally != (Tally{Finished: 1}) {
 		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
@@ -236,10 +252,31 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
 	}
 	wantSegments(t, got, [][4]int{{0, 0, 2, 4}, {2, 4, 4, 0}}, false)
+	wantSameCurves(t, runDir, filepath.Join(whole.out, runsDirName, id))
 	if first := got.Segments[0]; first.Host != "" || first.SgemmGFLOPS != 0 || !first.Started.IsZero() || first.WallSeconds != meta.Wall.Seconds() {
 		t.Errorf("first segment %+v, want only the state's wall time %v", first, meta.Wall)
 	}
 	sweeptest.EachRowOnce(t, ts.out, []string{id})
+}
+
+// wantSameCurves checks that a resumed run's TensorBoard file has each
+// epoch once, with the uninterrupted run's training loss and validation.
+func wantSameCurves(t *testing.T, resumed, whole string) {
+	t.Helper()
+	got, err := tfevents.ReadScalars(resumed)
+	must(t, err)
+	want, err := tfevents.ReadScalars(whole)
+	must(t, err)
+	if len(got) != len(want) || len(want) == 0 {
+		t.Fatalf("%d epochs in the resumed run's event file, %d in the uninterrupted one's", len(got), len(want))
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Step != int64(i+1) || w.Step != int64(i+1) || g.Values["train/loss"] != w.Values["train/loss"] || g.Values["valid/mrr"] != w.Values["valid/mrr"] {
+			t.Errorf("event %d: step %d loss %v mrr %v; uninterrupted: step %d loss %v mrr %v", i, g.Step, g.Values["train/loss"], g.Values["valid/mrr"],
+				w.Step, w.Values["train/loss"], w.Values["valid/mrr"])
+		}
+	}
 }
 
 // assertSameTraining checks that run id of the results directory out

@@ -80,7 +80,9 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	resumed := cfg.Resume != nil
 	first := cfg
 	cfg.Resume = nil // only first holds the state, and Run lets go of it once restored
-	res, err := train.Run(ctx, first, ds, job.Observer)
+	obs, closeEvents := withEvents(job, job.Observer, cfg.LearningRate, seg.FromEpoch)
+	res, err := train.Run(ctx, first, ds, obs)
+	closeEvents()
 	if errors.Is(err, train.ErrStateMismatch) {
 		// A state saved by another version of the model (say, new tables).
 		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
@@ -88,7 +90,9 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		stateNotes = append(stateNotes, msg)
 		resumed, earlier, segments = false, 0, nil
 		seg.FromEpoch, seg.FromBatch = 0, 0
-		res, err = train.Run(ctx, cfg, ds, job.Observer)
+		obs, closeEvents = withEvents(job, job.Observer, cfg.LearningRate, 0)
+		res, err = train.Run(ctx, cfg, ds, obs)
+		closeEvents()
 	}
 	if err != nil {
 		return nil, err

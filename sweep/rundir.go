@@ -14,6 +14,7 @@ import (
 	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/internal/filelock"
+	"gekc/tfevents"
 	"gekc/train"
 	"gekc/train/ckpt"
 
@@ -21,15 +22,17 @@ import (
 )
 
 // cleanRunDir empties a run directory except its lock file, which must
-// never be deleted (see package filelock), and its resume state (ckpt.StateName), which
-// is what an unfinished run continues from.
+// never be deleted (see package filelock), its resume state
+// (ckpt.StateName), which is what an unfinished run continues from, and
+// its TensorBoard event file, whose epochs up to the state's the resumed
+// run keeps (Train cuts the rest).
 func cleanRunDir(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == runLockName || e.Name() == ckpt.StateName {
+		if e.Name() == runLockName || e.Name() == ckpt.StateName || strings.HasPrefix(e.Name(), tfevents.FilePrefix) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
