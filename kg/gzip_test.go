@@ -3,6 +3,7 @@ package kg
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,5 +117,27 @@ func TestUnseen(t *testing.T) {
 	}
 	if s := (Unseen{}).String(); s != "" {
 		t.Errorf("nothing unseen: String() = %q, want \"\"", s)
+	}
+}
+
+// A gzip file cut just after a complete bad line reports that line's own
+// error: the line is as written, whatever the stream did after it.
+func TestTruncatedGzipAfterABadLine(t *testing.T) {
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte("a\tr\tb\nbad\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "train.txt.gz")
+	if err := os.WriteFile(path, b.Bytes()[:b.Len()-8], 0o644); err != nil { // drop the CRC and size trailer
+		t.Fatal(err)
+	}
+	_, err := ReadTriplesFile(path)
+	le, ok := errors.AsType[*LineError](err)
+	if !ok || le.Line != 2 || !strings.Contains(err.Error(), "3 tab-separated fields") {
+		t.Errorf("error %v, want line 2's: expected 3 tab-separated fields", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"gekc/kg"
 	"gekc/models"
@@ -202,5 +203,44 @@ func TestNegativeSamplerWithoutFilter(t *testing.T) {
 				t.Errorf("%d entities, %d asked: all the candidates, not in increasing order: %v", c.entities, c.n, negs)
 			}
 		}
+	}
+}
+
+// A triple's subject and object sides draw from streams of their own: on
+// an untyped graph without a filter the two lists differ.
+func TestNegativeSamplerSidesDiffer(t *testing.T) {
+	ns, err := NewNegativeSampler(5, 1, 1000, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []kg.Triple{{S: 5, R: 0, O: 7}, {S: 1, R: 2, O: 1}} {
+		subj, obj := ns.Draw(nil, tr, models.Subject), ns.Draw(nil, tr, models.Object)
+		if slices.Equal(subj, obj) {
+			t.Errorf("%v: subject and object negatives are the same list %v", tr, subj)
+		}
+	}
+}
+
+// When known answers leave fewer candidates than asked, Draw returns those
+// left (not a rejection loop that never ends): 10 entities, 8 known
+// objects besides the answer, 3 asked.
+func TestNegativeSamplerFewLeftByTheFilter(t *testing.T) {
+	var known []kg.Triple
+	for o := int32(1); o <= 8; o++ {
+		known = append(known, kg.Triple{S: 0, R: 0, O: o})
+	}
+	ns, err := NewNegativeSampler(3, 1, 10, nil, kg.NewFilter(known))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []int32, 1)
+	go func() { done <- ns.Draw(nil, kg.Triple{S: 0, R: 0, O: 4}, models.Object) }()
+	select {
+	case got := <-done:
+		if !slices.Equal(got, []int32{0, 9}) {
+			t.Errorf("negatives %v, want [0 9]", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Draw does not return when the filter leaves fewer candidates than asked")
 	}
 }

@@ -190,6 +190,40 @@ func TestFactorizeStoppingRule(t *testing.T) {
 	}
 }
 
+// Fit counts each entity's triples per relation as a subject (H) and as
+// an object (T), apart: on a graph whose subjects and objects differ, H
+// holds only subjects and T only objects.
+func TestFitCountsSubjectsAndObjectsApart(t *testing.T) {
+	train := []kg.Triple{{S: 0, R: 0, O: 1}, {S: 0, R: 0, O: 1}, {S: 2, R: 1, O: 3}}
+	opt := tinyOptions()
+	opt.Components, opt.Clusters = 1, 1
+	m, err := Fit(train, 4, 2, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantHead := []float64{2, 0, 0, 0, 0, 1, 0, 0} // [entity][relation]
+	wantTail := []float64{0, 0, 2, 0, 0, 0, 0, 1}
+	if !slices.Equal(m.head, wantHead) || !slices.Equal(m.tail, wantTail) {
+		t.Errorf("H %v, T %v; want %v, %v", m.head, m.tail, wantHead, wantTail)
+	}
+}
+
+// The factorisation starts as scikit-learn's "random" initialisation:
+// entries √(mean X / k)·|N(0, 1)|, whose mean is √(mean X / k)·√(2/π).
+func TestFactorizeStart(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	h, tt := randomCounts(rng, 300, 4), randomCounts(rng, 300, 4)
+	var x mat.Dense
+	x.Mul(h, tt.T())
+	const k = 3
+	f := factorize(h, tt, k, 0, 0, rand.New(rand.NewPCG(1, 1)))
+	want := math.Sqrt(mat.Sum(&x)/(300*300)/k) * math.Sqrt(2/math.Pi)
+	got := (mat.Sum(f.W) + mat.Sum(f.V)) / (2 * 300 * k)
+	if math.Abs(got/want-1) > 0.08 {
+		t.Errorf("mean initial factor entry %v, want %v (within 8%%)", got, want)
+	}
+}
+
 // tinyGraph is a graph of 8 entities and 3 relations with 30 triples.
 func tinyGraph() (train []kg.Triple, entities, relations int) {
 	rng := rand.New(rand.NewPCG(5, 5))

@@ -273,4 +273,10 @@ func TestNewAnswererChecksSizes(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "5 entities") || !strings.Contains(err.Error(), "small 2") {
 		t.Errorf("error %v", err)
 	}
+	// The entities agree, the relations do not: names and ids would not.
+	ents5, _ := kg.NewVocab([]string{"a", "b", "c", "d", "e"})
+	rels3, _ := kg.NewVocab([]string{"r", "s", "t"})
+	if _, err := NewAnswerer(q, &kg.Dataset{Name: "more", Entities: ents5, Relations: rels3}); err == nil || !strings.Contains(err.Error(), "2 relations") {
+		t.Errorf("a data set with 3 relations for a model of 2: %v", err)
+	}
 }

@@ -169,3 +169,25 @@ func TestMarkdownShowsVaryingSettings(t *testing.T) {
 		t.Errorf("a settings column where none varies:\n%s", md)
 	}
 }
+
+// A diverged seed's metrics never enter its configuration's means, though
+// the run was tested at its best epoch before diverging: one finished seed
+// (test MRR 0.3) and one diverged (0.9) show 0.3 over n = 1.
+func TestMarkdownLeavesDivergedSeedsOutOfMeans(t *testing.T) {
+	row := func(id, status, validMRR, testMRR, wall string) Row {
+		return Row{"id": id, "config_id": "cfg", "dataset": "umls", "model": "cp2", "objective": "pll",
+			"constraints": "none", "rank": "50", "batch_size": "500", "learning_rate": "0.001", "select": "mrr",
+			"status": status, "valid_mrr": validMRR, "test_mrr": testMRR, "wall_seconds": wall}
+	}
+	md, err := Markdown("umls", &Table{Rows: []Row{row("s0", "finished", "0.31", "0.3", "10"), row("s1", "diverged", "0.95", "0.9", "99")}})
+	must(t, err)
+	best, _, _ := strings.Cut(string(md), "## All configurations")
+	if err := containsAll(best, "0.3000", "mrr 0.3100", "| 1 "); err != nil {
+		t.Errorf("%v\n%s", err, best)
+	}
+	for _, leaked := range []string{"0.6000", "0.9000", "0.6300", "54.5"} {
+		if strings.Contains(best, leaked) {
+			t.Errorf("the diverged seed's %s enters the means:\n%s", leaked, best)
+		}
+	}
+}

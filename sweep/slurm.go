@@ -134,9 +134,12 @@ func slurmMemory(runs []grid.Run, dataRoot string) (string, string) {
 			most, which = m, r.ID
 		}
 	}
-	gb := max((most+(1<<30)-1)>>30, 1)
-	return fmt.Sprintf("%dG", gb), fmt.Sprintf("estimated from the largest run, %s (-slurm-mem to set it)", which)
+	return fmt.Sprintf("%dG", gibibytesUp(most)), fmt.Sprintf("estimated from the largest run, %s (-slurm-mem to set it)", which)
 }
+
+// gibibytesUp is n bytes in whole GiB, rounded up (a request rounded down
+// gets the task killed), at least 1.
+func gibibytesUp(n int64) int64 { return max((n+(1<<30)-1)>>30, 1) }
 
 // slurmRunBytes is estimateMemoryBytes of a run on its data set, and a
 // data set tested on (eval.test_on) on top of its 512 MiB: loaded, mapped

@@ -412,3 +412,57 @@ func TestPlantedPopularityOnEveryTable(t *testing.T) {
 		}
 	}
 }
+
+// countingSampler counts the draws asked of it.
+type countingSampler struct{ calls int }
+
+func (c *countingSampler) Sample(n int, rng *rand.Rand) ([]kg.Triple, error) {
+	c.calls++
+	out := make([]kg.Triple, n)
+	for i := range out {
+		out[i] = kg.Triple{S: int32(rng.IntN(2)), R: 0, O: int32(rng.IntN(2))}
+	}
+	return out, nil
+}
+
+// An IID draw needs its validation and test triples distinct, and room for
+// one training triple beside them: sizes the support cannot hold are
+// refused before any sampling.
+func TestDrawSplitsRefusesTooSmallASupport(t *testing.T) {
+	for _, c := range []struct {
+		how     Draw
+		sz      Splits
+		support float64
+		ok      bool
+	}{
+		{IID, Splits{Train: 5, Valid: 2, Test: 2}, 4, false}, // no room for a training triple
+		{IID, Splits{Train: 0, Valid: 2, Test: 2}, 4, true},
+		{Distinct, Splits{Train: 1, Valid: 2, Test: 2}, 4, false},
+	} {
+		s := &countingSampler{}
+		_, err := DrawSplits(s, c.sz, c.how, c.support, 1)
+		if c.ok {
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "distinct triples") || s.calls != 0 {
+			t.Errorf("%v %+v on a support of %v: %v after %d draws; want a refusal before any", c.how, c.sz, c.support, err, s.calls)
+		}
+	}
+}
+
+// Names are padded to the width of the largest id, so 10 entities are e0
+// to e9 and 11 are e00 to e10.
+func TestNumberedNamesWidth(t *testing.T) {
+	for _, c := range []struct {
+		entities int
+		id       int32
+		want     string
+	}{{10, 9, "e9"}, {10, 0, "e0"}, {11, 0, "e00"}, {11, 10, "e10"}, {1, 0, "e0"}, {101, 7, "e007"}} {
+		if got := NumberedNames(c.entities, 1).Entity(c.id); got != c.want {
+			t.Errorf("NumberedNames(%d, 1).Entity(%d) = %q, want %q", c.entities, c.id, got, c.want)
+		}
+	}
+	if got := NumberedNames(1, 10).Relation(9); got != "r9" {
+		t.Errorf("NumberedNames(1, 10).Relation(9) = %q, want r9", got)
+	}
+}

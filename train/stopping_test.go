@@ -311,3 +311,32 @@ func TestStoppingLLStallsThenRises(t *testing.T) {
 		t.Errorf("stopped after epoch %d (best %d), log-likelihood track %+v; want 9, 2, epoch 5 and 4 since", stop, res.BestEpoch, res.LL)
 	}
 }
+
+// A run selected on the validation LL keeps no second copy: its selected
+// parameters are the best-LL ones. So does an energy model (no LL) and a
+// run without the LL among its metrics.
+func TestKeepBestLLOnlyWhereItDiffers(t *testing.T) {
+	ds := typedTiny(t)
+	base := Config{Model: "complex2", Rank: 3, Objective: objectives.MLE{}, LearningRate: 0.1, BatchSize: 8, Epochs: 3, Seed: 1,
+		Eval: EvalConfig{LogLikelihood: true, Select: "ll"}, KeepBestLL: true}
+	energy := base
+	energy.Model, energy.Objective, energy.Eval.Select = "complex", objectives.PLL{Weights: objectives.Weights{Subject: 1, Object: 1}}, "mrr"
+	noLL := base
+	noLL.Eval.LogLikelihood, noLL.Eval.Select = false, "mrr"
+	for name, cfg := range map[string]Config{"select ll": base, "energy": energy, "no ll metric": noLL} {
+		mem, err := EstimateMemory(cfg, DataSizes{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(), Train: len(ds.Train)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem.Best != mem.Parameters {
+			t.Errorf("%s: estimate holds %d bytes of best copies, want one copy (%d)", name, mem.Best, mem.Parameters)
+		}
+		res, err := Run(context.Background(), cfg, ds, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.BestLLParams != nil || res.Memory.Best != res.Memory.Parameters {
+			t.Errorf("%s: kept best-LL parameters %v, %d bytes of best copies; want none, one copy", name, res.BestLLParams != nil, res.Memory.Best)
+		}
+	}
+}

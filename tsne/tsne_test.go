@@ -171,6 +171,19 @@ func TestPrincipalStart(t *testing.T) {
 	if sd := stat.PopStdDev(col(y, 0, 2), nil); math.Abs(sd-1e-4) > 1e-10 {
 		t.Errorf("first column's standard deviation %v, want 1e-4", sd)
 	}
+	// scikit-learn's svd_flip: each component's largest entry is positive.
+	for c := range 2 {
+		v := col(y, c, 2)
+		big := 0
+		for i := range v {
+			if math.Abs(v[i]) > math.Abs(v[big]) {
+				big = i
+			}
+		}
+		if v[big] < 0 {
+			t.Errorf("start column %d: its largest entry %v is negative", c, v[big])
+		}
+	}
 	// Points without spread start at random, still small.
 	flat := principalStart(centredGram(gram(mat.NewDense(5, 3, nil)), 5), 5, rand.New(rand.NewPCG(1, 1)))
 	for _, v := range flat {
@@ -394,6 +407,21 @@ func TestEmbedPhasesStepByStep(t *testing.T) {
 			if got, want := res.Y.At(i, j), y[2*i+j]; math.Abs(got-want) > 1e-9*(1+math.Abs(want)) {
 				t.Fatalf("point %d coordinate %d: %v, want %v", i, j, got, want)
 			}
+		}
+	}
+}
+
+// The exaggerated phase ends at Iterations too: a descent of fewer
+// iterations than ExaggerationIterations stops there.
+func TestEmbedShorterThanExaggeration(t *testing.T) {
+	x, _ := clusters(2, 5, 3, 22)
+	opt := DefaultOptions()
+	opt.Perplexity, opt.Iterations = 3, 100
+	for _, angle := range []float64{0, 0.5} {
+		opt.Angle = angle
+		res, err := Embed(x, opt)
+		if err != nil || res.Iterations != 100 {
+			t.Errorf("angle %v: %d iterations (%v), want 100 of the 250 exaggerated ones", angle, res.Iterations, err)
 		}
 	}
 }
