@@ -38,7 +38,7 @@ type scalingOptions struct {
 func addScalingFlags(fs *flag.FlagSet) *scalingOptions {
 	d := scaling.DefaultOptions()
 	o := &scalingOptions{opts: d}
-	fs.BoolVar(&o.enabled, "scaling", false, "run the training-cost scaling study instead of a grid (see -scaling-* and the README)")
+	fs.BoolVar(&o.enabled, "scaling", false, "old form of the scaling verb (accepted, no effect)")
 	fs.StringVar(&o.models, "scaling-models", strings.Join(d.Models, ","), "comma-separated `models` of the scaling study")
 	fs.StringVar(&o.batches, "scaling-batches", joinInts(d.Batches), "comma-separated batch `sizes` of the study by batch size (empty: skip it)")
 	fs.StringVar(&o.entities, "scaling-entities", joinInts(d.Entities), "comma-separated entity `counts` of the study by entities (empty: skip it)")
@@ -91,22 +91,60 @@ func (o *scalingOptions) options() (scaling.Options, error) {
 	return so, err
 }
 
-// runScaling runs the study as the -scaling mode of the command; fs has
-// been parsed.
-func runScaling(ctx context.Context, fs *flag.FlagSet, o *scalingOptions, env cliEnv) int {
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(env.stderr, "experiments: "+format+"\n", a...)
-		return code
-	}
-	var stray []string
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name != "out" && f.Name != "scaling" && !strings.HasPrefix(f.Name, "scaling-") {
-			stray = append(stray, "-"+f.Name)
+const scalingUsage = `usage: go run ./experiments scaling [-out DIR] [-scaling-* flags]
+
+Measures the time and peak memory of one PLL training step of complex,
+complex+ and complex2 on a synthetic graph of ogbl-wikikg2's size, by batch
+size and by number of entities (the paper's figure 4), each point in a
+child process with a memory cap: <out>/scaling.{tsv,md,png}, default out
+results/scaling. Like a sweep it resumes where it stopped. -scaling is the
+old form of this verb.
+
+flags:
+`
+
+// scalingAlias reports whether args are the old form -scaling [flags].
+func scalingAlias(args []string) bool {
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "scaling" {
+			return true
 		}
-	})
-	if len(stray) > 0 {
-		return fail(exitUsage, "%s cannot be used with -scaling, which takes only -out and -scaling-* flags", strings.Join(stray, ", "))
 	}
+	return false
+}
+
+// runScalingVerb is the scaling verb (and the old form -scaling).
+func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
+	fs := flag.NewFlagSet("experiments scaling", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.String("out", "", "results `directory` (default <repository>/results/scaling)")
+	o := addScalingFlags(fs)
+	fs.Usage = func() { fmt.Fprint(env.stderr, scalingUsage); fs.PrintDefaults() }
+	var stray []string
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && a != "-" && fs.Lookup(name) == nil && name != "h" && name != "help" {
+			stray = append(stray, "-"+name)
+		}
+	}
+	if len(stray) > 0 {
+		return failer(env)(exitUsage, "%s cannot be used with -scaling, which takes only -out and -scaling-* flags", strings.Join(stray, ", "))
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	}
+	return runScaling(ctx, fs, o, env)
+}
+
+// runScaling runs the study; fs has been parsed.
+func runScaling(ctx context.Context, fs *flag.FlagSet, o *scalingOptions, env cliEnv) int {
+	fail := failer(env)
 	opts, err := o.options()
 	if err != nil {
 		return fail(exitUsage, "%v", err)

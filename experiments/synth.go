@@ -20,7 +20,7 @@ import (
 )
 
 const synthUsage = `usage: go run ./experiments synth (-run RUN | -planted MODEL -entities N -relations N -rank D)
-                                 -out DIR -train N -valid N -test N [flags]
+                                 -to DIR -train N -valid N -test N [flags]
 
 Samples a whole data set exactly from a GeKC into DIR, a data set directory
 every grid can load (train/valid/test.txt, gzipped when large; the schema
@@ -36,6 +36,8 @@ files when the source is typed; SOURCE.md saying how it was made).
                   planted.tsv give the exact average log-likelihood of each
                   split under it, the truth a model trained on DIR is
                   measured against
+-out is the results directory whose runs/ holds -run's ID, as in query and
+sweep (-results, its old name, works too).
 
 Triples are distinct by default (-draw distinct: a set, as a knowledge graph
 is); -draw iid repeats training triples as often as the model draws them.
@@ -56,7 +58,7 @@ flags:
 
 type synthOptions struct {
 	run, results, data, planted string
-	out, draw, format           string
+	to, draw, format            string
 	negatives                   int
 	entities, relations, rank   int
 	scale, popularity           float64
@@ -76,7 +78,8 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.SetOutput(env.stderr)
 	o := synthOptions{stdout: env.stdout, stderr: env.stderr, getenv: env.getenv, wd: env.dir}
 	fs.StringVar(&o.run, "run", "", "finished GeKC `run` to sample: directory, checkpoint.npz, or ID")
-	fs.StringVar(&o.results, "results", "", "results `directory` whose runs/ holds -run's ID (default: every results/*/ of the repository)")
+	fs.StringVar(&o.results, "out", "", "results `directory` whose runs/ holds -run's ID, as in query and sweep (default: every results/*/ of the repository)")
+	fs.StringVar(&o.results, "results", "", "old name of -out")
 	fs.StringVar(&o.data, "data", "", "data root of -run's data set (default $GEKC_DATA, else <repository>/data)")
 	fs.StringVar(&o.planted, "planted", "", "plant a GeKC `model` (e.g. complex2, cp2, complex+) instead of sampling a run")
 	fs.IntVar(&o.entities, "entities", 0, "-planted: number of entities")
@@ -87,7 +90,7 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.Float64Var(&o.typeScale, "type-scale", 1, "-planted with -types: multiply every type's count by this factor (at least one entity per type)")
 	fs.Float64Var(&o.scale, "scale", 0, "-planted: σ of a squared model's N(0, σ²) parameters, or a non-negative model's Dirichlet concentration (0: 1)")
 	fs.Float64Var(&o.popularity, "popularity", 0, "-planted, squared models: spread σ_p of the entities' log-normal popularity (rows times exp(σ_p·z), z ~ N(0, 1); 0: none)")
-	fs.StringVar(&o.out, "out", "", "data set `directory` to write (required)")
+	fs.StringVar(&o.to, "to", "", "data set `directory` to write (required)")
 	fs.IntVar(&o.sizes.Train, "train", 0, "training triples")
 	fs.IntVar(&o.sizes.Valid, "valid", 0, "validation triples")
 	fs.IntVar(&o.sizes.Test, "test", 0, "test triples")
@@ -95,7 +98,7 @@ func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the draws (and of -planted's parameters)")
 	fs.StringVar(&o.gzip, "gzip", "auto", "gzip the splits: yes, no, or auto (beyond a million triples)")
 	fs.StringVar(&o.format, "format", "text", "layout to write: text (train/valid/test.txt) or ogb (OGB's, with shipped negatives)")
-	fs.BoolVar(&o.force, "force", false, "write into a -out that already holds files (a data set of that name is replaced); never into a results directory")
+	fs.BoolVar(&o.force, "force", false, "write into a -to that already holds files (a data set of that name is replaced); never into a results directory")
 	fs.IntVar(&o.negatives, "negatives", 0, "-format ogb: candidates per valid and test triple and side (0: 500, as ogbl-biokg)")
 	return runSubcommand(fs, synthUsage, args, env, o.execute)
 }
@@ -106,8 +109,8 @@ func (o *synthOptions) execute() error {
 		return fmt.Errorf("-draw: %v", err)
 	}
 	switch {
-	case o.out == "":
-		return errors.New("-out is required: the data set directory to write")
+	case o.to == "":
+		return errors.New("-to is required: the data set directory to write (-out is the results directory of -run, as in query and sweep)")
 	case (o.run == "") == (o.planted == ""):
 		return errors.New("give exactly one of -run (sample a finished run) and -planted (plant a model)")
 	case o.sizes.Train < 0 || o.sizes.Valid < 0 || o.sizes.Test < 0 || o.sizes.Total() == 0:
@@ -126,7 +129,7 @@ func (o *synthOptions) execute() error {
 	if err != nil {
 		return err
 	}
-	out := inDir(wd, o.out)
+	out := inDir(wd, o.to)
 	if err := synth.CheckTarget(out, o.force); err != nil {
 		return err
 	}

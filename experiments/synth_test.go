@@ -18,7 +18,7 @@ func TestSynthPlanted(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "planted")
 	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-entities", "40",
-		"-relations", "3", "-rank", "4", "-out", dir, "-train", "300", "-valid", "20", "-test", "20", "-seed", "2")
+		"-relations", "3", "-rank", "4", "-to", dir, "-train", "300", "-valid", "20", "-test", "20", "-seed", "2")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -52,7 +52,7 @@ func TestSynthPlanted(t *testing.T) {
 	must(t, os.WriteFile(schema, []byte("relation\thead\ttail\ndrug-protein\tdrug\tprotein\nprotein-protein\tprotein\tprotein\n"), 0o644))
 	typed := filepath.Join(root, "typed")
 	code, _, stderr = runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-types", types, "-schema", schema,
-		"-rank", "3", "-out", typed, "-train", "200", "-valid", "10", "-test", "10")
+		"-rank", "3", "-to", typed, "-train", "200", "-valid", "10", "-test", "10")
 	if code != exitOK {
 		t.Fatalf("typed: exit %d: %s", code, stderr)
 	}
@@ -70,7 +70,7 @@ func TestSynthPlanted(t *testing.T) {
 	}
 	// The same in OGB's layout: the loader reads it with its negatives.
 	code, _, stderr = runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-types", types, "-schema", schema,
-		"-rank", "3", "-out", filepath.Join(root, "ogb"), "-train", "200", "-valid", "10", "-test", "10", "-format", "ogb", "-negatives", "4")
+		"-rank", "3", "-to", filepath.Join(root, "ogb"), "-train", "200", "-valid", "10", "-test", "10", "-format", "ogb", "-negatives", "4")
 	if ods, err := kg.Load(filepath.Join(root, "ogb")); code != exitOK || err != nil || len(ods.Negatives.TestTail[9]) != 4 || !slices.Equal(ods.Train, tds.Train) {
 		t.Fatalf("-format ogb: exit %d (%s), %v", code, stderr, err)
 	}
@@ -90,7 +90,7 @@ func TestSynthPlanted(t *testing.T) {
 		{[]string{"-planted", "cp2", "-types", types, "-schema", schema, "-entities", "5", "-rank", "2", "-train", "3"}, "takes its sizes from -types and -schema"},
 		{[]string{"-planted", "cp2", "-types", types, "-schema", filepath.Join(root, "nope.tsv"), "-rank", "2", "-train", "3"}, "nope.tsv"},
 	} {
-		args := append([]string{"synth", "-out", filepath.Join(root, "bad")}, c.args...)
+		args := append([]string{"synth", "-to", filepath.Join(root, "bad")}, c.args...)
 		code, _, stderr := runInProcess(t, context.Background(), newFake(), args...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, %q (want %q)", c.args, code, stderr, c.want)
@@ -99,7 +99,7 @@ func TestSynthPlanted(t *testing.T) {
 }
 
 // The issue's check of synth -run: a GeKC trained briefly on UMLS, then
-// `synth -run … -out DIR -train 4000 -valid 300 -test 300` writes a data
+// `synth -run … -to DIR -train 4000 -valid 300 -test 300` writes a data
 // set of those sizes with its statistics (stats.md, with the KTD to UMLS's
 // test triples, and degrees.png) and SOURCE.md, and a grid trains on DIR.
 func TestSynthRunSurrogateOfUMLS(t *testing.T) {
@@ -110,8 +110,8 @@ func TestSynthRunSurrogateOfUMLS(t *testing.T) {
 	out := filepath.Join(root, "out")
 	trainCLI(t, []string{"-grid", grid, "-data", data, "-out", out})
 	dir := filepath.Join(root, "surrogate")
-	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "synth", "-run", "complex2-mle", "-results", out,
-		"-data", data, "-out", dir, "-train", "4000", "-valid", "300", "-test", "300", "-seed", "3")
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "synth", "-run", "complex2-mle", "-out", out,
+		"-data", data, "-to", dir, "-train", "4000", "-valid", "300", "-test", "300", "-seed", "3")
 	if code != exitOK {
 		t.Fatalf("synth -run: exit %d: %s", code, stderr)
 	}
@@ -153,7 +153,7 @@ func TestSynthRefusesToOverwrite(t *testing.T) {
 	dir := filepath.Join(root, "planted")
 	args := func(out string, more ...string) []string {
 		return append([]string{"synth", "-planted", "complex2", "-entities", "20", "-relations", "3", "-rank", "2",
-			"-out", out, "-train", "30", "-valid", "5", "-test", "5"}, more...)
+			"-to", out, "-train", "30", "-valid", "5", "-test", "5"}, more...)
 	}
 	if code, _, stderr := runInProcess(t, context.Background(), newFake(), args(dir)...); code != exitOK {
 		t.Fatalf("first write: exit %d: %s", code, stderr)

@@ -189,15 +189,7 @@ func unknownKeyError(prefix, key string) error {
 }
 
 // closest returns the candidate within edit distance 2 of s, if any.
-func closest(s string, candidates []string) string {
-	best, bestDist := "", 3
-	for _, c := range candidates {
-		if d := editdist.Distance(s, c); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
-}
+func closest(s string, candidates []string) string { return editdist.Closest(s, candidates) }
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

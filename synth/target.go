@@ -22,11 +22,11 @@ func CheckTarget(dir string, force bool) error {
 	}
 	for _, marker := range []string{"results.tsv", "runs"} {
 		if _, err := os.Stat(filepath.Join(dir, marker)); err == nil {
-			return fmt.Errorf("%s is a results directory (it has %s): write the data set into a data root instead, e.g. -out data/NAME", dir, marker)
+			return fmt.Errorf("%s is a results directory (it has %s): write the data set into a data root instead, e.g. -to data/NAME", dir, marker)
 		}
 	}
 	if force {
 		return nil
 	}
-	return fmt.Errorf("%s already holds %d files (%s, ...): nothing was written; -force replaces what a data set of the same name would overwrite, or choose another -out", dir, len(entries), entries[0].Name())
+	return fmt.Errorf("%s already holds %d files (%s, ...): nothing was written; -force replaces what a data set of the same name would overwrite, or choose another -to", dir, len(entries), entries[0].Name())
 }

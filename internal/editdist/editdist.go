@@ -23,3 +23,15 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Closest returns the candidate nearest to s by Distance, if one is
+// within two edits; "" otherwise. The first of equally near ones wins.
+func Closest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if d := Distance(s, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}

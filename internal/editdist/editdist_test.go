@@ -23,3 +23,11 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	for _, c := range []struct{ s, want string }{{"swep", "sweep"}, {"analyse", "analyze"}, {"tabels", "tables"}, {"nothing", ""}, {"query", "query"}} {
+		if got := Closest(c.s, []string{"sweep", "analyze", "tables", "query"}); got != c.want {
+			t.Errorf("Closest(%q) = %q, want %q", c.s, got, c.want)
+		}
+	}
+}

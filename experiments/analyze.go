@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"gekc/analysis"
+	"gekc/sweep"
+)
+
+const analyzeUsage = `usage: go run ./experiments analyze KIND -grid FILE [flags]
+
+Analyses the finished runs of the grid in -out, without training:
+  samples      sample triples from each GeKC into runs/<id>/samples.tsv, and
+               audit them against its exact probabilities (each split's
+               mass and share of the samples, the entropy):
+               sample-audit.tsv and sample-audit.md
+  ktd          kernel triple distance of the samples (needs -features)
+  tsne         the paper's t-SNE figure of test and sampled triples (their
+               product units under -features' model): runs/<id>/tsne.png
+  calibration  ECE of every run on the test split (logistic and min-max);
+               runs/<id>/calibration.png, calibration.tsv and calibration.md
+  plots        draw runs/<id>/curves.png again from metrics.json
+  paper        the best configurations beside the paper's Table 2 values
+               (-reference FILE for another table, and for a grid with
+               paper = false): writes paper.md
+A run whose files are broken is skipped with its name and the remedy; the
+exit status then says the tables are incomplete.
+
+flags:
+`
+
+const tablesUsage = `usage: go run ./experiments tables -grid FILE [flags]
+
+Writes results.tsv, results.md and paper.md of the grid in -out again from
+its run records (runs/<id>/metrics.json); needs no data set.
+
+flags:
+`
+
+// analyzeFlags are the analyses' own flags.
+type analyzeFlags struct {
+	samples            int
+	features, ktdTable string
+	nnmf               bool
+	reference          string
+}
+
+func (a *analyzeFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&a.samples, "samples", -1, "with -analyze, the samples per run (default 25000)")
+	fs.StringVar(&a.features, "features", "", "for -analyze ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
+	fs.StringVar(&a.ktdTable, "ktd-table", "", "for -analyze ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
+	fs.BoolVar(&a.nnmf, "nnmfaug", false, "for -analyze ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
+	fs.StringVar(&a.reference, "reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's; none for a grid with paper = false)")
+}
+
+// runAnalyze is the analyze verb: analyze KIND [flags].
+func runAnalyze(ctx context.Context, args []string, env cliEnv) int {
+	fail := failer(env)
+	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help") {
+			fmt.Fprint(env.stderr, analyzeUsage)
+			return exitOK
+		}
+		return fail(exitUsage, "analyze needs a KIND: samples, ktd, tsne, calibration, plots or paper (see analyze -h)")
+	}
+	return analyzeVerb(ctx, args[0], args[1:], env, analyzeUsage)
+}
+
+// runTables is the tables verb.
+func runTables(ctx context.Context, args []string, env cliEnv) int {
+	return analyzeVerb(ctx, "tables", args, env, tablesUsage)
+}
+
+// analyzeVerb parses an analysis' flags and runs it.
+func analyzeVerb(ctx context.Context, kind string, args []string, env cliEnv, usage string) int {
+	fs := flag.NewFlagSet("experiments "+kind, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	var gf gridFlags
+	var af analyzeFlags
+	gf.register(fs)
+	af.register(fs)
+	fs.Usage = func() { fmt.Fprint(env.stderr, usage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	}
+	return analyzeRuns(ctx, env, &gf, af, kind)
+}
+
+// analyzeRuns runs the analysis kind over the grid's finished runs: what
+// both the analyze verb and the old form -analyze KIND do.
+func analyzeRuns(ctx context.Context, env cliEnv, gf *gridFlags, af analyzeFlags, kind string) int {
+	fail := failer(env)
+	if af.samples == 0 {
+		return fail(exitUsage, "-samples 0 with -analyze: an analysis of samples needs some; give N > 0, or leave -samples out for 25000")
+	}
+	o, err := gf.open(env)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	// Plots and the comparison with the paper read only the record: they
+	// need no dataset.
+	if kind != "plots" && kind != "paper" && kind != "tables" {
+		if err := sweep.CheckDatasets(o.dataRoot, o.selected); err != nil {
+			return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, o.g.Path)
+		}
+	}
+	ref, err := o.referencePath(af.reference, kind == "paper", env)
+	if err != nil {
+		return fail(exitUsage, "%v", err)
+	}
+	// The paper's KTDs, whatever -reference says of Table 2's values.
+	a := &sweep.Analysis{Kind: kind, Title: o.g.Name, Features: af.features, KTDTable: af.ktdTable, NNMFAug: af.nnmf, Reference: ref,
+		KTDReference: filepath.Join(o.paperResults(), analysis.KTDReferenceName), Samples: af.samples, Out: o.out,
+		DataRoot: o.dataRoot, Runs: o.selected, Stdout: env.stdout, Stderr: env.stderr}
+	if err := a.Run(ctx); err != nil {
+		return fail(exitRunsFailed, "%v", err)
+	}
+	return exitOK
+}

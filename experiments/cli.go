@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"gekc/internal/editdist"
+)
+
+// A verb is one mode of the command, with its own flags (VERB -h).
+type verb struct {
+	name, synopsis string
+	run            func(ctx context.Context, args []string, env cliEnv) int
+}
+
+// verbs lists the command's modes in the order -h shows them.
+var verbs []verb
+
+func init() {
+	verbs = []verb{
+		{"sweep", "train a grid's runs into a results directory (the default: -grid G alone means sweep -grid G)", runSweep},
+		{"analyze", "analyse a grid's finished runs: samples, ktd, tsne, calibration, plots or paper", runAnalyze},
+		{"tables", "write results.tsv, results.md and paper.md again from the run records", runTables},
+		{"scaling", "the training-cost study: step time and memory by batch size and entities", runScalingVerb},
+		{"query", "ask a finished run's model: completions, probabilities, marginals, samples", runQuery},
+		{"synth", "write a data set sampled from a finished run or a planted GeKC", runSynth},
+	}
+}
+
+const commandUsage = `usage: go run ./experiments VERB [flags]        (go run ./experiments VERB -h: its flags)
+       go run ./experiments -grid FILE [flags]   (the sweep verb)
+
+verbs:
+%s
+Old forms that keep working: -analyze KIND means "analyze KIND", -analyze
+tables means "tables", -scaling means "scaling".
+`
+
+// runCLI dispatches to a verb: the first argument when it names one, else
+// sweep, whose old flag forms -analyze and -scaling lead to their verbs.
+func runCLI(ctx context.Context, args []string, env cliEnv) int {
+	if job := env.getenv(scalingChildEnv); job != "" {
+		return runScalingChild(job, env.stdout, env.stderr)
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			printCommandUsage(env.stderr)
+		}
+		return runSweep(ctx, args, env)
+	}
+	for _, v := range verbs {
+		if v.name == args[0] {
+			return v.run(ctx, args[1:], env)
+		}
+	}
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	msg := fmt.Sprintf("experiments: unknown verb %q; want one of %s", args[0], strings.Join(names, ", "))
+	if s := editdist.Closest(args[0], names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	fmt.Fprintln(env.stderr, msg)
+	return exitUsage
+}
+
+// printCommandUsage lists the verbs, one line each.
+func printCommandUsage(w io.Writer) {
+	var b strings.Builder
+	for _, v := range verbs {
+		fmt.Fprintf(&b, "  %-8s %s\n", v.name, v.synopsis)
+	}
+	fmt.Fprintf(w, commandUsage, b.String())
+	fmt.Fprintln(w)
+}

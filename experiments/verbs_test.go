@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"gekc/sweep/sweeptest"
+)
+
+// -h lists the verbs, a line each, and the old forms; VERB -h gives its
+// flags; an unknown verb is a usage error with the closest one.
+func TestVerbsHelp(t *testing.T) {
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), "-h")
+	want := []string{"verbs:", "Old forms"}
+	for _, v := range verbs {
+		want = append(want, "  "+v.name+" ")
+	}
+	if err := containsAll(stderr, want...); code != exitOK || err != nil {
+		t.Errorf("-h: exit %d, %v:\n%s", code, err, stderr)
+	}
+	for _, c := range []struct {
+		verb string
+		flag string
+	}{{"sweep", "-dry-run"}, {"analyze", "-features"}, {"tables", "-reference"}, {"scaling", "-scaling-rank"}, {"query", "-target"}, {"synth", "-to"}} {
+		code, _, stderr := runInProcess(t, context.Background(), newFake(), c.verb, "-h")
+		if code != exitOK || !strings.Contains(stderr, c.flag) {
+			t.Errorf("%s -h: exit %d, no %s:\n%s", c.verb, code, c.flag, stderr)
+		}
+	}
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), "swep", "-grid", "x")
+	if code != exitUsage || !strings.Contains(stderr, `unknown verb "swep"`) || !strings.Contains(stderr, "did you mean sweep") {
+		t.Errorf("swep: exit %d:\n%s", code, stderr)
+	}
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), "analyze", "-grid", "x")
+	if code != exitUsage || !strings.Contains(stderr, "analyze needs a KIND") {
+		t.Errorf("analyze without a kind: exit %d:\n%s", code, stderr)
+	}
+}
+
+// Each verb does what its old form does: the same exit status and output.
+func TestVerbsMatchOldForms(t *testing.T) {
+	fx := newSweepFixture(t, sweeptest.ToyGrid)
+	if code, _, stderr := runInProcess(t, context.Background(), newFake(), append([]string{"sweep"}, fx.args("-only", "0-1")...)...); code != exitOK {
+		t.Fatalf("sweep verb: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		verb, old []string
+	}{
+		{append([]string{"analyze", "plots"}, fx.args()...), fx.args("-analyze", "plots")},
+		{append([]string{"analyze", "ktd"}, fx.args()...), fx.args("-analyze", "ktd")},
+		{append([]string{"tables"}, fx.args()...), fx.args("-analyze", "tables")},
+		{append([]string{"sweep"}, fx.args("-dry-run")...), fx.args("-dry-run")},
+		{[]string{"scaling", "-grid", "x"}, []string{"-scaling", "-grid", "x"}},
+	} {
+		vc, vout, verr := runInProcess(t, context.Background(), newFake(), c.verb...)
+		oc, oout, oerr := runInProcess(t, context.Background(), newFake(), c.old...)
+		if vc != oc || vout != oout || verr != oerr {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q\nold form %v: exit %d, stdout %q, stderr %q", c.verb, vc, vout, verr, c.old, oc, oout, oerr)
+		}
+	}
+}
+
+// -out is the results directory in every verb: synth writes its data set
+// to -to, and an old-style synth -out DATASET says so.
+func TestSynthOutIsTheResultsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runInProcess(t, context.Background(), newFake(), "synth", "-planted", "complex2", "-entities", "6", "-relations", "2",
+		"-rank", "2", "-out", dir+"/data/x", "-train", "5", "-valid", "1", "-test", "1")
+	if code != exitUsage || !strings.Contains(stderr, "-to is required") || !strings.Contains(stderr, "-out is the results directory") {
+		t.Errorf("synth with -out and no -to: exit %d:\n%s", code, stderr)
+	}
+}
