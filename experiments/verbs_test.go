@@ -71,3 +71,18 @@ func TestSynthOutIsTheResultsDirectory(t *testing.T) {
 		t.Errorf("synth with -out and no -to: exit %d:\n%s", code, stderr)
 	}
 }
+
+// diag ll-by-seen prints a finished run's test LL split by seen entities;
+// a name it does not know is a usage error.
+func TestDiagLLBySeen(t *testing.T) {
+	dir := t.TempDir()
+	run := fakeFinishedRun(t, dir, "cp2", 3)
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "diag", "ll-by-seen", "-run", run, "-data", "../data")
+	if err := containsAll(stdout, "test LL", "over 661 triples", "table subject: mean row norm", "log Z"); code != exitOK || err != nil {
+		t.Errorf("exit %d, %v:\n%s%s", code, err, stdout, stderr)
+	}
+	code, _, stderr = runInProcess(t, context.Background(), newFake(), "diag", "nothing", "-run", run)
+	if code != exitUsage || !strings.Contains(stderr, `diag "nothing": want ll-by-seen`) {
+		t.Errorf("unknown diagnostic: exit %d:\n%s", code, stderr)
+	}
+}
