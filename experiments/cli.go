@@ -26,7 +26,7 @@ func init() {
 		{"scaling", "the training-cost study: step time and memory by batch size and entities", runScalingVerb},
 		{"query", "ask a finished run's model: completions, probabilities, marginals, samples", runQuery},
 		{"synth", "write a data set sampled from a finished run or a planted GeKC", runSynth},
-		{"diag", "diagnostics of one finished run the reproduction report cites: ll-by-seen", runDiag},
+		{"diag", "diagnostics of one finished run the report cites: ll-by-seen, refit-relations, uniform-components", runDiag},
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 )
 
 // The module's layering, from the imports of its non-test files: internal/
-// holds leaf helpers that import no gekc package outside internal/.
+// holds leaf helpers that import no gekc package outside internal/; only
+// the command imports the runner (sweep); scripts/ holds no Go program but
+// the test-output tool.
 func TestLayers(t *testing.T) {
 	imports := moduleImports(t, "..")
 	for pkg, deps := range imports {
@@ -19,6 +21,16 @@ func TestLayers(t *testing.T) {
 			if strings.HasPrefix(pkg, "internal/") && strings.HasPrefix(dep, "gekc/") && !strings.HasPrefix(dep, "gekc/internal/") {
 				t.Errorf("%s imports %s: internal/ holds leaf helpers only (put test support beside its subject)", pkg, dep)
 			}
+		}
+	}
+	for pkg, deps := range imports {
+		for _, dep := range deps {
+			if dep == "gekc/sweep" && pkg != "." && pkg != "experiments" && !strings.HasPrefix(pkg, "sweep") {
+				t.Errorf("%s imports the runner (gekc/sweep): only the command may", pkg)
+			}
+		}
+		if strings.HasPrefix(pkg, "scripts/") && pkg != "scripts/testprogress" {
+			t.Errorf("%s is a Go program under scripts/: a computation belongs in a package, reached through a verb (diag)", pkg)
 		}
 	}
 	if len(imports["internal/atomicfile"]) == 0 {

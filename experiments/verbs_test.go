@@ -86,3 +86,34 @@ func TestDiagLLBySeen(t *testing.T) {
 		t.Errorf("unknown diagnostic: exit %d:\n%s", code, stderr)
 	}
 }
+
+// diag refit-relations and uniform-components run on finished runs, their
+// ψ from another run given by ID or directory.
+func TestDiagRefitAndUniformComponents(t *testing.T) {
+	dir := t.TempDir()
+	sq := fakeFinishedRun(t, dir, "complex2", 3)
+	mix := fakeFinishedRun(t, dir, "cp+", 3)
+	psi := fakeFinishedRun(t, dir, "complex", 3)
+	code, stdout, stderr := runInProcess(t, context.Background(), newFake(), "diag", "refit-relations", "-run", sq, "-data", "../data",
+		"-pairs", "20", "-features", psi, "-samples", "300")
+	if err := containsAll(stdout, "mean p(r | s, o) over 20 training pairs", "as trained   p(R) TV", "refit twice", "KTD"); code != exitOK || err != nil {
+		t.Errorf("refit-relations: exit %d, %v:\n%s%s", code, err, stdout, stderr)
+	}
+	code, stdout, stderr = runInProcess(t, context.Background(), newFake(), "diag", "uniform-components", "-run", mix, "-data", "../data",
+		"-features", psi, "-samples", "300")
+	if err := containsAll(stdout, "component perplexity", "uniform (the paper's code): KTD"); code != exitOK || err != nil {
+		t.Errorf("uniform-components: exit %d, %v:\n%s%s", code, err, stdout, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"refit-relations", "-run", mix}, "not a squared GeKC"},
+		{[]string{"uniform-components", "-run", mix}, "-features is required"},
+	} {
+		code, _, stderr := runInProcess(t, context.Background(), newFake(), append(append([]string{"diag"}, c.args...), "-data", "../data")...)
+		if code == exitOK || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, want an error with %q:\n%s", c.args, code, c.want, stderr)
+		}
+	}
+}

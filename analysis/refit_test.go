@@ -1,4 +1,4 @@
-package main
+package analysis
 
 import (
 	"math"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/analysis"
 	"gekc/kg"
 	"gekc/models"
 	"gekc/query"
@@ -16,10 +15,10 @@ import (
 // For every squared model, refitting the relation scales on Nations
 // brings p(R) to the training frequencies (the first pass within the
 // uniform ε mass's reach, the second closer still) and raises the test
-// log-likelihood by what the relation marginal cost, while refitRelations'
+// log-likelihood by what the relation marginal cost, while RefitRelationScales'
 // own check finds the subject and object conditionals unmoved.
 func TestRefitRelations(t *testing.T) {
-	ds, err := kg.Load(filepath.Join("..", "..", "data", "nations"))
+	ds, err := kg.Load(filepath.Join("..", "data", "nations"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +38,12 @@ func TestRefitRelations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fit := func() (*query.Querier, []float64, *analysis.RelationFit, float64) {
+			fit := func() (*query.Querier, []float64, *RelationFit, float64) {
 				q, err := query.New(m, nil, 512)
 				if err != nil {
 					t.Fatal(err)
 				}
-				lm, f, ll, err := measure(q, ds)
+				lm, f, ll, err := MeasureRelations(q, ds)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -55,18 +54,18 @@ func TestRefitRelations(t *testing.T) {
 				t.Fatalf("p(R) already %v from f(R): nothing to refit", f0.TV)
 			}
 			for pass, tol := range []float64{1e-3, 1e-5} {
-				if err := refitRelations(q, lm, 512, ds); err != nil {
+				if err := RefitRelationScales(q, lm, 512, ds); err != nil {
 					t.Fatal(err)
 				}
-				var f *analysis.RelationFit
+				var f *RelationFit
 				var ll float64
 				q, lm, f, ll = fit()
-				if !(f.TV < tol) || !(abs(f.TestLL-f.TestLLTrain) < 10*tol) {
+				if !(f.TV < tol) || !(math.Abs(f.TestLL-f.TestLLTrain) < 10*tol) {
 					t.Errorf("pass %d: p(R) %v from f(R), test LL of R %v against f(R)'s %v", pass+1, f.TV, f.TestLL, f.TestLLTrain)
 				}
 				// log p(s, r, o) = log p(r) + log p(s, o | r), and the
 				// refit moves only the first term.
-				if gain, want := ll-ll0, f.TestLL-f0.TestLL; abs(gain-want) > 1e-3 {
+				if gain, want := ll-ll0, f.TestLL-f0.TestLL; math.Abs(gain-want) > 1e-3 {
 					t.Errorf("pass %d: test LL %v → %v, a gain of %v; the relation term's is %v", pass+1, ll0, ll, gain, want)
 				}
 			}
@@ -74,18 +73,12 @@ func TestRefitRelations(t *testing.T) {
 	}
 }
 
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
 
-// pairCalibration's mean of p(r | s, o) over drawn training pairs is the
+// PairCalibration's mean of p(r | s, o) over drawn training pairs is the
 // one that p(s, r, o) / Σ_r' p(s, r', o), from LogJoint, gives over the
 // same draws.
 func TestPairCalibration(t *testing.T) {
-	ds, err := kg.Load(filepath.Join("..", "..", "data", "nations"))
+	ds, err := kg.Load(filepath.Join("..", "data", "nations"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +92,7 @@ func TestPairCalibration(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n, seed = 200, 7
-	got, err := pairCalibration(q, ds, n, seed)
+	got, err := PairCalibration(q, ds, n, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +124,7 @@ func TestPairCalibration(t *testing.T) {
 	for r := range nr {
 		want += math.Abs(mean[r]-freq[r]) / 2
 	}
-	if !(want > 0.05) || abs(got-want) > 1e-6 {
-		t.Errorf("pairCalibration %v, by LogJoint %v (want it far from 0 for this untrained model)", got, want)
+	if !(want > 0.05) || math.Abs(got-want) > 1e-6 {
+		t.Errorf("PairCalibration %v, by LogJoint %v (want it far from 0 for this untrained model)", got, want)
 	}
 }
