@@ -360,3 +360,59 @@ func TestShiftScalar(t *testing.T) {
 		}
 	}
 }
+
+// Parts and Blocks cut a 6×6 matrix into 3 parts: part p is columns
+// [2p, 2p+2), block [p][q] rows [2p, 2p+2) and columns [2q, 2q+2); Halves
+// and Quadrants agree with them at 2; sizes that do not cut are refused.
+func TestBuilderPartsAndBlocks(t *testing.T) {
+	g := G.NewGraph()
+	vals := make([]float64, 36)
+	for i := range vals {
+		vals[i] = float64(i)
+	}
+	x := G.NewMatrix(g, tensor.Float64, G.WithShape(6, 6), G.WithName("x"), G.WithValue(tensor.New(tensor.WithShape(6, 6), tensor.WithBacking(vals))))
+	var e Builder
+	parts := e.Parts(x, 3)
+	blocks := e.Blocks(x, 3)
+	if e.Err() != nil {
+		t.Fatal(e.Err())
+	}
+	nodes := append([]*G.Node(nil), parts...)
+	for _, row := range blocks {
+		nodes = append(nodes, row...)
+	}
+	prog, err := Compile(nodes...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for p, n := range parts {
+		var want []float64
+		for i := range 6 {
+			want = append(want, vals[i*6+2*p], vals[i*6+2*p+1])
+		}
+		if got := n.Value().Data().([]float64); !reflect.DeepEqual(got, want) {
+			t.Errorf("part %d = %v, want %v", p, got, want)
+		}
+	}
+	for p := range 3 {
+		for q := range 3 {
+			want := []float64{vals[(2*p)*6+2*q], vals[(2*p)*6+2*q+1], vals[(2*p+1)*6+2*q], vals[(2*p+1)*6+2*q+1]}
+			if got := blocks[p][q].Value().Data().([]float64); !reflect.DeepEqual(got, want) {
+				t.Errorf("block [%d][%d] = %v, want %v", p, q, got, want)
+			}
+		}
+	}
+	for _, n := range []int{4, 0} {
+		var b Builder
+		if b.Parts(x, n) != nil || b.Err() == nil || !strings.Contains(b.Err().Error(), "graph.Parts") {
+			t.Errorf("Parts(6 columns, %d): %v", n, b.Err())
+		}
+		var c Builder
+		if c.Blocks(x, n) != nil || c.Err() == nil || !strings.Contains(c.Err().Error(), "graph.Blocks") {
+			t.Errorf("Blocks(6×6, %d): %v", n, c.Err())
+		}
+	}
+}
