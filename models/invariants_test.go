@@ -136,6 +136,23 @@ func checkNonNegativeInit(t *testing.T, m *Model) {
 				t.Errorf("table %s column %d: exp sums to %v over the rows, want 1", f, j, sum)
 			}
 		}
+		// The gates θ are N(0, GateInitStd²) in the raw parameters, every
+		// gate column drawn (none left at a constant).
+		raw := p.Data().([]float64)
+		var all []float64
+		for c := k; c < tab.Cols && parts > 1; c++ {
+			col := make([]float64, tab.Rows)
+			for i := range col {
+				col[i] = raw[i*tab.Cols+c]
+			}
+			if _, sd := meanSD(col); sd < 0.2*GateInitStd {
+				t.Fatalf("table %s gate column %d: sd %.3g, want N(0, %g²)", f, c, sd, GateInitStd)
+			}
+			all = append(all, col...)
+		}
+		if mean, sd := meanSD(all); len(all) > 0 && (math.Abs(mean) > 5*GateInitStd/math.Sqrt(float64(len(all))) || math.Abs(sd/GateInitStd-1) > 0.15) {
+			t.Fatalf("table %s gates: mean %.3g, sd %.3g; want N(0, %g²)", f, mean, sd, GateInitStd)
+		}
 	}
 }
 
