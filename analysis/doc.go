@@ -1,12 +1,14 @@
 // Package analysis holds the post-hoc analyses of finished runs: drawing
-// samples from a trained GeKC (samples.tsv), the kernel triple distance
-// (KTD) of those samples to the test triples, and the empirical
-// calibration error (ECE) of a model on the test triples and hard
-// negatives, with the TSV and Markdown tables each analysis writes.
+// samples from a trained GeKC (samples.tsv) and auditing them against its
+// exact probabilities, the kernel triple distance (KTD) of those samples
+// to the test triples, the empirical calibration error (ECE) of a model on
+// the test triples and hard negatives, with the TSV and Markdown tables
+// each writes, and the diagnostics the reproduction report cites (LLBySeen,
+// Refit, UniformComponents).
 //
 // The package computes and renders; it does not know how runs are
-// recorded or where they live. The command that runs sweeps
-// (gekc/experiments, -analyze) finds the finished runs, loads their
-// checkpoints, and passes each run's model, dataset and plain description
-// (Run) in.
+// recorded or where they live. The runner (gekc/sweep, for the command's
+// analyze verb) and the command's diag verb find the finished runs, load
+// their checkpoints, and pass each run's model, dataset and plain
+// description (Run) in.
 package analysis

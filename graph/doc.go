@@ -1,6 +1,7 @@
 // Package graph is gekc's layer over Gorgonia: the custom ops the models
 // need, a reverse pass that keeps embedding gradients sparse, compiled
-// programs that re-run without allocating, and a fused Adam.
+// programs that re-run without allocating, and fused optimisers (Adam,
+// Adagrad, SGD: one pass per parameter each).
 //
 // # Why custom ops
 //
@@ -17,14 +18,17 @@
 // (G.WhichBLAS): OpenBLAS in a program that imports gekc/graph/openblas,
 // gonum's pure-Go BLAS otherwise, since importing graph changes no
 // process-wide state. The exp-heavy float32 loops (row log-sum-exp,
-// softmax, Adam) use AVX2 kernels when the CPU has them.
+// softmax, Adam) use AVX2 kernels when the CPU has them. Scores whose rows
+// pack n parts (hypercomplex numbers) have part products, sums and gates
+// and the squared partition's Gram-block contraction from term tables
+// (PartProduct, PartSums, GatedLogParts, SignedBlockContract).
 //
 // # Building and running
 //
 // Build a loss from the ops (Gather, MatMul, Gram, RowDot, LogSoftmaxNLL,
 // ...), call Backward for the gradients, Compile the loss and gradients
 // once, then for each batch write the new indices into the input tensors in
-// place, Run, and pass the gradient values to Adam.Step.
+// place, Run, and pass the gradient values to an Optimizer's Step.
 //
 // A Builder chains the ops with one error check per expression: its
 // methods return only nodes and it keeps the first error, so a formula is
