@@ -140,8 +140,12 @@ objective = "pll"
 	must(t, ckpt.WriteState(filepath.Join(ts.out, runsDirName, ids[2], ckpt.StateName), ids[2],
 		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second, nil))
 
-	if tally, stderr := ts.train(t, context.Background(), Train, 0); tally != (Tally{Finished: 3}) {
+	tally, stderr := ts.train(t, context.Background(), Train, 0)
+	if tally != (Tally{Finished: 3}) {
 		t.Fatalf("resumed sweep: %+v: %s", tally, stderr)
+	}
+	if strings.Contains(stderr, "TensorBoard") {
+		t.Errorf("a resumed or restarted run's event file was not written: %s", stderr)
 	}
 	for i, id := range ids {
 		got := assertSameTraining(t, ts.out, whole.out, id)

@@ -80,9 +80,14 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	resumed := cfg.Resume != nil
 	first := cfg
 	cfg.Resume = nil // only first holds the state, and Run lets go of it once restored
-	obs, closeEvents := withEvents(job, job.Observer, cfg.LearningRate, seg.FromEpoch)
-	res, err := train.Run(ctx, first, ds, obs)
-	closeEvents()
+	// Each attempt appends to the run's event file, kept up to the epoch it
+	// starts after.
+	run := func(cfg train.Config, keep int) (*train.Result, error) {
+		obs, closeEvents := withEvents(job, job.Observer, cfg.LearningRate, keep)
+		defer closeEvents()
+		return train.Run(ctx, cfg, ds, obs)
+	}
+	res, err := run(first, seg.FromEpoch)
 	if errors.Is(err, train.ErrStateMismatch) {
 		// A state saved by another version of the model (say, new tables).
 		msg := fmt.Sprintf("resume state ignored, trained from scratch: %v", err)
@@ -90,9 +95,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		stateNotes = append(stateNotes, msg)
 		resumed, earlier, segments = false, 0, nil
 		seg.FromEpoch, seg.FromBatch = 0, 0
-		obs, closeEvents = withEvents(job, job.Observer, cfg.LearningRate, 0)
-		res, err = train.Run(ctx, cfg, ds, obs)
-		closeEvents()
+		res, err = run(cfg, 0)
 	}
 	if err != nil {
 		return nil, err

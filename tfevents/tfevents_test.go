@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,4 +274,88 @@ func FuzzReadScalars(f *testing.F) {
 			w.Close()
 		}
 	})
+}
+
+// A record whose data or length was damaged is an error of ReadScalars
+// naming the record (not the end of the file), and where Open cuts; a
+// length beyond any record's, even with its checksum right, is refused
+// before anything is allocated.
+func TestDamagedRecords(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSteps(t, w, 1, 3, 0)
+	w.Close()
+	data, err := os.ReadFile(w.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 16 + int(binary.LittleEndian.Uint64(data[:8])) // the version record's size
+	second := first + 16 + int(binary.LittleEndian.Uint64(data[first:first+8]))
+	bad := slices.Clone(data)
+	bad[second+12+3] ^= 0x40 // inside step 2's data
+	if err := os.WriteFile(w.Path(), bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := ReadScalars(dir)
+	if err == nil || len(steps) != 1 || !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "record 2") {
+		t.Errorf("a damaged record: %d steps, %v; want step 1 and an error naming record 2", len(steps), err)
+	}
+	w, err = Open(dir, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSteps(t, w, 2, 2, 0)
+	w.Close()
+	if got := stepsOf(t, dir); !slices.Equal(got, []int64{1, 2}) {
+		t.Errorf("after Open cut the damaged record: steps %v, want 1, 2", got)
+	}
+	huge := slices.Clone(data[:first])
+	huge = binary.LittleEndian.AppendUint64(huge, 1<<40)
+	huge = binary.LittleEndian.AppendUint32(huge, maskedCRC(huge[first:first+8]))
+	if err := os.WriteFile(w.Path(), huge, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadScalars(dir); !errors.Is(err, errCorrupt) {
+		t.Errorf("a length of 2^40 with its checksum: %v, want errCorrupt", err)
+	}
+	if err := os.WriteFile(w.Path(), data[:len(data)-3], 0o644); err != nil { // torn
+		t.Fatal(err)
+	}
+	if steps, err := ReadScalars(dir); err == nil || len(steps) != 2 {
+		t.Errorf("a torn last record: %d steps, %v; want 2 and an error", len(steps), err)
+	}
+}
+
+func stepsOf(t *testing.T, dir string) []int64 {
+	t.Helper()
+	steps, err := ReadScalars(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, s := range steps {
+		out = append(out, s.Step)
+	}
+	return out
+}
+
+// Wall times keep their fraction of a second.
+func TestWallTimeRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1700000000, 250_000_000)
+	if err := w.Scalars(1, at, map[string]float64{"x": 1}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	steps, err := ReadScalars(dir)
+	if err != nil || len(steps) != 1 || steps[0].Wall.Sub(at).Abs() > time.Microsecond {
+		t.Errorf("wall time %v (%v), want %v", steps, err, at)
+	}
 }
