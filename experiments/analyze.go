@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -78,20 +77,12 @@ func runTables(ctx context.Context, args []string, env cliEnv) int {
 // analyzeVerb parses an analysis' flags and runs it.
 func analyzeVerb(ctx context.Context, kind string, args []string, env cliEnv, usage string) int {
 	fs := flag.NewFlagSet("experiments "+kind, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	var gf gridFlags
 	var af analyzeFlags
 	gf.register(fs)
 	af.register(fs)
-	fs.Usage = func() { fmt.Fprint(env.stderr, usage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	if code, done := parseFlags(fs, usage, args, env); done {
+		return code
 	}
 	return analyzeRuns(ctx, env, &gf, af, kind)
 }

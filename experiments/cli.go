@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -76,4 +78,22 @@ func printCommandUsage(w io.Writer) {
 	}
 	fmt.Fprintf(w, commandUsage, b.String())
 	fmt.Fprintln(w)
+}
+
+// parseFlags parses a verb's flags, printing usage and the flags for -h.
+// done reports that the verb should end with code: after -h (exitOK), a
+// flag error or an argument left over (exitUsage).
+func parseFlags(fs *flag.FlagSet, usage string, args []string, env cliEnv) (code int, done bool) {
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() { fmt.Fprint(env.stderr, usage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, true
+		}
+		return exitUsage, true
+	}
+	if fs.NArg() > 0 {
+		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0)), true
+	}
+	return 0, false
 }

@@ -67,7 +67,6 @@ func runDiag(_ context.Context, args []string, env cliEnv) int {
 		return fail(exitUsage, "diag %q: want %s", args[0], diagNames)
 	}
 	fs := flag.NewFlagSet("experiments diag "+args[0], flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	var f diagFlags
 	fs.StringVar(&f.run, "run", "", "finished `run`: directory, checkpoint.npz, or ID (required)")
 	fs.StringVar(&f.out, "out", "", "results `directory` whose runs/ holds the run ID (default: every results/*/ of the repository)")
@@ -75,12 +74,8 @@ func runDiag(_ context.Context, args []string, env cliEnv) int {
 	fs.StringVar(&f.features, "features", "", "refit-relations, uniform-components: finished ComplEx `run` giving ψ (directory or ID)")
 	fs.IntVar(&f.samples, "samples", 25000, "refit-relations, uniform-components: samples drawn for the KTD")
 	fs.IntVar(&f.pairs, "pairs", 3000, "refit-relations: training pairs drawn to average p(r | s, o) over (0: none)")
-	fs.Usage = func() { fmt.Fprint(env.stderr, diagUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parseFlags(fs, diagUsage, args[1:], env); done {
+		return code
 	}
 	if f.run == "" {
 		return fail(exitUsage, "diag %s: -run is required", args[0])

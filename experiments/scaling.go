@@ -116,10 +116,8 @@ func scalingAlias(args []string) bool {
 // runScalingVerb is the scaling verb (and the old form -scaling).
 func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments scaling", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	fs.String("out", "", "results `directory` (default <repository>/results/scaling)")
 	o := addScalingFlags(fs)
-	fs.Usage = func() { fmt.Fprint(env.stderr, scalingUsage); fs.PrintDefaults() }
 	var stray []string
 	for _, a := range args {
 		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
@@ -130,14 +128,8 @@ func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
 	if len(stray) > 0 {
 		return failer(env)(exitUsage, "%s cannot be used with -scaling, which takes only -out and -scaling-* flags", strings.Join(stray, ", "))
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
+	if code, done := parseFlags(fs, scalingUsage, args, env); done {
+		return code
 	}
 	return runScaling(ctx, fs, o, env)
 }

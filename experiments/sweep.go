@@ -92,20 +92,12 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 		return runScalingVerb(ctx, args, env)
 	}
 	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	var f sweepFlags
 	f.register(fs)
-	fs.Usage = func() { fmt.Fprint(env.stderr, sweepUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parseFlags(fs, sweepUsage, args, env); done {
+		return code
 	}
 	fail := failer(env)
-	if fs.NArg() > 0 {
-		return fail(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0))
-	}
 	if err := f.check(); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
