@@ -216,3 +216,30 @@ func TestNonNegativeModelsStayNonNegative(t *testing.T) {
 		})
 	}
 }
+
+// Init writes every entry of every table, in every semantics: a table
+// filled with NaN beforehand has none left.
+func TestInitWritesEveryEntry(t *testing.T) {
+	for _, name := range Names() {
+		sf, sem, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sz := Sizes{Entities: 7, Relations: 3, Rank: 4, RelationRank: 3}
+		for _, tab := range sf.Layout(sz).Tables {
+			x := make([]float64, tab.Rows*tab.Cols)
+			for i := range x {
+				x[i] = math.NaN()
+			}
+			if err := sf.Init(sem, sz, tab, x, rand.New(rand.NewPCG(1, 2)), 0); err != nil {
+				t.Fatalf("%s table %s: %v", name, tab.Name, err)
+			}
+			for i, v := range x {
+				if math.IsNaN(v) {
+					t.Errorf("%s table %s: entry %d (row %d, column %d) not initialised", name, tab.Name, i, i/tab.Cols, i%tab.Cols)
+					break
+				}
+			}
+		}
+	}
+}

@@ -56,7 +56,14 @@ func Open(dir string, keep int64) (*Writer, error) {
 		f.Close()
 		return nil, fmt.Errorf("tfevents: %s: %w", path, err)
 	}
-	return &Writer{f: f, path: path}, nil
+	w := &Writer{f: f, path: path}
+	if end == 0 { // not even the version record was whole
+		if err := w.version(); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return w, nil
 }
 
 // existing returns the path of dir's event file, "" when there is none.
@@ -78,15 +85,20 @@ func create(dir string) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{f: f, path: path}
-	ev := protowire.AppendTag(nil, 1, protowire.Fixed64Type)
-	ev = protowire.AppendFixed64(ev, math.Float64bits(seconds(time.Now())))
-	ev = protowire.AppendTag(ev, 3, protowire.BytesType)
-	ev = protowire.AppendString(ev, fileVersion)
-	if err := w.record(ev); err != nil {
+	if err := w.version(); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// version appends the record that opens every event file.
+func (w *Writer) version() error {
+	ev := protowire.AppendTag(nil, 1, protowire.Fixed64Type)
+	ev = protowire.AppendFixed64(ev, math.Float64bits(seconds(time.Now())))
+	ev = protowire.AppendTag(ev, 3, protowire.BytesType)
+	ev = protowire.AppendString(ev, fileVersion)
+	return w.record(ev)
 }
 
 // Path is the event file's path.
@@ -122,8 +134,8 @@ func (w *Writer) Scalars(step int64, wall time.Time, values map[string]float64) 
 // Close closes the file.
 func (w *Writer) Close() error { return w.f.Close() }
 
-// record appends data framed as a TFRecord and syncs it, so that a reader
-// never sees half a record for long.
+// record appends data framed as a TFRecord in one write, so that a
+// reader sees half a record only while it is being written.
 func (w *Writer) record(data []byte) error {
 	buf := make([]byte, 0, len(data)+16)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(len(data)))

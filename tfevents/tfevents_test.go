@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -357,5 +359,55 @@ func TestWallTimeRoundTrips(t *testing.T) {
 	steps, err := ReadScalars(dir)
 	if err != nil || len(steps) != 1 || steps[0].Wall.Sub(at).Abs() > time.Microsecond {
 		t.Errorf("wall time %v (%v), want %v", steps, err, at)
+	}
+}
+
+// Of several event files in a directory (one copied in, say), the newest
+// by its name's time is the one read and appended to.
+func TestNewestFileIsTheRunsOwn(t *testing.T) {
+	dir := t.TempDir()
+	for i, at := range []int64{100, 200} {
+		w, err := create(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeSteps(t, w, int64(i+1), int64(i+1), 0)
+		w.Close()
+		if err := os.Rename(w.Path(), filepath.Join(dir, FilePrefix+strconv.FormatInt(at, 10)+".host")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := stepsOf(t, dir); !slices.Equal(got, []int64{2}) {
+		t.Errorf("steps %v, want the newer file's step 2", got)
+	}
+	w, err := Open(dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(w.Path()) != FilePrefix+"200.host" {
+		t.Errorf("appending to %s, want the newer file", w.Path())
+	}
+	w.Close()
+}
+
+// A file whose version record itself was torn starts again with one.
+func TestTornVersionRecordIsWrittenAgain(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if err := os.Truncate(w.Path(), 7); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = Open(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	writeSteps(t, w, 1, 1, 0)
+	w.Close()
+	evs := readEvents(t, w.Path())
+	if len(evs) != 2 || evs[0].version != "brain.Event:2" || evs[1].step != 1 {
+		t.Errorf("events %+v: want the version event, then step 1", evs)
 	}
 }
