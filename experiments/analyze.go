@@ -49,10 +49,10 @@ type analyzeFlags struct {
 }
 
 func (a *analyzeFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&a.samples, "samples", -1, "with -analyze, the samples per run (default 25000)")
-	fs.StringVar(&a.features, "features", "", "for -analyze ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
-	fs.StringVar(&a.ktdTable, "ktd-table", "", "for -analyze ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
-	fs.BoolVar(&a.nnmf, "nnmfaug", false, "for -analyze ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
+	fs.IntVar(&a.samples, "samples", -1, "samples, ktd and tsne: the samples per run (default 25000)")
+	fs.StringVar(&a.features, "features", "", "ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
+	fs.StringVar(&a.ktdTable, "ktd-table", "", "ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
+	fs.BoolVar(&a.nnmf, "nnmfaug", false, "ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
 	fs.StringVar(&a.reference, "reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's; none for a grid with paper = false)")
 }
 
