@@ -16,6 +16,16 @@ static MPI_Datatype byteType(void) { return MPI_BYTE; }
 static MPI_Op opSum(void) { return MPI_SUM; }
 static MPI_Op opMax(void) { return MPI_MAX; }
 
+// MPI_IN_PLACE is (void *) 1 in OpenMPI: held in a Go frame it is a
+// pointer-typed value the runtime rejects when it moves the stack
+// ("invalid pointer found on stack"), so it never leaves C.
+static int allreduceInPlace(void *buf, int n, MPI_Datatype dt, MPI_Op op) {
+	return MPI_Allreduce(MPI_IN_PLACE, buf, n, dt, op, MPI_COMM_WORLD);
+}
+static int reduceInPlaceAtRoot(void *buf, int n, MPI_Datatype dt, MPI_Op op) {
+	return MPI_Reduce(MPI_IN_PLACE, buf, n, dt, op, 0, MPI_COMM_WORLD);
+}
+
 static int initSerialized(int *provided) {
 	int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
 	if (rc != MPI_SUCCESS) return rc;
@@ -84,7 +94,7 @@ func (World) SumInt64(x []int64) error {
 	if len(x) == 0 {
 		return nil
 	}
-	return check("MPI_Allreduce", C.MPI_Allreduce(C.MPI_IN_PLACE, ptr(x), C.int(len(x)), C.i64(), C.opSum(), C.world()))
+	return check("MPI_Allreduce", C.allreduceInPlace(ptr(x), C.int(len(x)), C.i64(), C.opSum()))
 }
 
 // MaxInt64 replaces x by its elementwise maximum over the processes.
@@ -92,7 +102,7 @@ func (World) MaxInt64(x []int64) error {
 	if len(x) == 0 {
 		return nil
 	}
-	return check("MPI_Allreduce", C.MPI_Allreduce(C.MPI_IN_PLACE, ptr(x), C.int(len(x)), C.i64(), C.opMax(), C.world()))
+	return check("MPI_Allreduce", C.allreduceInPlace(ptr(x), C.int(len(x)), C.i64(), C.opMax()))
 }
 
 func (w World) sum(p unsafe.Pointer, n int, dt C.MPI_Datatype) error {
@@ -104,7 +114,7 @@ func (w World) sum(p unsafe.Pointer, n int, dt C.MPI_Datatype) error {
 	}
 	var rc C.int
 	if w.Rank() == 0 {
-		rc = C.MPI_Reduce(C.MPI_IN_PLACE, p, C.int(n), dt, C.opSum(), 0, C.world())
+		rc = C.reduceInPlaceAtRoot(p, C.int(n), dt, C.opSum())
 	} else {
 		rc = C.MPI_Reduce(p, nil, C.int(n), dt, C.opSum(), 0, C.world())
 	}
