@@ -46,10 +46,7 @@ func LLBySeen(m *models.Model, ds *kg.Dataset, lj LogJointer, logZ func() (float
 	if len(ds.Test) == 0 {
 		return nil, errors.New("no test triples")
 	}
-	ts := make([][3]int, len(ds.Test))
-	for i, t := range ds.Test {
-		ts[i] = [3]int{int(t.S), int(t.R), int(t.O)}
-	}
+	ts := tripleIDs(ds.Test)
 	ll, err := lj.LogJoint(ts)
 	if err != nil {
 		return nil, err

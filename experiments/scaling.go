@@ -106,11 +106,21 @@ flags:
 // scalingAlias reports whether args are the old form -scaling [flags].
 func scalingAlias(args []string) bool {
 	for _, a := range args {
-		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "scaling" {
+		if name, ok := flagName(a); ok && name == "scaling" {
 			return true
 		}
 	}
 	return false
+}
+
+// flagName is the name of the flag argument a ("-x", "--x", "-x=v"), and
+// false for an argument that is no flag.
+func flagName(a string) (string, bool) {
+	if !strings.HasPrefix(a, "-") || a == "-" {
+		return "", false
+	}
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return name, true
 }
 
 // runScalingVerb is the scaling verb (and the old form -scaling).
@@ -120,8 +130,7 @@ func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
 	o := addScalingFlags(fs)
 	var stray []string
 	for _, a := range args {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && a != "-" && fs.Lookup(name) == nil && name != "h" && name != "help" {
+		if name, ok := flagName(a); ok && fs.Lookup(name) == nil && name != "h" && name != "help" {
 			stray = append(stray, "-"+name)
 		}
 	}
