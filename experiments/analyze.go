@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -84,20 +85,29 @@ func analyzeVerb(ctx context.Context, kind string, args []string, env cliEnv, us
 	if code, done := parseFlags(fs, usage, args, env); done {
 		return code
 	}
-	return analyzeRuns(ctx, env, &gf, af, kind)
-}
-
-// analyzeRuns runs the analysis kind over the grid's finished runs: what
-// both the analyze verb and the old form -analyze KIND do.
-func analyzeRuns(ctx context.Context, env cliEnv, gf *gridFlags, af analyzeFlags, kind string) int {
 	fail := failer(env)
-	if af.samples == 0 {
-		return fail(exitUsage, "-samples 0 with -analyze: an analysis of samples needs some; give N > 0, or leave -samples out for 25000")
+	if err := af.check(); err != nil {
+		return fail(exitUsage, "%v", err)
 	}
 	o, err := gf.open(env)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
+	return analyzeRuns(ctx, env, o, af, kind)
+}
+
+// check refuses an analysis of no samples.
+func (a *analyzeFlags) check() error {
+	if a.samples == 0 {
+		return errors.New("-samples 0 with -analyze: an analysis of samples needs some; give N > 0, or leave -samples out for 25000")
+	}
+	return nil
+}
+
+// analyzeRuns runs the analysis kind over the opened grid's finished runs:
+// what both the analyze verb and the old form -analyze KIND do.
+func analyzeRuns(ctx context.Context, env cliEnv, o *openGrid, af analyzeFlags, kind string) int {
+	fail := failer(env)
 	// Plots and the comparison with the paper read only the record: they
 	// need no dataset.
 	if kind != "plots" && kind != "paper" && kind != "tables" {

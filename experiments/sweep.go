@@ -82,6 +82,8 @@ func (f *sweepFlags) check() error {
 		return errors.New("-v and -q: choose one")
 	case f.adopt != "" && (f.analyze != "" || f.dryRun || f.emit != ""):
 		return errors.New("-adopt-state trains a run: it cannot go with -analyze, -dry-run or -emit")
+	case f.analyze != "":
+		return f.analyzeFlags.check()
 	}
 	return nil
 }
@@ -101,9 +103,6 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 	if err := f.check(); err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	if f.analyze != "" && !f.dryRun && f.emit == "" && f.resume {
-		return analyzeRuns(ctx, env, &f.gridFlags, f.analyzeFlags, f.analyze)
-	}
 	o, err := f.open(env)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
@@ -112,7 +111,7 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 		return code
 	}
 	if f.analyze != "" {
-		return analyzeRuns(ctx, env, &f.gridFlags, f.analyzeFlags, f.analyze)
+		return analyzeRuns(ctx, env, o, f.analyzeFlags, f.analyze)
 	}
 	return f.train(ctx, env, o, args)
 }
