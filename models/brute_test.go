@@ -106,6 +106,16 @@ func refUnnorm(m *Model, s, r, o int) float64 {
 	return phi
 }
 
+// newBatch binds the index vectors S, R, O as a batch of c in g.
+func newBatch(t testing.TB, g *G.ExprGraph, c *Circuit, S, R, O []int) *Batch {
+	t.Helper()
+	b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // allTriples returns index vectors enumerating E×R×E.
 func allTriples(sz Sizes) (s, r, o []int) {
 	for i := 0; i < sz.Entities; i++ {
@@ -156,10 +166,7 @@ func TestQueriesMatchBruteForce(t *testing.T) {
 			g := G.NewGraph()
 			c := m.Bind(g)
 			S, R, O := allTriples(sz)
-			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBatch(t, g, c, S, R, O)
 			ls, err := c.LogScore(b)
 			if err != nil {
 				t.Fatal(err)

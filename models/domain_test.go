@@ -48,10 +48,7 @@ func TestConstrainedQueriesMatchBruteForce(t *testing.T) {
 			}
 			sz := m.Sizes
 			S, R, O := allTriples(sz)
-			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBatch(t, g, c, S, R, O)
 			ls, err := c.LogScore(b)
 			if err != nil {
 				t.Fatal(err)
@@ -162,10 +159,7 @@ func TestConstrainedGradients(t *testing.T) {
 			}
 			// consistent triples only, as in training
 			S, R, O := []int{0, 1, 4, 6}, []int{0, 1, 2, 0}, []int{2, 3, 6, 3}
-			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBatch(t, g, c, S, R, O)
 			var cost *G.Node
 			for _, v := range Vars {
 				lc, err := c.LogConditional(b, v)

@@ -25,10 +25,7 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			for i := 0; i < 6; i++ {
 				S, R, O = append(S, rng.IntN(7)), append(R, rng.IntN(3)), append(O, rng.IntN(7))
 			}
-			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBatch(t, g, c, S, R, O)
 			w := G.NewVector(g, tensor.Float64, G.WithShape(6), G.WithName("w"),
 				G.WithValue(tensor.New(tensor.WithShape(6), tensor.WithBacking([]float64{0.3, -0.2, 0.5, 0.1, 0.7, -0.4}))))
 			terms := G.Nodes{}

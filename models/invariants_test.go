@@ -198,10 +198,7 @@ func TestNonNegativeModelsStayNonNegative(t *testing.T) {
 				g := G.NewGraph()
 				c := m.Bind(g)
 				S, R, O := allTriples(m.Sizes)
-				b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-				if err != nil {
-					t.Fatal(err)
-				}
+				b := newBatch(t, g, c, S, R, O)
 				ls, err := c.LogScore(b)
 				if err != nil {
 					t.Fatal(err)

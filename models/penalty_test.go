@@ -32,10 +32,7 @@ func TestLpPenaltyMatchesRows(t *testing.T) {
 			m := newTiny(t, name, 5)
 			g := G.NewGraph()
 			c := m.Bind(g)
-			b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := newBatch(t, g, c, S, R, O)
 			pen, err := c.LpPenalty(b, p)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -108,10 +105,7 @@ func TestLpPenaltyGradients(t *testing.T) {
 					}
 				}
 				S, R, O := []int{0, 3, 6, 2}, []int{1, 0, 2, 1}, []int{5, 3, 0, 6}
-				b, err := c.NewBatch(intNode(g, "s", S), intNode(g, "r", R), intNode(g, "o", O))
-				if err != nil {
-					t.Fatal(err)
-				}
+				b := newBatch(t, g, c, S, R, O)
 				w := G.NewVector(g, tensor.Float64, G.WithShape(4), G.WithName("w"),
 					G.WithValue(tensor.New(tensor.WithShape(4), tensor.WithBacking([]float64{0.5, 0.25, 0.25, 0}))))
 				var e graph.Builder
