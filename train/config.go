@@ -71,6 +71,12 @@ type Config struct {
 	// without warning loses at most about StateEvery of training. A stop
 	// (ctx cancelled) is saved whatever the interval.
 	StateEvery time.Duration
+	// SaveFinal also calls SaveState after the last epoch, and at an early
+	// stop, so that the same run given more epochs continues from there
+	// exactly as if it had been given them at the start (successive
+	// halving's promotion). A State saved at an early stop resumes to the
+	// test alone.
+	SaveFinal bool
 	// KeepBestLL keeps, beside the parameters of the best validated epoch,
 	// those of the best validation log-likelihood (Result.BestLLParams):
 	// the model the paper's code samples from, while it reports the

@@ -404,7 +404,8 @@ func (r *run) endEpoch(epoch int, rec EpochRecord) (more bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if r.saves() && !stop.stop() && epoch < cfg.Epochs && (due || stopping != nil) {
+	last := stop.stop() || epoch >= cfg.Epochs
+	if r.saves() && (!last && (due || stopping != nil) || last && cfg.SaveFinal) {
 		r.lastSave = time.Now()
 		if err := r.save(r.state(epoch)); err != nil {
 			return false, fmt.Errorf("train: saving the state after epoch %d: %w", epoch, err)

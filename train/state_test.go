@@ -324,3 +324,72 @@ func TestStateEverySavesInsideLongEpochs(t *testing.T) {
 		t.Errorf("StateEvery of an hour: SaveState called %d times in a run of seconds, want 0", calls)
 	}
 }
+
+// A run given fewer epochs with SaveFinal, then continued from its final
+// State with more, ends exactly like the run given them all at the start:
+// successive halving's promotion. With early stopping, the State saved at
+// the stop resumes to the test alone.
+func TestSaveFinalContinuesToMoreEpochs(t *testing.T) {
+	ds := repoData(t, "nations")
+	for _, c := range []struct {
+		name      string
+		model     string
+		obj       objectives.Objective
+		first     int // epochs of the first rung
+		patience  int
+		wantSaves int // states saved by the first rung
+	}{
+		{"cp2-mle", "cp2", objectives.MLE{}, 2, 0, 1},
+		{"complex-pll", "complex", objectives.PLL{Weights: objectives.Uniform}, 3, 0, 1},
+		{"early-stop", "cp2", objectives.MLE{}, 7, 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := Config{Model: c.model, Rank: 6, Objective: c.obj, LearningRate: 5e-2, BatchSize: 300, Epochs: 9, Seed: 3,
+				Patience: c.patience, Dtype: tensor.Float64, Eval: EvalConfig{LogLikelihood: true}}
+			whole, err := Run(context.Background(), cfg, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rung := cfg
+			rung.Epochs, rung.SaveFinal, rung.StateEvery = c.first, true, time.Hour
+			var saved *State
+			saves := 0
+			rung.SaveState = func(s *State) error { saved, saves = s.Clone(), saves+1; return nil }
+			short, err := Run(context.Background(), rung, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if saves != c.wantSaves || saved == nil || saved.Epoch != lastEpochOf(short.Epochs) || saved.Batch != 0 {
+				t.Fatalf("%d states saved, the last %+v; want %d, after the last epoch %d", saves, saved, c.wantSaves, lastEpochOf(short.Epochs))
+			}
+			next := cfg
+			next.Resume = saved
+			continued, err := Run(context.Background(), next, ds, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(continued.Epochs) != len(whole.Epochs) {
+				t.Fatalf("continued run has %d epochs, the whole run %d", len(continued.Epochs), len(whole.Epochs))
+			}
+			for i := range whole.Epochs {
+				w, r := whole.Epochs[i], continued.Epochs[i]
+				if w.Epoch != r.Epoch || w.TrainLoss != r.TrainLoss || !reflect.DeepEqual(w.Valid, r.Valid) {
+					t.Errorf("epoch %d: loss %v, valid %v; the whole run had %v, %v", w.Epoch, r.TrainLoss, r.Valid, w.TrainLoss, w.Valid)
+				}
+			}
+			if continued.BestEpoch != whole.BestEpoch || !reflect.DeepEqual(continued.Test, whole.Test) {
+				t.Errorf("best epoch %d, test %v; the whole run: %d, %v", continued.BestEpoch, continued.Test, whole.BestEpoch, whole.Test)
+			}
+			if c.patience > 0 && lastEpochOf(short.Epochs) >= c.first {
+				t.Errorf("the first rung stopped at epoch %d, not before its %d: the early-stop case tests nothing", lastEpochOf(short.Epochs), c.first)
+			}
+		})
+	}
+}
+
+func lastEpochOf(es []EpochRecord) int {
+	if len(es) == 0 {
+		return 0
+	}
+	return es[len(es)-1].Epoch
+}
