@@ -27,6 +27,8 @@ type Grid struct {
 	Source     []byte // the file as read, copied to <out>/grid.toml
 	Runs       []Run
 	Duplicates int // expanded runs dropped because an earlier block produced the same spec
+	// Search is the grid's [search] section; nil when it has none.
+	Search *Search
 }
 
 // Named reports whether Name came from the file's name key rather than
@@ -59,6 +61,7 @@ type rawGrid struct {
 	Paper       *bool            `toml:"paper"`
 	Defaults    map[string]any   `toml:"defaults"`
 	Sweep       []map[string]any `toml:"sweep"`
+	Search      *Search          `toml:"search"`
 }
 
 // ParseGrid parses a grid and expands every block into runs: blocks in file
@@ -85,7 +88,12 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 		if k[0] == "defaults" || k[0] == "sweep" {
 			continue
 		}
-		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has the keys name, description and paper, a [defaults] block and [[sweep]] blocks",
+		if k[0] == "search" && len(k) > 1 {
+			errs = append(errs, fmt.Errorf("%s:%d: [search]: unknown key %q; it has the keys method, min_epochs, max_epochs, eta and metric",
+				path, max(ix.line("search", k[1]), ix.top["search"], 1), k[1]))
+			continue
+		}
+		errs = append(errs, fmt.Errorf("%s:%d: unknown top-level key %q; a grid has the keys name, description and paper, a [defaults] block, [[sweep]] blocks and a [search] section",
 			path, max(ix.top[k[0]], 1), k.String()))
 	}
 
@@ -99,6 +107,11 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 			path, max(ix.top["name"], 1), g.Name))
 	}
 
+	if raw.Search != nil {
+		raw.Search.Line = ix.top["search"]
+		g.Search = raw.Search
+		errs = append(errs, searchEpochs(path, ix, &raw)...)
+	}
 	p := gridParser{path: path, ix: ix}
 	defaults, berrs := p.parseBlock("defaults", "[defaults]", raw.Defaults)
 	errs = append(errs, berrs...)
@@ -179,6 +192,9 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 			i := invalid[msg]
 			errs[i] = fmt.Errorf("%w (and %d more runs of this block)", errs[i], n)
 		}
+	}
+	if g.Search != nil {
+		errs = append(errs, g.Search.check(path, everyOf(g.Runs))...)
 	}
 	if len(errs) > 0 {
 		sortByLine(path, errs)

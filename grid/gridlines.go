@@ -73,6 +73,8 @@ func scanLines(src string) *lineIndex {
 				block, rest = "defaults", path[1:]
 			case "sweep":
 				block, rest = sweepBlockName(sweep), path[1:]
+			case "search":
+				block, rest = "search", path[1:]
 			default:
 				if _, ok := ix.top[path[0]]; !ok {
 					ix.top[path[0]] = line
