@@ -32,6 +32,15 @@ type configSummary struct {
 	nanTest                                     map[string]int // finished runs whose test metric is NaN, by metric
 	synthetic                                   bool           // its data set was sampled from a model (column synthetic)
 	settings                                    []string       // "key=value" of the keys its ID hashes (column settings)
+	rung                                        string         // the search rung its runs reached, "2/4" (column rung); "" without a search
+}
+
+// rungIndex orders rungs ("2/4" is 2); 0 without one.
+func (c *configSummary) rungIndex() int { return rungNumber(c.rung) }
+
+func rungNumber(rung string) int {
+	n, _ := strconv.Atoi(strings.SplitN(rung, "/", 2)[0])
+	return n
 }
 
 // SettingsSeparator joins a run's settings (grid.RunSpec.Settings) in the
@@ -145,6 +154,9 @@ func summariseConfigs(t *Table) []*configSummary {
 			}
 			byID[id] = c
 			order = append(order, c)
+		}
+		if rungNumber(r["rung"]) > c.rungIndex() {
+			c.rung = r["rung"]
 		}
 		switch r["status"] {
 		case Finished:
@@ -260,9 +272,13 @@ func bestConfigs(configs []*configSummary) (best, empty []*configSummary) {
 	for i := 0; i < len(configs); {
 		j := i
 		var pick *configSummary
+		top := 0 // a search's highest rung in the group: only its configurations compete
+		for k := i; k < len(configs) && configs[k].groupKey() == configs[i].groupKey(); k++ {
+			top = max(top, configs[k].rungIndex())
+		}
 		for ; j < len(configs) && configs[j].groupKey() == configs[i].groupKey(); j++ {
 			c := configs[j]
-			if c.eligible() && (pick == nil || c.score > pick.score) {
+			if c.eligible() && c.rungIndex() == top && (pick == nil || c.score > pick.score) {
 				pick = c
 			}
 		}
@@ -418,7 +434,12 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 	if showSettings {
 		header = append(header, "settings")
 	}
-	header = append(header, "n", "valid (select)")
+	header = append(header, "n")
+	rungs := slices.ContainsFunc(configs, func(c *configSummary) bool { return c.rung != "" })
+	if rungs {
+		header = append(header, "rung")
+	}
+	header = append(header, "valid (select)")
 	for _, m := range metrics {
 		if m == "step_ms" { // a training figure, recorded with the test metrics
 			header = append(header, "step ms")
@@ -435,6 +456,9 @@ func writeConfigTable(b *bytes.Buffer, configs []*configSummary, metrics []strin
 			row = append(row, settings[i])
 		}
 		row = append(row, strconv.Itoa(c.finished))
+		if rungs {
+			row = append(row, c.rung)
+		}
 		if c.eligible() {
 			row = append(row, c.sel+" "+formatCell(c.sel, []float64{c.score}))
 		} else {

@@ -191,3 +191,29 @@ func TestMarkdownLeavesDivergedSeedsOutOfMeans(t *testing.T) {
 		}
 	}
 }
+
+// A search's configurations show the rung they reached, and only those of
+// the highest rung compete for the best: an early rung's higher score was
+// measured after fewer epochs.
+func TestMarkdownSearchRungs(t *testing.T) {
+	row := func(id, rung, valid, finished string) Row {
+		return Row{"id": id, "config_id": id, "dataset": "nations", "model": "cp2", "objective": "mle", "constraints": "none",
+			"rank": "5", "batch_size": "200", "learning_rate": "0.1", "status": Finished, "select": "mrr", "valid_mrr": valid,
+			"test_mrr": valid, "rung": rung, "finished_at": finished}
+	}
+	tab := &Table{Rows: []Row{row("early", "1/3", "0.9", "t1"), row("last", "3/3", "0.5", "t1"), row("middle", "2/3", "0.7", "t1")}}
+	md, err := Markdown("t", tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, _, _ := strings.Cut(strings.SplitN(string(md), "## Best configuration", 2)[1], "## All configurations")
+	if !strings.Contains(best, "`last`") || strings.Contains(best, "`early`") || !strings.Contains(best, "| 3/3 ") {
+		t.Errorf("the best configuration is not the last rung's:\n%s", best)
+	}
+	if !tab.Upsert(row("middle", "3/3", "0.6", "t1")) || tab.Rows[2]["rung"] != "3/3" {
+		t.Errorf("a later rung's row ending in the same second did not replace the earlier rung's: %v", tab.Rows[2])
+	}
+	if tab.Upsert(row("middle", "2/3", "0.7", "t1")) {
+		t.Errorf("an earlier rung's row replaced a later rung's")
+	}
+}

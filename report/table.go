@@ -111,8 +111,9 @@ func (t *Table) Upsert(row Row) bool {
 		// A run ends once; if it is trained again (its run directory was
 		// lost, e.g. on a fresh clone, or removed to retrain it), the later
 		// result is the one whose checkpoint is on disk. Times are UTC
-		// RFC 3339, so they order as strings.
-		if row["finished_at"] > t.Rows[i]["finished_at"] {
+		// RFC 3339, so they order as strings. A search's run promoted to
+		// a later rung may end within the second it ended the last.
+		if row["finished_at"] > t.Rows[i]["finished_at"] || rungNumber(row["rung"]) > rungNumber(t.Rows[i]["rung"]) {
 			t.Rows[i] = row
 			return true
 		}

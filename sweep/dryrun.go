@@ -58,10 +58,16 @@ func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 		return err
 	}
 	if err := CheckDatasets(dataRoot, runs); err != nil {
-		_, werr := fmt.Fprintf(w, "\nnote: %v\n", err)
-		return werr
+		if _, werr := fmt.Fprintf(w, "\nnote: %v\n", err); werr != nil {
+			return werr
+		}
+	} else if err := writeMemoryEstimates(w, runs, out, dataRoot); err != nil {
+		return err
 	}
-	return writeMemoryEstimates(w, runs, out, dataRoot)
+	if g.Search == nil {
+		return nil
+	}
+	return writeSearchPlan(w, newSearchPlan(g, runs))
 }
 
 // RunJSON is a line of WriteRunJSON: one run of a grid.

@@ -75,6 +75,10 @@ type Record struct {
 	PID       int                 `json:"pid"`
 	Command   []string            `json:"command"`
 	Grid      string              `json:"grid"`
+	// Rung is the successive-halving rung the record ends (grid [search]);
+	// absent for a grid without one. Earlier rungs' records are kept as
+	// rung-<k>.json beside it (k counted from 1).
+	Rung *RungMark `json:"rung,omitempty"`
 }
 
 // jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).

@@ -80,6 +80,9 @@ func rowFromRecord(rec *Record) report.Row {
 	if rec.PeakRSSBytes > 0 {
 		row["peak_rss_mb"] = strconv.FormatFloat(float64(rec.PeakRSSBytes)/(1<<20), 'f', 1, 64)
 	}
+	if rec.Rung != nil {
+		row["rung"] = rec.Rung.String()
+	}
 	for k, v := range rec.Valid {
 		row["valid_"+k] = formatMetric(float64(v))
 	}

@@ -61,7 +61,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			}
 		}
 		if job.StateEvery >= 0 {
-			cfg.StateEvery = job.StateEvery
+			cfg.StateEvery, cfg.SaveFinal = job.StateEvery, job.SaveFinal
 			cfg.SaveState = func(s *train.State) error {
 				seg.WallSeconds, seg.ToEpoch, seg.ToBatch = time.Since(started).Seconds(), s.Epoch, s.Batch
 				all := append(slices.Clip(segments), seg)

@@ -32,7 +32,7 @@ func cleanRunDir(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == runLockName || e.Name() == ckpt.StateName || strings.HasPrefix(e.Name(), tfevents.FilePrefix) {
+		if e.Name() == runLockName || e.Name() == ckpt.StateName || strings.HasPrefix(e.Name(), tfevents.FilePrefix) || isRungRecord(e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {

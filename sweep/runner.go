@@ -43,6 +43,10 @@ type Job struct {
 	// interrupted or fails and removes it once the run is final.
 	StatePath  string
 	StateEvery time.Duration
+	// SaveFinal also saves the state after the last epoch and at an early
+	// stop (train.Config.SaveFinal): a search rung whose runs may be
+	// promoted to more epochs.
+	SaveFinal bool
 	// Shard, when set, trains the run sharded over the group's processes
 	// (train.Config.Shard), the others following (Sharded, Follow).
 	Shard dist.Comm

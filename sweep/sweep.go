@@ -73,6 +73,9 @@ type Sweep struct {
 	command    []string
 	reference  *report.Reference
 
+	rung *RungMark // the search rung being trained; nil without [search]
+	fed  int       // runs handed to runAll, over all rungs
+
 	mu       sync.Mutex
 	results  map[runResult]int
 	problems []error                  // failures of the machinery itself, not of runs
@@ -151,7 +154,12 @@ type Tally struct {
 // done or ctx is cancelled and the runs in flight have saved their state.
 // It ends by regenerating results.md.
 func (s *Sweep) Run(ctx context.Context) Tally {
-	s.runAll(ctx)
+	s.results = map[runResult]int{}
+	if s.grid.Search != nil {
+		s.runSearch(ctx)
+	} else {
+		s.runAll(ctx, s.runs)
+	}
 	if err := s.refreshReport(); err != nil {
 		s.problem(fmt.Errorf("writing results.md: %w", err))
 	}
@@ -163,7 +171,7 @@ func (s *Sweep) Run(ctx context.Context) Tally {
 	}
 	return Tally{Finished: r[resFinished], Diverged: r[resDiverged], Failed: r[resFailed],
 		AlreadyDone: r[resAlreadyDone] + r[resDoneBroken], NoCheckpoint: r[resDoneBroken], Busy: r[resBusy], Interrupted: r[resInterrupted],
-		NotStarted: r[resNotStarted] + len(s.runs) - n,
+		NotStarted: r[resNotStarted] + s.fed - n,
 		Problems:   len(s.problems)}
 }
 
@@ -197,6 +205,11 @@ func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
 // files of killed writers, and repairs results.tsv: a run killed between
 // writing metrics.json and its row gets its row now, without re-running.
 func (s *Sweep) Prepare() error {
+	if s.grid.Search != nil {
+		if err := s.checkSearch(); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
 	}
@@ -225,6 +238,9 @@ func (s *Sweep) Prepare() error {
 			if err != nil {
 				s.stderr.printf("warning: %v; the run will be trained again\n", err)
 				continue
+			}
+			if err := s.sameKind(rec); err != nil {
+				return err
 			}
 			if rec != nil && final(rec.Status) && table.Upsert(rowFromRecord(rec)) {
 				changed = true
@@ -349,7 +365,13 @@ func (s *Sweep) PrintSummary() error {
 	}
 	fmt.Fprintf(s.stdout, "%s: best configuration per model and objective (test split; selected on validation %s; all columns in %s)\n\n",
 		s.grid.Name, s.selectMetrics(), s.path(ResultsMDName))
-	return report.Summary(s.stdout, mine)
+	if err := report.Summary(s.stdout, mine); err != nil {
+		return err
+	}
+	if s.grid.Search != nil {
+		return s.printSearch()
+	}
+	return nil
 }
 
 // selectMetrics names the validation metrics the selected runs select on.
@@ -363,12 +385,12 @@ func (s *Sweep) selectMetrics() string {
 	return strings.Join(sel, ", ")
 }
 
-// runAll trains the selection with s.jobs workers and returns when all are
-// done or ctx is cancelled and the runs in flight have stopped.
-func (s *Sweep) runAll(ctx context.Context) {
-	s.results = map[runResult]int{}
-	s.done = make(map[string]chan struct{}, len(s.runs))
-	for _, r := range s.runs {
+// runAll trains runs with s.jobs workers and returns when all are done or
+// ctx is cancelled and the runs in flight have stopped.
+func (s *Sweep) runAll(ctx context.Context, runs []grid.Run) {
+	s.fed += len(runs)
+	s.done = make(map[string]chan struct{}, len(runs))
+	for _, r := range runs {
 		s.done[r.ID] = make(chan struct{})
 	}
 	queue := make(chan grid.Run)
@@ -385,7 +407,7 @@ func (s *Sweep) runAll(ctx context.Context) {
 		})
 	}
 feed:
-	for _, r := range s.runs {
+	for _, r := range runs {
 		select {
 		case queue <- r:
 		case <-ctx.Done():
@@ -434,6 +456,10 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	if err != nil {
 		s.stderr.printf("warning: %v; training the run again\n", err)
 	}
+	if prev, err = s.advanceRung(dir, prev); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed
+	}
 	if prev != nil && final(prev.Status) {
 		if err := s.recordRow(prev); err != nil {
 			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
@@ -461,9 +487,11 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	case s.samples > 0:
 		spec.Samples = s.samples
 	}
-	job := Job{ID: r.ID, Spec: spec, DataRoot: s.dataRoot, RunDir: dir, Observer: s.observer(r),
-		StatePath: filepath.Join(dir, ckpt.StateName), StateEvery: s.stateEvery}
+	job := Job{ID: r.ID, Spec: s.rungSpec(spec), DataRoot: s.dataRoot, RunDir: dir,
+		StatePath: filepath.Join(dir, ckpt.StateName), StateEvery: s.stateEvery, SaveFinal: s.rung != nil && !s.rung.last()}
+	job.Observer = s.observer(r, job.Spec.Epochs)
 	rec := s.newRecord(r, spec)
+	rec.Rung = s.rung
 
 	var outcome *Outcome
 	var runErr error
@@ -500,8 +528,9 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	if final(rec.Status) {
-		// The checkpoint and metrics.json now hold what the state was for.
+	if final(rec.Status) && !(job.SaveFinal && rec.Status == train.Finished) {
+		// The checkpoint and metrics.json now hold what the state was for
+		// (unless a later rung may continue the run from it).
 		if err := os.Remove(job.StatePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		}
@@ -520,11 +549,11 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	return resFailed
 }
 
-func (s *Sweep) observer(r grid.Run) train.Observer {
+func (s *Sweep) observer(r grid.Run, epochs int) train.Observer {
 	if s.quiet {
 		return nopObserver{}
 	}
-	return newProgressObserver(s.stderr, s.label(r), r.Spec.Epochs, s.bars, s.verbose)
+	return newProgressObserver(s.stderr, s.label(r), epochs, s.bars, s.verbose)
 }
 
 // callRun calls the run function, turning a panic into a failed run: one

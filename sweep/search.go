@@ -1,0 +1,509 @@
+package sweep
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gekc/grid"
+	"gekc/internal/atomicfile"
+	"gekc/models"
+	"gekc/report"
+	"gekc/train"
+	"gekc/train/ckpt"
+)
+
+// File names of a search (grid [search]) in the results directory.
+const (
+	SearchJSONName = "search.json" // the rungs decided so far (SearchRecord)
+	SearchMDName   = "search.md"   // the same as tables
+	rungPrefix     = "rung-"       // runs/<id>/rung-<k>.json: a promoted run's record of rung k/n
+)
+
+// RungMark says which rung of a search a record ends.
+type RungMark struct {
+	Index  int `json:"index"`  // 0 is the first rung
+	Of     int `json:"of"`     // the search's number of rungs
+	Epochs int `json:"epochs"` // the rung's budget
+}
+
+func (m *RungMark) last() bool { return m.Index == m.Of-1 }
+
+// String is the rung as results.md shows it, counted from 1: "2/4".
+func (m *RungMark) String() string { return fmt.Sprintf("%d/%d", m.Index+1, m.Of) }
+
+func isRungRecord(name string) bool {
+	return strings.HasPrefix(name, rungPrefix) && strings.HasSuffix(name, ".json")
+}
+
+// SearchRecord is search.json: the search and each rung decided so far.
+// A rung is decided once, when all its runs are final; a resumed search
+// reads its decisions back rather than deciding again.
+type SearchRecord struct {
+	Grid   string         `json:"grid"`
+	Search grid.Search    `json:"search"`
+	Rungs  []RungDecision `json:"rungs"`
+}
+
+// RungDecision is one rung's outcome: its configurations best first, which
+// go on to the next rung, and why.
+type RungDecision struct {
+	Rung    int           `json:"rung"` // 0 is the first
+	Epochs  int           `json:"epochs"`
+	Configs []ConfigScore `json:"configs"`
+	// Promoted is how many configurations go on; 0 at the last rung,
+	// whose first configuration is the one the search selects.
+	Promoted int `json:"promoted"`
+	// EpochsSoFar is the epochs every run of the search had trained when
+	// the rung was decided (early stopping included).
+	EpochsSoFar int       `json:"epochs_so_far"`
+	DecidedAt   time.Time `json:"decided_at"`
+}
+
+// ConfigScore is a configuration's score in a rung: the mean over its
+// seeds of the validation metric of the parameters each kept.
+type ConfigScore struct {
+	Config   string      `json:"config"`
+	Runs     []string    `json:"runs"`
+	Score    jsonFloat   `json:"score"` // NaN when no seed has a finite value
+	Seeds    []jsonFloat `json:"seeds"`
+	Promoted bool        `json:"promoted"`
+	Why      string      `json:"why"`
+}
+
+// searchPlan is a search over a selection of runs: the configurations in
+// grid order, each with its seeds' runs.
+type searchPlan struct {
+	search  *grid.Search
+	rungs   []int // epochs per rung
+	configs []string
+	runs    map[string][]grid.Run
+}
+
+func newSearchPlan(g *grid.Grid, runs []grid.Run) *searchPlan {
+	p := &searchPlan{search: g.Search, rungs: g.Search.Rungs(), runs: map[string][]grid.Run{}}
+	for _, r := range runs {
+		id := r.Spec.ConfigID()
+		if _, ok := p.runs[id]; !ok {
+			p.configs = append(p.configs, id)
+		}
+		p.runs[id] = append(p.runs[id], r)
+	}
+	return p
+}
+
+// epochs returns what the plan trains at most, rung by rung (a promoted
+// run continues, so rung k adds its runs' epochs beyond rung k-1's), and
+// what the grid without [search] trains at most.
+func (p *searchPlan) epochs() (perRung []int, full int) {
+	seeds := 0
+	for _, c := range p.configs {
+		full += len(p.runs[c]) * p.search.MaxEpochs
+		seeds = max(seeds, len(p.runs[c]))
+	}
+	prev := 0
+	for k, n := range p.search.Survivors(len(p.configs)) {
+		perRung = append(perRung, n*seeds*(p.rungs[k]-prev))
+		prev = p.rungs[k]
+	}
+	return perRung, full
+}
+
+// rungConfigs returns the configurations rung k trains: all of them for
+// the first, those rung k-1 promoted for the others (in grid order); ok is
+// false when rung k-1 is not decided yet.
+func (p *searchPlan) rungConfigs(rec *SearchRecord, k int) (configs []string, ok bool) {
+	if k == 0 {
+		return p.configs, true
+	}
+	if len(rec.Rungs) < k {
+		return nil, false
+	}
+	promoted := map[string]bool{}
+	for _, c := range rec.Rungs[k-1].Configs {
+		promoted[c.Config] = c.Promoted
+	}
+	for _, c := range p.configs {
+		if promoted[c] {
+			configs = append(configs, c)
+		}
+	}
+	return configs, true
+}
+
+func (p *searchPlan) runsOf(configs []string) []grid.Run {
+	var runs []grid.Run
+	for _, c := range configs {
+		runs = append(runs, p.runs[c]...)
+	}
+	return runs
+}
+
+// checkSearch refuses what a search cannot do: distillation (its teacher
+// would be a rung's partial run), runs that save no state (a promoted run
+// continues from it), and a metric the runs do not validate.
+func (s *Sweep) checkSearch() error {
+	sr := s.grid.Search
+	if s.stateEvery < 0 {
+		return errors.New("-state-every: a search continues promoted runs from their resume state, which this setting never saves")
+	}
+	for _, r := range s.runs {
+		switch {
+		case r.Spec.DistillFrom != "":
+			return fmt.Errorf("run %s: distill_from: a search does not distil; train the teacher in a grid of its own", r.ID)
+		case !slices.Contains(r.Spec.Eval.Metrics, sr.Metric):
+			return fmt.Errorf("run %s: [search] metric %q is not among its eval.metrics %q", r.ID, sr.Metric, r.Spec.Eval.Metrics)
+		}
+		if _, sem, err := models.Lookup(r.Spec.Model); err == nil && sem == models.Energy && sr.Metric == "ll" {
+			return fmt.Errorf("run %s: [search] metric \"ll\": model %q is energy-based, with no log-likelihood", r.ID, r.Spec.Model)
+		}
+	}
+	return nil
+}
+
+// runSearch trains the rungs in turn, deciding each once its runs are
+// final; it stops early when ctx is cancelled or a rung cannot be decided
+// (a run failed, or another process is training it).
+func (s *Sweep) runSearch(ctx context.Context) {
+	p := newSearchPlan(s.grid, s.runs)
+	for k, epochs := range p.rungs {
+		rec, err := s.readSearch()
+		if err != nil {
+			s.problem(err)
+			return
+		}
+		configs, _ := p.rungConfigs(rec, k)
+		s.rung = &RungMark{Index: k, Of: len(p.rungs), Epochs: epochs}
+		s.stderr.printf("rung %s: %d configurations (%d runs) to %d epochs\n", s.rung, len(configs), len(p.runsOf(configs)), epochs)
+		s.runAll(ctx, p.runsOf(configs))
+		if ctx.Err() != nil {
+			return
+		}
+		d, err := s.decideRung(p, k)
+		if err != nil {
+			s.problem(err)
+			return
+		}
+		s.stderr.printf("%s", d.summary(k == len(p.rungs)-1))
+	}
+}
+
+// advanceRung makes a promoted run trainable again: its record of an
+// earlier rung k/n becomes rung-<k>.json, and the run continues from its
+// state. Other records are returned as they are.
+func (s *Sweep) advanceRung(dir string, prev *Record) (*Record, error) {
+	if s.rung == nil || prev == nil || !final(prev.Status) || prev.Rung == nil || prev.Rung.Index >= s.rung.Index {
+		return prev, nil
+	}
+	keep := filepath.Join(dir, rungPrefix+strconv.Itoa(prev.Rung.Index+1)+".json") // counted as shown: rung-1.json is rung 1/n
+	if err := os.Rename(filepath.Join(dir, metricsName), keep); err != nil {
+		return nil, fmt.Errorf("promoting to rung %s: %w", s.rung, err)
+	}
+	return nil, nil
+}
+
+// rungSpec is the spec a run trains in the current rung: its epochs the
+// rung's, and no samples before the last.
+func (s *Sweep) rungSpec(spec grid.RunSpec) grid.RunSpec {
+	if s.rung == nil {
+		return spec
+	}
+	spec = spec.Clone()
+	spec.Epochs = s.rung.Epochs
+	if !s.rung.last() {
+		spec.Samples = 0
+	}
+	return spec
+}
+
+func (s *Sweep) readSearch() (*SearchRecord, error) {
+	rec := &SearchRecord{Grid: s.grid.Name, Search: *s.grid.Search}
+	b, err := os.ReadFile(s.path(SearchJSONName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return rec, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path(SearchJSONName), err)
+	}
+	if rec.Search != *s.grid.Search {
+		return nil, fmt.Errorf("%s was written by the search %+v, not this grid's %+v: use another -out", s.path(SearchJSONName), rec.Search, *s.grid.Search)
+	}
+	return rec, nil
+}
+
+// decideRung scores rung k's configurations and records which go on,
+// under the results lock; a rung decided before is read back as it was.
+func (s *Sweep) decideRung(p *searchPlan, k int) (*RungDecision, error) {
+	var d *RungDecision
+	err := s.withResultsLock(func() error {
+		rec, err := s.readSearch()
+		if err != nil {
+			return err
+		}
+		if len(rec.Rungs) > k {
+			d = &rec.Rungs[k]
+			return nil
+		}
+		configs, ok := p.rungConfigs(rec, k)
+		if !ok {
+			return fmt.Errorf("rung %d/%d: rung %d is not decided yet", k+1, len(p.rungs), k)
+		}
+		if d, err = s.scoreRung(p, k, configs); err != nil {
+			return err
+		}
+		rec.Rungs = append(rec.Rungs, *d)
+		return s.writeSearch(rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.dropStates(p, d)
+	return d, nil
+}
+
+// scoreRung reads the records of rung k's runs and ranks their
+// configurations; every run must be final at rung k.
+func (s *Sweep) scoreRung(p *searchPlan, k int, configs []string) (*RungDecision, error) {
+	d := &RungDecision{Rung: k, Epochs: p.rungs[k], DecidedAt: time.Now().UTC()}
+	var open []string
+	for _, c := range configs {
+		cs := ConfigScore{Config: c}
+		var sum float64
+		var n int
+		for _, r := range p.runs[c] {
+			cs.Runs = append(cs.Runs, r.ID)
+			rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName))
+			if err != nil || rec == nil || !final(rec.Status) || rec.Rung == nil || rec.Rung.Index != k {
+				open = append(open, r.ID)
+				continue
+			}
+			x := math.NaN()
+			if v, ok := rec.Valid[p.search.Metric]; ok && rec.Status == train.Finished {
+				x = float64(v)
+			}
+			cs.Seeds = append(cs.Seeds, jsonFloat(x))
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				sum, n = sum+x, n+1
+			}
+		}
+		cs.Score = jsonFloat(math.NaN())
+		if n > 0 {
+			cs.Score = jsonFloat(sum / float64(n))
+		}
+		d.Configs = append(d.Configs, cs)
+	}
+	if len(open) > 0 {
+		return nil, fmt.Errorf("rung %d/%d cannot be decided: %d runs are not finished at it (failed, interrupted or being trained elsewhere), e.g. %s; run the sweep again to finish them",
+			k+1, len(p.rungs), len(open), open[0])
+	}
+	rankRung(d, p.search, len(p.rungs))
+	d.EpochsSoFar = s.epochsSoFar(p)
+	return d, nil
+}
+
+// rankRung orders d's configurations best first (NaN last, ties in grid
+// order) and promotes those the next rung trains.
+func rankRung(d *RungDecision, sr *grid.Search, rungs int) {
+	slices.SortStableFunc(d.Configs, func(a, b ConfigScore) int {
+		x, y := float64(a.Score), float64(b.Score)
+		switch {
+		case math.IsNaN(x) || math.IsNaN(y):
+			return cmp.Compare(boolInt(math.IsNaN(x)), boolInt(math.IsNaN(y)))
+		}
+		return cmp.Compare(y, x)
+	})
+	keep := 0
+	if d.Rung < rungs-1 {
+		keep = max(len(d.Configs)/sr.Eta, 1)
+	}
+	n := len(d.Configs)
+	for i := range d.Configs {
+		c := &d.Configs[i]
+		switch {
+		case math.IsNaN(float64(c.Score)):
+			c.Why = fmt.Sprintf("no seed has a finite validation %s (diverged)", sr.Metric)
+		case keep == 0 && i == 0:
+			c.Why = fmt.Sprintf("selected: best validation %s of %d at the last rung", sr.Metric, n)
+		case keep == 0:
+			c.Why = fmt.Sprintf("rank %d of %d at the last rung", i+1, n)
+		case i < keep:
+			c.Promoted, d.Promoted = true, d.Promoted+1
+			c.Why = fmt.Sprintf("rank %d of %d: in the best %d (1/%d)", i+1, n, keep, sr.Eta)
+		default:
+			c.Why = fmt.Sprintf("rank %d of %d: below the best %d (1/%d)", i+1, n, keep, sr.Eta)
+		}
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// epochsSoFar sums the epochs every run of the plan has trained, from
+// their latest records.
+func (s *Sweep) epochsSoFar(p *searchPlan) int {
+	total := 0
+	for _, c := range p.configs {
+		for _, r := range p.runs[c] {
+			if rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName)); err == nil && rec != nil {
+				total += trainedEpochs(rec.Epochs)
+			}
+		}
+	}
+	return total
+}
+
+// dropStates removes the resume states of the runs d did not promote: no
+// rung continues them.
+func (s *Sweep) dropStates(p *searchPlan, d *RungDecision) {
+	for _, c := range d.Configs {
+		if c.Promoted {
+			continue
+		}
+		for _, id := range c.Runs {
+			err := os.Remove(filepath.Join(s.runDir(id), ckpt.StateName))
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.problem(fmt.Errorf("run %s: %w", id, err))
+			}
+		}
+	}
+}
+
+func (s *Sweep) writeSearch(rec *SearchRecord) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(s.path(SearchJSONName), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	md, err := searchMarkdown(rec)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(s.path(SearchMDName), md, 0o644)
+}
+
+func (d *RungDecision) summary(last bool) string {
+	if last {
+		return fmt.Sprintf("rung %d: selected %s (validation %s); %d epochs trained in all\n",
+			d.Rung+1, d.Configs[0].Config, formatMetric(float64(d.Configs[0].Score)), d.EpochsSoFar)
+	}
+	return fmt.Sprintf("rung %d: %d of %d configurations promoted; %d epochs trained so far\n",
+		d.Rung+1, d.Promoted, len(d.Configs), d.EpochsSoFar)
+}
+
+// searchMarkdown renders search.json as search.md: the selection, the
+// epochs spent, and a table per decided rung.
+func searchMarkdown(rec *SearchRecord) ([]byte, error) {
+	var b strings.Builder
+	sr := rec.Search
+	fmt.Fprintf(&b, "# Search: %s\n\nSuccessive halving, eta %d, by validation %s (mean over seeds); rungs of %s epochs.\n\n",
+		rec.Grid, sr.Eta, sr.Metric, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(sr.Rungs())), ", "), "[]"))
+	if n := len(rec.Rungs); n > 0 {
+		last := rec.Rungs[n-1]
+		if n == len(sr.Rungs()) {
+			fmt.Fprintf(&b, "Selected: `%s` (validation %s %s). ", last.Configs[0].Config, sr.Metric, formatMetric(float64(last.Configs[0].Score)))
+		}
+		fmt.Fprintf(&b, "Epochs trained by all runs: %d after rung %d of %d.\n", last.EpochsSoFar, n, len(sr.Rungs()))
+	}
+	for _, d := range rec.Rungs {
+		fmt.Fprintf(&b, "\n## Rung %d/%d: %d epochs, %d configurations, %d promoted\n\n", d.Rung+1, len(sr.Rungs()), d.Epochs, len(d.Configs), d.Promoted)
+		var rows [][]string
+		for i, c := range d.Configs {
+			seeds := make([]string, len(c.Seeds))
+			for j, x := range c.Seeds {
+				seeds[j] = formatMetric(float64(x))
+			}
+			rows = append(rows, []string{strconv.Itoa(i + 1), "`" + c.Config + "`", formatMetric(float64(c.Score)),
+				strings.Join(seeds, " "), yesNo(c.Promoted), c.Why})
+		}
+		if err := report.MarkdownTable(&b, []string{"rank", "config", "valid " + sr.Metric, "seeds", "promoted", "why"}, rows); err != nil {
+			return nil, err
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// sameKind refuses a finished run of a search in a sweep without one, and
+// the other way round: a run stopped at an early rung is not the grid's
+// run, and one trained to its end has no rung to be promoted from.
+func (s *Sweep) sameKind(rec *Record) error {
+	if rec == nil || !final(rec.Status) || (rec.Rung == nil) == (s.grid.Search == nil) {
+		return nil
+	}
+	if rec.Rung != nil {
+		return fmt.Errorf("run %s in %s was trained by a successive-halving search (rung %s), and this grid has no [search]: use another -out", rec.ID, s.out, rec.Rung)
+	}
+	return fmt.Errorf("run %s in %s was trained to its end by a grid without [search]: a search needs a results directory of its own (-out)", rec.ID, s.out)
+}
+
+// writeSearchPlan writes the rungs a search plans, with the epochs each
+// trains at most, beside what the grid without [search] trains at most
+// (early stopping can only shorten both).
+func writeSearchPlan(w io.Writer, p *searchPlan) error {
+	perRung, full := p.epochs()
+	fmt.Fprintf(w, "\nsuccessive halving (eta %d, by validation %s, mean over seeds):\n", p.search.Eta, p.search.Metric)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "rung\tepochs\tconfigurations\tepochs trained at most")
+	total := 0
+	for k, n := range p.search.Survivors(len(p.configs)) {
+		total += perRung[k]
+		fmt.Fprintf(tw, "%d/%d\t%d\t%d\t%d\n", k+1, len(p.rungs), p.rungs[k], n, perRung[k])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "budget: at most %d epochs, %.1f%% of the %d the grid without [search] trains at most\n",
+		total, 100*float64(total)/float64(max(full, 1)), full)
+	return err
+}
+
+// printSearch tells stdout how far the search went, what it selected and
+// the epochs it spent against the grid without [search].
+func (s *Sweep) printSearch() error {
+	rec, err := s.readSearch()
+	if err != nil {
+		return err
+	}
+	p := newSearchPlan(s.grid, s.runs)
+	_, full := p.epochs()
+	n := len(rec.Rungs)
+	if n == 0 {
+		_, err := fmt.Fprintf(s.stdout, "\nsearch: no rung decided yet (%s)\n", s.path(SearchMDName))
+		return err
+	}
+	last := rec.Rungs[n-1]
+	what := fmt.Sprintf("rung %d of %d decided", n, len(p.rungs))
+	if n == len(p.rungs) {
+		what = fmt.Sprintf("selected %s (validation %s %s)", last.Configs[0].Config, p.search.Metric, formatMetric(float64(last.Configs[0].Score)))
+	}
+	_, err = fmt.Fprintf(s.stdout, "\nsearch: %s; %d epochs trained, %.1f%% of the %d the grid without [search] trains at most (%s)\n",
+		what, last.EpochsSoFar, 100*float64(last.EpochsSoFar)/float64(max(full, 1)), full, s.path(SearchMDName))
+	return err
+}

@@ -1,0 +1,193 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"gekc/train"
+	"gekc/train/ckpt"
+)
+
+// searchNations has 6 configurations of 2 seeds; rungs of 1, 3 and 9
+// epochs keep 6, 2 and 1 of them.
+const searchNations = `name = "halving"
+[defaults]
+dataset = "nations"
+model = "cp2"
+objective = "mle"
+rank = 4
+batch_size = [300, 1000]
+learning_rate = [0.003, 0.03, 0.3]
+seed = [0, 1]
+patience = 2
+%s`
+
+const halvingSection = `
+[search]
+method = "halving"
+min_epochs = 1
+max_epochs = 9
+eta = 3
+metric = "ll"
+`
+
+func readSearchRecord(t *testing.T, out string) *SearchRecord {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, SearchJSONName))
+	must(t, err)
+	var rec SearchRecord
+	must(t, json.Unmarshal(b, &rec))
+	return &rec
+}
+
+// The search trains every configuration for the first rung, promotes the
+// best third by the mean over seeds, continues the promoted runs from
+// their states, and a run that reaches the last rung ends with the record
+// of the same run trained to max_epochs without a search.
+func TestHalvingSearch(t *testing.T) {
+	search := newNationsSweep(t, strings.Replace(searchNations, "%s", halvingSection, 1))
+	tally, stderr := search.train(t, context.Background(), Train, 0)
+	if tally.Finished != 12+4+2 || tally.Failed+tally.Problems != 0 {
+		t.Fatalf("tally %+v, want 18 runs trained (12, 4, 2 per rung)\n%s", tally, stderr)
+	}
+	rec := readSearchRecord(t, search.out)
+	if len(rec.Rungs) != 3 {
+		t.Fatalf("%d rungs decided, want 3", len(rec.Rungs))
+	}
+	for k, want := range []struct{ epochs, configs, promoted int }{{1, 6, 2}, {3, 2, 1}, {9, 1, 0}} {
+		d := rec.Rungs[k]
+		if d.Epochs != want.epochs || len(d.Configs) != want.configs || d.Promoted != want.promoted {
+			t.Errorf("rung %d: %d epochs, %d configurations, %d promoted; want %+v", k, d.Epochs, len(d.Configs), d.Promoted, want)
+		}
+		for i := 1; i < len(d.Configs); i++ {
+			if d.Configs[i].Score > d.Configs[i-1].Score {
+				t.Errorf("rung %d: configurations not best first: %v after %v", k, d.Configs[i].Score, d.Configs[i-1].Score)
+			}
+		}
+	}
+	selected := rec.Rungs[2].Configs[0]
+	if !rec.Rungs[1].Configs[0].Promoted || rec.Rungs[1].Configs[0].Config != selected.Config {
+		t.Errorf("the last rung's configuration %s is not rung 2's promoted best", selected.Config)
+	}
+
+	// The selected configuration's runs against the grid without [search].
+	plain := newNationsSweep(t, strings.Replace(searchNations, "%s", "epochs = 9", 1))
+	var runs []string
+	for _, r := range plain.g.Runs {
+		if r.Spec.ConfigID() == selected.Config {
+			runs = append(runs, r.ID)
+			plain.train(t, context.Background(), Train, 0, r)
+		}
+	}
+	if !reflect.DeepEqual(runs, selected.Runs) {
+		t.Fatalf("the plain grid's runs of %s are %v, the search's %v", selected.Config, runs, selected.Runs)
+	}
+	epochs := 0
+	for _, id := range runs {
+		got, want := search.record(t, id), plain.record(t, id)
+		delete(got.Test, "step_ms") // a timing
+		delete(want.Test, "step_ms")
+		if !reflect.DeepEqual(got.Valid, want.Valid) || !reflect.DeepEqual(got.Test, want.Test) || got.BestEpoch != want.BestEpoch ||
+			len(got.Epochs) != len(want.Epochs) {
+			t.Errorf("run %s: the search's record (valid %v, test %v, best epoch %d, %d epochs) differs from the plain grid's (%v, %v, %d, %d)",
+				id, got.Valid, got.Test, got.BestEpoch, len(got.Epochs), want.Valid, want.Test, want.BestEpoch, len(want.Epochs))
+		}
+		for i := range min(len(got.Epochs), len(want.Epochs)) {
+			if got.Epochs[i].TrainLoss != want.Epochs[i].TrainLoss {
+				t.Errorf("run %s epoch %d: loss %v, the plain grid's %v", id, got.Epochs[i].Epoch, got.Epochs[i].TrainLoss, want.Epochs[i].TrainLoss)
+			}
+		}
+		if got.Rung == nil || got.Rung.Index != 2 || !fileExists(filepath.Join(search.out, "runs", id, "rung-2.json")) {
+			t.Errorf("run %s: rung %v, and its rung-2 record kept: %v", id, got.Rung, fileExists(filepath.Join(search.out, "runs", id, "rung-2.json")))
+		}
+		epochs += trainedEpochs(got.Epochs)
+	}
+	for _, r := range search.g.Runs {
+		if fileExists(filepath.Join(search.out, "runs", r.ID, ckpt.StateName)) {
+			t.Errorf("run %s kept its resume state after the search ended", r.ID)
+		}
+	}
+	if rec.Rungs[2].EpochsSoFar >= 12*9 || rec.Rungs[2].EpochsSoFar < epochs {
+		t.Errorf("the search trained %d epochs in all; the full grid takes at most %d, the selected runs alone %d", rec.Rungs[2].EpochsSoFar, 12*9, epochs)
+	}
+	md, err := os.ReadFile(filepath.Join(search.out, ResultsMDName))
+	must(t, err)
+	if !strings.Contains(string(md), "| rung |") || !strings.Contains(string(md), "3/3") {
+		t.Errorf("results.md has no rung column:\n%s", md)
+	}
+}
+
+// A search stopped anywhere and started again decides the same rungs and
+// ends with the same records as one never stopped.
+func TestHalvingSearchResumesExactly(t *testing.T) {
+	src := strings.Replace(searchNations, "%s", halvingSection, 1)
+	whole := newNationsSweep(t, src)
+	whole.train(t, context.Background(), Train, 0)
+	want := readSearchRecord(t, whole.out)
+	for _, stopAfter := range []int32{5, 13, 16} { // runs started before the stop: in rung 1, 2 and 3
+		resumed := newNationsSweep(t, src)
+		ctx, cancel := context.WithCancel(context.Background())
+		var started atomic.Int32
+		stopping := func(ctx context.Context, job Job) (*Outcome, error) {
+			if started.Add(1) == stopAfter {
+				job.Observer = cancelAtEpochEnd{Observer: job.Observer, cancel: cancel}
+			}
+			return Train(ctx, job)
+		}
+		tally, _ := resumed.train(t, ctx, stopping, 0)
+		cancel()
+		if tally.Interrupted != 1 {
+			t.Fatalf("stop after %d: tally %+v, want one run interrupted", stopAfter, tally)
+		}
+		resumed.train(t, context.Background(), Train, 0)
+		got := readSearchRecord(t, resumed.out)
+		if len(got.Rungs) != len(want.Rungs) {
+			t.Fatalf("stop after %d: %d rungs decided, want %d", stopAfter, len(got.Rungs), len(want.Rungs))
+		}
+		for k := range want.Rungs {
+			g, w := got.Rungs[k], want.Rungs[k]
+			g.DecidedAt = w.DecidedAt
+			if !reflect.DeepEqual(g, w) {
+				t.Errorf("stop after %d: rung %d decided\n%+v\nwant\n%+v", stopAfter, k, g, w)
+			}
+		}
+		for _, r := range resumed.g.Runs {
+			g, w := resumed.record(t, r.ID), whole.record(t, r.ID)
+			delete(g.Test, "step_ms") // a timing
+			delete(w.Test, "step_ms")
+			if !reflect.DeepEqual(g.Valid, w.Valid) || !reflect.DeepEqual(g.Test, w.Test) || !reflect.DeepEqual(g.Rung, w.Rung) {
+				t.Errorf("stop after %d: run %s ends at rung %v with valid %v, test %v; the search never stopped: %v, %v, %v",
+					stopAfter, r.ID, g.Rung, g.Valid, g.Test, w.Rung, w.Valid, w.Test)
+			}
+		}
+	}
+}
+
+// record reads the metrics.json of run id.
+func (ts toySweep) record(t *testing.T, id string) *Record {
+	t.Helper()
+	rec, err := readRecord(filepath.Join(ts.out, "runs", id, metricsName))
+	must(t, err)
+	if rec == nil {
+		t.Fatalf("run %s has no record", id)
+	}
+	return rec
+}
+
+// cancelAtEpochEnd cancels the sweep's context when the run's first epoch
+// (of this attempt) ends.
+type cancelAtEpochEnd struct {
+	train.Observer
+	cancel context.CancelFunc
+}
+
+func (c cancelAtEpochEnd) EpochEnd(rec train.EpochRecord) {
+	c.Observer.EpochEnd(rec)
+	c.cancel()
+}
