@@ -42,7 +42,8 @@ type sweepFlags struct {
 	analyzeFlags
 	analyze, listFormat, emit, adopt, memory string
 	dryRun, resume, verbose, quiet           bool
-	jobs                                     int
+	jobs, rung, task                         int
+	promote                                  bool
 	stateEvery                               time.Duration
 	slurm                                    *sweep.Slurm
 }
@@ -62,6 +63,9 @@ func (f *sweepFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "verbose: a line for every epoch of every run (loss, validation metrics)")
 	fs.StringVar(&f.memory, "memory", "", "memory budget of each run whose grid sets no memory key, e.g. 12GiB (default GOMEMLIMIT, else 90% of the machine's memory): the evaluation batch is cut to fit it, and a run that cannot fit is refused before training")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: no per-epoch progress, only a line per run")
+	fs.IntVar(&f.rung, "rung", 0, "with a [search] grid: train only rung `K` (from 1), deciding the rung before it first")
+	fs.IntVar(&f.task, "task", 0, "with -rung: train only the `I`-th run of the rung (from 1; a SLURM array task)")
+	fs.BoolVar(&f.promote, "promote", false, "with -rung: train nothing, decide the rung (the step between two SLURM arrays)")
 	f.slurm = addSlurmFlags(fs)
 }
 
@@ -210,7 +214,7 @@ func (f *sweepFlags) train(ctx context.Context, env cliEnv, o *openGrid, args []
 	s := sweep.New(o.g, o.selected, sweep.Options{Reference: ref,
 		Out: o.out, DataRoot: o.dataRoot, Jobs: f.jobs, Samples: f.samples, NoSamples: f.samples == 0, StateEvery: f.stateEvery, Run: env.run,
 		Stdout: env.stdout, Stderr: env.stderr, Bars: f.jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || f.quiet,
-		Verbose: f.verbose, Command: append([]string{"experiments"}, args...),
+		Verbose: f.verbose, Command: append([]string{"experiments"}, args...), Rung: f.rung, RungTask: f.task, Promote: f.promote,
 	})
 	if err := s.Prepare(); err != nil {
 		return fail(exitRunsFailed, "preparing %s: %v", o.out, err)

@@ -156,6 +156,18 @@ func (p *searchPlan) runsOf(configs []string) []grid.Run {
 // continues from it), and a metric the runs do not validate.
 func (s *Sweep) checkSearch() error {
 	sr := s.grid.Search
+	switch {
+	case sr == nil && (s.onlyRung != 0 || s.promoteOnly || s.rungTask >= 0):
+		return fmt.Errorf("-rung, -task and -promote go with a grid that has a [search] section; %s has none", s.grid.Path)
+	case sr == nil:
+		return nil
+	case s.onlyRung < 0 || s.onlyRung > len(sr.Rungs()):
+		return fmt.Errorf("-rung %d: the search has rungs 1 to %d", s.onlyRung, len(sr.Rungs()))
+	case s.onlyRung == 0 && (s.promoteOnly || s.rungTask >= 0):
+		return errors.New("-task and -promote go with -rung")
+	case len(s.runs) != len(s.grid.Runs):
+		return fmt.Errorf("a search ranks all of its grid's configurations: -only selected %d of %d runs", len(s.runs), len(s.grid.Runs))
+	}
 	if s.stateEvery < 0 {
 		return errors.New("-state-every: a search continues promoted runs from their resume state, which this setting never saves")
 	}
@@ -173,31 +185,67 @@ func (s *Sweep) checkSearch() error {
 	return nil
 }
 
-// runSearch trains the rungs in turn, deciding each once its runs are
-// final; it stops early when ctx is cancelled or a rung cannot be decided
-// (a run failed, or another process is training it).
+// runSearch trains the rungs in turn (only Options.Rung when set),
+// deciding each once its runs are final; it stops early when ctx is
+// cancelled or a rung cannot be decided (a run failed, or another process
+// is training it).
 func (s *Sweep) runSearch(ctx context.Context) {
 	p := newSearchPlan(s.grid, s.runs)
-	for k, epochs := range p.rungs {
-		rec, err := s.readSearch()
+	first, last := 0, len(p.rungs)-1
+	if s.onlyRung > 0 {
+		first, last = s.onlyRung-1, s.onlyRung-1
+	}
+	for k := first; k <= last; k++ {
+		runs, err := s.rungRuns(p, k)
 		if err != nil {
 			s.problem(err)
 			return
 		}
-		configs, _ := p.rungConfigs(rec, k)
-		s.rung = &RungMark{Index: k, Of: len(p.rungs), Epochs: epochs}
-		s.stderr.printf("rung %s: %d configurations (%d runs) to %d epochs\n", s.rung, len(configs), len(p.runsOf(configs)), epochs)
-		s.runAll(ctx, p.runsOf(configs))
+		s.rung = &RungMark{Index: k, Of: len(p.rungs), Epochs: p.rungs[k]}
+		if !s.promoteOnly {
+			s.stderr.printf("rung %s: %d runs to %d epochs\n", s.rung, len(runs), p.rungs[k])
+			s.runAll(ctx, runs)
+		}
 		if ctx.Err() != nil {
 			return
 		}
 		d, err := s.decideRung(p, k)
-		if err != nil {
+		switch {
+		case err != nil && s.rungTask >= 0:
+			// Other array tasks still train the rung: the last, or the
+			// promote step, decides it.
+			s.stderr.printf("rung %s not decided yet: %v\n", s.rung, err)
+			return
+		case err != nil:
 			s.problem(err)
 			return
 		}
 		s.stderr.printf("%s", d.summary(k == len(p.rungs)-1))
 	}
+}
+
+// rungRuns returns the runs rung k trains (only the one of Options.RungTask
+// when set), deciding rung k-1 first if no process has.
+func (s *Sweep) rungRuns(p *searchPlan, k int) ([]grid.Run, error) {
+	if k > 0 {
+		if _, err := s.decideRung(p, k-1); err != nil {
+			return nil, err
+		}
+	}
+	rec, err := s.readSearch()
+	if err != nil {
+		return nil, err
+	}
+	configs, _ := p.rungConfigs(rec, k)
+	runs := p.runsOf(configs)
+	if s.rungTask < 0 || s.promoteOnly {
+		return runs, nil
+	}
+	if s.rungTask >= len(runs) {
+		s.stderr.printf("rung %d/%d has %d runs: task %d has none to train\n", k+1, len(p.rungs), len(runs), s.rungTask+1)
+		return nil, nil
+	}
+	return runs[s.rungTask : s.rungTask+1], nil
 }
 
 // advanceRung makes a promoted run trainable again: its record of an

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"gekc/grid"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -190,4 +191,118 @@ type cancelAtEpochEnd struct {
 func (c cancelAtEpochEnd) EpochEnd(rec train.EpochRecord) {
 	c.Observer.EpochEnd(rec)
 	c.cancel()
+}
+
+// Each committed search grid's full grid (grids/<name>-full.toml, the
+// check of results/<name>/) expands to the same runs, trained to
+// max_epochs.
+func TestSearchStudyGridsMatchTheirFullGrids(t *testing.T) {
+	searches, err := filepath.Glob(filepath.Join("..", "grids", "*-halving.toml"))
+	must(t, err)
+	if len(searches) == 0 {
+		t.Fatal("no grids/*-halving.toml")
+	}
+	for _, path := range searches {
+		g, err := grid.LoadGrid(path, Validate)
+		must(t, err)
+		full, err := grid.LoadGrid(strings.TrimSuffix(path, ".toml")+"-full.toml", Validate)
+		must(t, err)
+		if g.Search == nil || full.Search != nil {
+			t.Fatalf("%s must have [search] and its full grid none", path)
+		}
+		if len(g.Runs) != len(full.Runs) {
+			t.Fatalf("%s: %d runs, its full grid %d", path, len(g.Runs), len(full.Runs))
+		}
+		for i := range g.Runs {
+			if g.Runs[i].ID != full.Runs[i].ID || !reflect.DeepEqual(g.Runs[i].Spec, full.Runs[i].Spec) {
+				t.Errorf("%s: run %d is %s, the full grid's %s", path, i, g.Runs[i].ID, full.Runs[i].ID)
+			}
+		}
+	}
+}
+
+// Rungs trained run by run, as SLURM array tasks do (-rung K -task I), with
+// a promote step after each, decide what one process deciding them all
+// does, and end with the same records.
+func TestRungTasksEqualOneProcess(t *testing.T) {
+	src := strings.Replace(searchNations, "%s", halvingSection, 1)
+	whole := newNationsSweep(t, src)
+	whole.train(t, context.Background(), Train, 0)
+	want := readSearchRecord(t, whole.out)
+
+	tasks := newNationsSweep(t, src)
+	step := func(o Options) Tally {
+		o.Out, o.DataRoot, o.Run, o.Quiet = tasks.out, tasks.data, Train, true
+		s := New(tasks.g, tasks.g.Runs, o)
+		must(t, s.Prepare())
+		return s.Run(context.Background())
+	}
+	for k, n := range []int{12, 4, 2} {
+		for i := n + 1; i >= 1; i-- { // backwards, and one task too many
+			tally := step(Options{Rung: k + 1, RungTask: i})
+			if trained := tally.Finished; (i > n) != (trained == 0) || tally.Problems != 0 {
+				t.Fatalf("rung %d task %d: tally %+v", k+1, i, tally)
+			}
+		}
+		if tally := step(Options{Rung: k + 1, Promote: true}); tally.Finished != 0 || tally.Problems != 0 {
+			t.Fatalf("promote step of rung %d: tally %+v", k+1, tally)
+		}
+	}
+	got := readSearchRecord(t, tasks.out)
+	if len(got.Rungs) != len(want.Rungs) {
+		t.Fatalf("%d rungs decided, want %d", len(got.Rungs), len(want.Rungs))
+	}
+	for k := range want.Rungs {
+		got.Rungs[k].DecidedAt = want.Rungs[k].DecidedAt
+		if !reflect.DeepEqual(got.Rungs[k], want.Rungs[k]) {
+			t.Errorf("rung %d decided\n%+v\nwant\n%+v", k, got.Rungs[k], want.Rungs[k])
+		}
+	}
+	for _, r := range tasks.g.Runs {
+		g, w := tasks.record(t, r.ID), whole.record(t, r.ID)
+		if !reflect.DeepEqual(g.Valid, w.Valid) || !reflect.DeepEqual(g.Rung, w.Rung) {
+			t.Errorf("run %s ends at rung %v with valid %v; in one process at %v with %v", r.ID, g.Rung, g.Valid, w.Rung, w.Valid)
+		}
+	}
+}
+
+// What a search cannot do is refused before anything is trained.
+func TestSearchRefusals(t *testing.T) {
+	search := strings.Replace(searchNations, "%s", halvingSection, 1)
+	plain := strings.Replace(searchNations, "%s", "epochs = 9", 1)
+	for _, c := range []struct {
+		name, src string
+		o         Options
+		only      string
+		want      string
+	}{
+		{"rung without a search", plain, Options{Rung: 1}, "", "has none"},
+		{"rung out of range", search, Options{Rung: 4}, "", "rungs 1 to 3"},
+		{"task without rung", search, Options{RungTask: 2}, "", "go with -rung"},
+		{"no states", search, Options{StateEvery: -1}, "", "-state-every"},
+		{"a selection", search, Options{}, "0-3", "-only selected 4 of 12"},
+		{"distillation", strings.Replace(search, "patience = 2", "patience = 2\ndistill_from = \"x\"", 1), Options{}, "", "distill_from"},
+		{"ll of an energy model", strings.Replace(strings.Replace(search, `"cp2"`, `"cp"`, 1), `"mle"`, `"pll"`, 1), Options{}, "", "energy-based"},
+		{"a metric not validated", strings.Replace(search, "patience = 2", "patience = 2\neval = { metrics = [\"mrr\", \"hits\"] }", 1), Options{}, "", "not among its eval.metrics"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := newNationsSweep(t, c.src)
+			runs, err := grid.Select(c.only, ts.g.Runs)
+			must(t, err)
+			c.o.Out, c.o.DataRoot = ts.out, ts.data
+			err = New(ts.g, runs, c.o).Prepare()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Prepare: %v, want an error saying %q", err, c.want)
+			}
+		})
+	}
+	// A results directory holding the plain grid's finished runs.
+	ts := newNationsSweep(t, plain)
+	ts.train(t, context.Background(), Train, 0, ts.g.Runs[0])
+	s, err := grid.ParseGrid("g.toml", []byte(search), Validate)
+	must(t, err)
+	err = New(s, s.Runs, Options{Out: ts.out, DataRoot: ts.data}).Prepare()
+	if err == nil || !strings.Contains(err.Error(), "needs a results directory of its own") {
+		t.Errorf("a search over a plain grid's runs: %v", err)
+	}
 }

@@ -186,6 +186,9 @@ type slurmParams struct {
 	// grid's processes key): above 1, the task asks for that many SLURM
 	// tasks and launches bin/gekc-mpi with srun.
 	Tasks int
+	// Rungs, for a grid with [search], is the most runs each rung trains:
+	// one array per rung, chained by a promote step.
+	Rungs []int
 }
 
 var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{"q": shellQuote}).Parse(`#!/usr/bin/env bash
@@ -215,9 +218,19 @@ var slurmTemplate = template.Must(template.New("sbatch").Funcs(template.FuncMap{
 # from it when its index is submitted again. A task killed without warning
 # (a node crash) continues from the last periodic state (-state-every).
 # Each task logs to slurm/<job>_<index>.out, appended to across requeues.
+{{- if .Rungs}}
+#
+# This grid is a successive-halving search ([search]): "bash sbatch.sh"
+# submits one array per rung ({{range $i, $n := .Rungs}}{{if $i}}, {{end}}{{$n}}{{end}} tasks), each after
+# a promote step that decides the rung before it (-rung K -promote) once
+# all of that rung's tasks succeeded (afterok). Array task i of rung K
+# trains the rung's i-th run (-rung K -task i). A failed task holds the
+# chain (DependencyNeverSatisfied): submit again, and the rungs already
+# decided are read back, their finished runs skipped.
+{{- end}}
 #
 #SBATCH --job-name=gekc-{{.GridName}}
-#SBATCH --array={{.Array}}
+#SBATCH --array={{if .Rungs}}1-{{index .Rungs 0}}{{else}}{{.Array}}{{end}}
 #SBATCH --cpus-per-task={{.CPUs}}
 {{- if gt .Tasks 1}}
 #SBATCH --ntasks={{.Tasks}}
@@ -255,21 +268,44 @@ EXTRA_ARGS=({{range .ExtraArgs}}{{q .}} {{end}})
 # ----------------------------------------------------------------------------
 
 set -euo pipefail
+{{- if .Rungs}}
+RUNG_TASKS=({{range .Rungs}}{{.}} {{end}})
+
+if [ -n "${GEKC_PROMOTE:-}" ]; then
+	# The promote step after rung $GEKC_RUNG: decide which configurations go on.
+	exec "$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -rung "$GEKC_RUNG" -promote ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"}
+fi
+{{- end}}
 
 if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
 	# On the login node: build once, then submit this file as the array job.
 	mkdir -p "$OUT/slurm"
 {{- if gt .Tasks 1}}
 	(cd "$REPO" && go build -tags mpi -o "$BIN" ./experiments)
-	args=(--job-name="$JOB_NAME" --array="$ARRAY" --cpus-per-task="$CPUS_PER_TASK" --ntasks="$NTASKS"
+	args=(--job-name="$JOB_NAME" --cpus-per-task="$CPUS_PER_TASK" --ntasks="$NTASKS"
 {{- else}}
 	(cd "$REPO" && go build -o "$BIN" ./experiments)
-	args=(--job-name="$JOB_NAME" --array="$ARRAY" --cpus-per-task="$CPUS_PER_TASK"
+	args=(--job-name="$JOB_NAME" --cpus-per-task="$CPUS_PER_TASK"
 {{- end}}
 		--mem="$MEM" --time="$TIME" --output="$OUT/slurm/%A_%a.out" --open-mode=append
 		--requeue --signal="B:USR1@$SIGNAL_BEFORE")
 	if [ -n "$PARTITION" ]; then args+=(--partition="$PARTITION"); fi
-	exec sbatch "${args[@]}" ${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "$@" "${BASH_SOURCE[0]}"
+{{- if .Rungs}}
+	after=()
+	for i in "${!RUNG_TASKS[@]}"; do
+		rung=$((i + 1))
+		array=$(sbatch --parsable "${args[@]}" --array="1-${RUNG_TASKS[$i]}" --export="ALL,GEKC_RUNG=$rung" \
+			${after[@]+"${after[@]}"} ${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "$@" "${BASH_SOURCE[0]}")
+		promote=$(sbatch --parsable "${args[@]}" --job-name="$JOB_NAME-promote" --output="$OUT/slurm/%j.out" \
+			--dependency="afterok:${array%%;*}" --export="ALL,GEKC_RUNG=$rung,GEKC_PROMOTE=1" \
+			${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "$@" "${BASH_SOURCE[0]}")
+		after=(--dependency="afterok:${promote%%;*}")
+		echo "rung $rung: array job ${array%%;*} (${RUNG_TASKS[$i]} tasks), then promote step ${promote%%;*}"
+	done
+	exit 0
+{{- else}}
+	exec sbatch "${args[@]}" --array="$ARRAY" ${SBATCH_EXTRA[@]+"${SBATCH_EXTRA[@]}"} "$@" "${BASH_SOURCE[0]}"
+{{- end}}
 fi
 
 # In array task $SLURM_ARRAY_TASK_ID.
@@ -277,6 +313,12 @@ if [ ! -x "$BIN" ]; then
 	echo "no binary at $BIN: run 'bash sbatch.sh' on the login node, or build it with go build -o" >&2
 	exit 2
 fi
+{{- if .Rungs}}
+: "${GEKC_RUNG:?a search is submitted with bash sbatch.sh, which chains its rungs}"
+select=(-rung "$GEKC_RUNG" -task "$SLURM_ARRAY_TASK_ID")
+{{- else}}
+select=(-only "$SLURM_ARRAY_TASK_ID")
+{{- end}}
 export GOMAXPROCS="${SLURM_CPUS_PER_TASK:-$CPUS_PER_TASK}"
 export OPENBLAS_NUM_THREADS="$GOMAXPROCS"
 echo "gekc: task ${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID} (job ${SLURM_JOB_ID:-}, restart ${SLURM_RESTART_COUNT:-0}) on $(hostname) at $(date -u +%FT%TZ), CPUs $(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status 2>/dev/null)"
@@ -292,9 +334,9 @@ requeue=0
 # records; srun passes SIGTERM on to all of them, which stop together, and
 # ends them all when one dies.
 srun --mpi="$SRUN_MPI" --ntasks="$NTASKS" --cpus-per-task="$CPUS_PER_TASK" --kill-on-bad-exit=1 \
-	"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+	"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" "${select[@]}" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
 {{- else}}
-"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" -only "$SLURM_ARRAY_TASK_ID" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
+"$BIN" -grid "$GRID" -out "$OUT" -data "$DATA" "${select[@]}" -v ${EXTRA_ARGS[@]+"${EXTRA_ARGS[@]}"} &
 {{- end}}
 pid=$!
 trap 'requeue=1; kill -TERM "$pid" 2>/dev/null || true' USR1
@@ -354,7 +396,11 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 	case o.Samples > 0:
 		extra = append(extra, fmt.Sprintf("-samples=%d", o.Samples))
 	}
-	script, err := slurmScript(slurmParams{
+	rungs, err := slurmRungs(g, runs)
+	if err != nil {
+		return err
+	}
+	script, err := slurmScript(slurmParams{Rungs: rungs,
 		GridName: g.Name, NumRuns: len(g.Runs), Array: grid.FormatIndexList(indices), Repo: o.Repo, Tasks: tasks,
 		Bin: filepath.Join(o.Repo, bin), Out: o.Out, Data: o.DataRoot,
 		Grid: filepath.Join(o.Out, GridCopyName), ExtraArgs: extra,
@@ -373,8 +419,12 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 	if tasks > 1 {
 		each = fmt.Sprintf("each %d processes of %d CPU(s) under srun --mpi=pmix", tasks, o.CPUs)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%d array tasks; %s, %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
-		path, len(runs), each, mem, o.Time, shellQuote(path))
+	arrays := fmt.Sprintf("%d array tasks", len(runs))
+	if rungs != nil {
+		arrays = fmt.Sprintf("a search: %d arrays of %s tasks, a promote step after each", len(rungs), strings.Trim(fmt.Sprint(rungs), "[]"))
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s; %s, %s of memory, time limit %s). Edit the settings at its top, then submit with:\n    bash %s\n",
+		path, arrays, each, mem, o.Time, shellQuote(path))
 	return nil
 }
 
@@ -399,4 +449,25 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// slurmRungs is the most runs each rung of g's search trains (nil without
+// one): the size of its array.
+func slurmRungs(g *grid.Grid, runs []grid.Run) ([]int, error) {
+	if g.Search == nil {
+		return nil, nil
+	}
+	if len(runs) != len(g.Runs) {
+		return nil, fmt.Errorf("a search ranks all of its grid's configurations: -only selected %d of %d runs", len(runs), len(g.Runs))
+	}
+	p := newSearchPlan(g, runs)
+	seeds := 0
+	for _, c := range p.configs {
+		seeds = max(seeds, len(p.runs[c]))
+	}
+	var tasks []int
+	for _, n := range g.Search.Survivors(len(p.configs)) {
+		tasks = append(tasks, n*seeds)
+	}
+	return tasks, nil
 }

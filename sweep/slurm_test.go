@@ -371,3 +371,83 @@ func TestSlurmEmitSharded(t *testing.T) {
 		t.Errorf("runs asking for 3 and 2 processes: %v", err)
 	}
 }
+
+// A search's script chains one array per rung, each after the promote step
+// of the rung before; its array tasks train the rung's i-th run and its
+// promote steps decide the rung. sbatch is a stub that records its
+// arguments and answers job IDs 101, 102, ...
+func TestSlurmScriptChainsRungs(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	ts := newSweepOf(t, `name = "toy"
+[defaults]
+dataset = "toy"
+model = "cp2"
+objective = "mle"
+rank = 4
+batch_size = 10
+learning_rate = [0.1, 0.01, 0.001, 0.0001]
+seed = [0, 1]
+[search]
+method = "halving"
+min_epochs = 1
+max_epochs = 4
+eta = 2
+`)
+	o := &Slurm{CPUs: 1, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
+	var stdout strings.Builder
+	must(t, o.Emit(&stdout, io.Discard, ts.g, ts.g.Runs))
+	script := filepath.Join(ts.out, "sbatch.sh")
+	if !strings.Contains(stdout.String(), "3 arrays of 8 4 2 tasks") {
+		t.Errorf("Emit says %q", stdout.String())
+	}
+	dir := t.TempDir()
+	stubs, record := filepath.Join(dir, "stubs"), filepath.Join(dir, "record")
+	must(t, os.MkdirAll(stubs, 0o755))
+	bin := filepath.Join(stubs, "gekc-experiments")
+	stub := "#!/usr/bin/env bash\necho \"$(basename \"$0\") $* GEKC_RUNG=${GEKC_RUNG:-} GEKC_PROMOTE=${GEKC_PROMOTE:-}\" >> " + shellQuote(record) + "\n"
+	sbatch := stub + "n=$(grep -c '^sbatch' " + shellQuote(record) + "); echo \"$((100 + n));cluster\"\n"
+	must(t, os.WriteFile(bin, []byte(stub), 0o755))
+	must(t, os.WriteFile(filepath.Join(stubs, "go"), []byte(stub), 0o755))
+	must(t, os.WriteFile(filepath.Join(stubs, "sbatch"), []byte(sbatch), 0o755))
+	env := stubScript(t, script, bin, stubs)
+
+	for _, extra := range [][]string{
+		{"SLURM_ARRAY_TASK_ID="},                                  // the login node
+		{"SLURM_ARRAY_TASK_ID=3", "GEKC_RUNG=2"},                  // array task 3 of rung 2
+		{"SLURM_ARRAY_TASK_ID=", "GEKC_RUNG=2", "GEKC_PROMOTE=1"}, // the promote step after rung 2
+	} {
+		cmd := exec.Command(bash, script)
+		cmd.Env = append(env, extra...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", extra, err, out)
+		}
+	}
+	got, err := os.ReadFile(record)
+	must(t, err)
+	lines := strings.Split(strings.TrimSpace(string(got)), "\n")
+	if len(lines) != 1+6+2 {
+		t.Fatalf("recorded calls:\n%s", got)
+	}
+	for i, want := range [][]string{
+		{"--array=1-8", "--export=ALL,GEKC_RUNG=1"},
+		{"--dependency=afterok:101", "--export=ALL,GEKC_RUNG=1,GEKC_PROMOTE=1"},
+		{"--array=1-4", "--dependency=afterok:102", "--export=ALL,GEKC_RUNG=2"},
+		{"--dependency=afterok:103", "--export=ALL,GEKC_RUNG=2,GEKC_PROMOTE=1"},
+		{"--array=1-2", "--dependency=afterok:104", "--export=ALL,GEKC_RUNG=3"},
+		{"--dependency=afterok:105", "--export=ALL,GEKC_RUNG=3,GEKC_PROMOTE=1"},
+	} {
+		if err := containsAll(lines[1+i], append(want, "sbatch --parsable", script)...); err != nil {
+			t.Errorf("submission %d %q: %v", i+1, lines[1+i], err)
+		}
+	}
+	copy := filepath.Join(ts.out, GridCopyName)
+	if want := "gekc-experiments -grid " + copy + " -out " + ts.out + " -data " + ts.data + " -rung 2 -task 3 -v"; !strings.HasPrefix(lines[7], want) {
+		t.Errorf("array task ran\n %q\nwant\n %q", lines[7], want)
+	}
+	if want := "gekc-experiments -grid " + copy + " -out " + ts.out + " -data " + ts.data + " -rung 2 -promote"; !strings.HasPrefix(lines[8], want) {
+		t.Errorf("promote step ran\n %q\nwant\n %q", lines[8], want)
+	}
+}

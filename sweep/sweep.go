@@ -73,8 +73,11 @@ type Sweep struct {
 	command    []string
 	reference  *report.Reference
 
-	rung *RungMark // the search rung being trained; nil without [search]
-	fed  int       // runs handed to runAll, over all rungs
+	rung        *RungMark // the search rung being trained; nil without [search]
+	onlyRung    int       // Options.Rung
+	rungTask    int       // Options.RungTask counted from 0; -1 for all
+	promoteOnly bool      // Options.Promote
+	fed         int       // runs handed to runAll, over all rungs
 
 	mu       sync.Mutex
 	results  map[runResult]int
@@ -110,6 +113,16 @@ type Options struct {
 	// results.md also write paper.md, the best configurations beside the
 	// reference's (see -analyze paper).
 	Reference *report.Reference
+	// Rung, when > 0, trains only that rung (counted from 1) of the
+	// grid's [search], deciding the rung before it first if no process
+	// has, and deciding it after when all its runs are final. RungTask,
+	// when > 0, trains only that run of the rung, counted from 1 in grid
+	// order (a SLURM array task);
+	// Promote trains nothing and only decides the rung (the promote step
+	// between two arrays).
+	Rung     int
+	RungTask int
+	Promote  bool
 }
 
 // New returns a sweep of runs, a selection of g.Runs, reordered so that a
@@ -130,6 +143,7 @@ func New(g *grid.Grid, runs []grid.Run, o Options) *Sweep {
 		samples: o.Samples, noSamples: o.NoSamples, stateEvery: o.StateEvery, run: o.Run,
 		stdout: &lockedWriter{w: o.Stdout}, stderr: &lockedWriter{w: o.Stderr},
 		bars: o.Bars, quiet: o.Quiet, verbose: o.Verbose, command: o.Command, reference: o.Reference,
+		onlyRung: o.Rung, rungTask: max(o.RungTask, 0) - 1, promoteOnly: o.Promote,
 	}
 }
 
@@ -205,10 +219,8 @@ func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
 // files of killed writers, and repairs results.tsv: a run killed between
 // writing metrics.json and its row gets its row now, without re-running.
 func (s *Sweep) Prepare() error {
-	if s.grid.Search != nil {
-		if err := s.checkSearch(); err != nil {
-			return err
-		}
+	if err := s.checkSearch(); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
