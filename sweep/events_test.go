@@ -73,3 +73,18 @@ func (logObserver) EpochStart(int, int)        {}
 func (logObserver) Step(int, float64)          {}
 func (logObserver) EpochEnd(train.EpochRecord) {}
 func (o logObserver) Log(msg string)           { o.w.WriteString(msg + "\n") }
+
+// BenchmarkEventObserverEpochEnd is what the event file costs an epoch:
+// one event of the scalars a run with the default metrics validates
+// (loss, times, lr, memory, MRR, Hits@1/3/10, LL and its per-side MRRs),
+// appended to the file. Compare with the run's seconds_per_epoch.
+func BenchmarkEventObserverEpochEnd(b *testing.B) {
+	obs, done := withEvents(Job{RunDir: b.TempDir()}, nopObserver{}, 0.01, 0)
+	defer done()
+	valid := map[string]float64{"mrr": 0.3, "hits@1": 0.2, "hits@3": 0.3, "hits@10": 0.5, "ll": -9, "mrr_subject": 0.3, "mrr_object": 0.3}
+	obs.EpochStart(1, 11)
+	b.ResetTimer()
+	for i := range b.N {
+		obs.EpochEnd(train.EpochRecord{Epoch: i + 1, TrainLoss: 2, Seconds: 0.02, EvalSeconds: 0.01, Valid: valid})
+	}
+}
