@@ -195,36 +195,99 @@ func TestCommittedPaperTables(t *testing.T) {
 	}
 }
 
-// TestREADMEQuotesPaperTables: between its markers the reproduction
-// report, results/README.md, holds each
+// TestREADMEQuotesPaperTables: between its markers each grid's notes in
+// the reproduction report, results/<grid>/NOTES.md, hold the grid's
 // committed paper.md from its first dataset heading on (headings one level
-// down), as scripts/readme-paper-tables pastes it, so a number in a README
-// is one the record gives and no stale row or note survives.
+// down), and the report's index, results/README.md, holds the key columns
+// of every committed paper.md in one table, as scripts/readme-paper-tables
+// pastes them, so a number in the report is one the record gives and no
+// stale row or note survives.
 func TestREADMEQuotesPaperTables(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "results", "*", "paper.md"))
 	must(t, err)
-	for _, name := range []string{filepath.Join("results", "README.md")} {
-		t.Run(name, func(t *testing.T) {
-			readme, err := os.ReadFile(filepath.Join("..", name))
-			must(t, err)
-			for _, p := range paths {
-				md, err := os.ReadFile(p)
-				must(t, err)
-				body := string(md)
-				i := strings.Index(body, "\n## ")
-				if i < 0 {
-					t.Fatalf("%s has no dataset heading", p)
-				}
-				body = strings.ReplaceAll(body[i+1:], "\n## ", "\n#### ")
-				body = "#### " + strings.TrimPrefix(body, "## ")
-				marker := "<!-- " + filepath.Base(filepath.Dir(p)) + "/paper.md -->\n"
-				want := marker + body + "<!-- end -->\n"
-				if !strings.Contains(string(readme), want) {
-					t.Errorf("%s does not hold %s between %q and <!-- end --> (run scripts/readme-paper-tables)", name, p, strings.TrimSpace(marker))
+	if len(paths) == 0 {
+		t.Fatal("no results/*/paper.md: the d = 1000 comparisons are committed")
+	}
+	index := "| dataset | model | objective | n | MRR | ref MRR | LL | ref LL | matches |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+	for _, p := range paths {
+		md, err := os.ReadFile(p)
+		must(t, err)
+		body := string(md)
+		i := strings.Index(body, "\n## ")
+		if i < 0 {
+			t.Fatalf("%s has no dataset heading", p)
+		}
+		body = strings.ReplaceAll(body[i+1:], "\n## ", "\n### ")
+		body = "### " + strings.TrimPrefix(body, "## ")
+		grid := filepath.Base(filepath.Dir(p))
+		marker := "<!-- " + grid + "/paper.md -->\n"
+		notes := filepath.Join("results", grid, "NOTES.md")
+		text, err := os.ReadFile(filepath.Join("..", notes))
+		must(t, err)
+		if !strings.Contains(string(text), marker+body+"<!-- end -->\n") {
+			t.Errorf("%s does not hold %s between %q and <!-- end --> (run scripts/readme-paper-tables)", notes, p, strings.TrimSpace(marker))
+		}
+		rows, err := paperKeyColumns(string(md))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		index += rows
+	}
+	const marker = "<!-- paper.md: key columns -->\n"
+	name := filepath.Join("results", "README.md")
+	readme, err := os.ReadFile(filepath.Join("..", name))
+	must(t, err)
+	if !strings.Contains(string(readme), marker+index+"\n<!-- end -->\n") {
+		t.Errorf("%s does not hold the key columns of %d paper.md between %q and <!-- end --> (run scripts/readme-paper-tables); want\n%s",
+			name, len(paths), strings.TrimSpace(marker), index)
+	}
+}
+
+// paperKeyColumns gives the rows of a paper.md's tables as the index
+// quotes them: the columns model, objective, n, MRR, ref MRR, LL, ref LL and
+// matches, each row led by the name of the dataset heading above it.
+func paperKeyColumns(md string) (string, error) {
+	want := []string{"model", "objective", "n", "MRR", "ref MRR", "LL", "ref LL", "matches"}
+	var b strings.Builder
+	var dataset string
+	var col map[string]int
+	alignment := regexp.MustCompile(`^\|[ :|-]+$`)
+	for _, line := range strings.Split(md, "\n") {
+		if d, ok := strings.CutPrefix(line, "## "); ok {
+			dataset, col = d, nil
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			col = nil
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if col == nil {
+			col = map[string]int{}
+			for i := 1; i < len(cells)-1; i++ {
+				col[strings.TrimSpace(cells[i])] = i
+			}
+			for _, w := range want {
+				if _, ok := col[w]; !ok {
+					return "", fmt.Errorf("a table under %q has no column %q", dataset, w)
 				}
 			}
-		})
+			continue
+		}
+		if alignment.MatchString(line) {
+			continue
+		}
+		b.WriteString("| " + dataset)
+		for _, w := range want {
+			b.WriteString(" | " + strings.TrimSpace(cells[col[w]]))
+		}
+		b.WriteString(" |\n")
 	}
+	if b.Len() == 0 {
+		return "", fmt.Errorf("no table rows")
+	}
+	return b.String(), nil
 }
 
 func TestDelta(t *testing.T) {
