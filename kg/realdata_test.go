@@ -245,7 +245,7 @@ func readTSV(t *testing.T, path string) [][]string {
 // TestSharedRoleCounts checks Unseen's role counts on the two benchmarks
 // whose sparsity in roles matters (README, Models). The values are an
 // independent count by set arithmetic over the files; WN18RR's agree with
-// the results README's 9,062 entities never objects and 1,333 never
+// results/wn18rr-d1000/NOTES.md's 9,062 entities never objects and 1,333 never
 // subjects, which include its 384 entities absent from training.
 func TestSharedRoleCounts(t *testing.T) {
 	for _, tc := range []struct {
