@@ -110,7 +110,7 @@ func ParseGrid(path string, src []byte, validate Validator) (*Grid, error) {
 	if raw.Search != nil {
 		raw.Search.Line = ix.top["search"]
 		g.Search = raw.Search
-		errs = append(errs, searchEpochs(path, ix, &raw)...)
+		searchEpochs(path, ix, &raw)
 	}
 	p := gridParser{path: path, ix: ix}
 	defaults, berrs := p.parseBlock("defaults", "[defaults]", raw.Defaults)

@@ -15,12 +15,20 @@ import (
 // MaxEpochs. Every run's epochs is MaxEpochs: a run that reaches the last
 // rung is the run the grid without [search] trains.
 type Search struct {
-	Method    string `toml:"method"`     // "halving"
-	MinEpochs int    `toml:"min_epochs"` // the first rung's epochs
-	MaxEpochs int    `toml:"max_epochs"` // the last rung's epochs, every run's epochs
-	Eta       int    `toml:"eta"`        // each rung keeps the best 1/Eta configurations
-	Metric    string `toml:"metric"`     // "mrr" or "ll" (validation); "" means "mrr"
-	Line      int    `toml:"-"`          // the section's line in the grid file
+	Method    string `toml:"method" json:"method"`         // "halving"
+	MinEpochs int    `toml:"min_epochs" json:"min_epochs"` // the first rung's epochs
+	MaxEpochs int    `toml:"max_epochs" json:"max_epochs"` // the last rung's epochs, every run's epochs
+	Eta       int    `toml:"eta" json:"eta"`               // each rung keeps the best 1/Eta configurations
+	Metric    string `toml:"metric" json:"metric"`         // "mrr" or "ll" (validation); "" means "mrr"
+	Line      int    `toml:"-" json:"-"`                   // the section's line in the grid file
+	// Replaced names the epochs keys of the grid that max_epochs replaced,
+	// as "file:line: block epochs = value", for the command to say.
+	Replaced []string `toml:"-" json:"-"`
+}
+
+// Same reports whether s and o search alike (their lines aside).
+func (s *Search) Same(o *Search) bool {
+	return s.Method == o.Method && s.MinEpochs == o.MinEpochs && s.MaxEpochs == o.MaxEpochs && s.Eta == o.Eta && s.Metric == o.Metric
 }
 
 // SearchMetrics are the validation metrics a search may rank by.
@@ -86,24 +94,24 @@ func (s *Search) check(path string, every []int) []error {
 	return errs
 }
 
-// searchEpochs makes [search] max_epochs every run's epochs, refusing an
-// epochs key beside it: a rung's budget and the runs' would disagree.
-func searchEpochs(path string, ix *lineIndex, raw *rawGrid) []error {
-	var errs []error
-	if _, ok := raw.Defaults["epochs"]; ok {
-		errs = append(errs, fmt.Errorf("%s:%d: [defaults]: epochs is set by [search] max_epochs; remove it", path, max(ix.line("defaults", "epochs"), 1)))
+// searchEpochs makes [search] max_epochs every run's epochs. An epochs
+// key beside it is dropped, and said in Search.Replaced: the rungs set the
+// runs' budgets.
+func searchEpochs(path string, ix *lineIndex, raw *rawGrid) {
+	if v, ok := raw.Defaults["epochs"]; ok {
+		raw.Search.Replaced = append(raw.Search.Replaced, fmt.Sprintf("%s:%d: [defaults] epochs = %v", path, max(ix.line("defaults", "epochs"), 1), v))
+		delete(raw.Defaults, "epochs")
 	}
 	for i, b := range raw.Sweep {
-		if _, ok := b["epochs"]; ok {
-			errs = append(errs, fmt.Errorf("%s:%d: [[sweep]] block %d: epochs is set by [search] max_epochs; remove it",
-				path, max(ix.line(sweepBlockName(i), "epochs"), 1), i+1))
+		if v, ok := b["epochs"]; ok {
+			raw.Search.Replaced = append(raw.Search.Replaced, fmt.Sprintf("%s:%d: [[sweep]] block %d epochs = %v", path, max(ix.line(sweepBlockName(i), "epochs"), 1), i+1, v))
+			delete(b, "epochs")
 		}
 	}
 	if raw.Defaults == nil {
 		raw.Defaults = map[string]any{}
 	}
 	raw.Defaults["epochs"] = int64(max(raw.Search.MaxEpochs, 1)) // 0 is reported by Search.check
-	return errs
 }
 
 // everyOf returns the distinct eval.every values of runs.
@@ -115,4 +123,9 @@ func everyOf(runs []Run) []int {
 		}
 	}
 	return every
+}
+
+// String is the section as a grid writes it, on one line.
+func (s *Search) String() string {
+	return fmt.Sprintf("method = %q, min_epochs = %d, max_epochs = %d, eta = %d, metric = %q", s.Method, s.MinEpochs, s.MaxEpochs, s.Eta, s.Metric)
 }

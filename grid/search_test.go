@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func TestParseGridSearch(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Search{Method: "halving", MinEpochs: 2, MaxEpochs: 18, Eta: 3, Metric: "ll", Line: 11}
-	if g.Search == nil || *g.Search != want {
+	if g.Search == nil || !reflect.DeepEqual(*g.Search, want) {
 		t.Fatalf("search %+v, want %+v", g.Search, want)
 	}
 	for _, r := range g.Runs {
@@ -68,10 +69,30 @@ func TestParseGridSearch(t *testing.T) {
 	}
 }
 
+// An epochs key beside [search] is replaced by max_epochs, and said.
+func TestParseGridSearchReplacesEpochs(t *testing.T) {
+	src := strings.Replace(strings.Replace(searchGrid, "%s", "epochs = 10\n[[sweep]]\nepochs = [5, 7]", 1), "%s", "", 1)
+	g, err := ParseGrid("g.toml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"g.toml:10: [defaults] epochs = 10", "g.toml:12: [[sweep]] block 1 epochs = [5 7]"}
+	if !slices.Equal(g.Search.Replaced, want) {
+		t.Errorf("replaced %q, want %q", g.Search.Replaced, want)
+	}
+	if len(g.Runs) != 4 {
+		t.Errorf("%d runs, want the 4 of one epochs value", len(g.Runs))
+	}
+	for _, r := range g.Runs {
+		if r.Spec.Epochs != 18 {
+			t.Errorf("run %s: epochs %d, want max_epochs 18", r.ID, r.Spec.Epochs)
+		}
+	}
+}
+
 func TestParseGridSearchErrors(t *testing.T) {
 	for _, c := range []struct{ defaults, search, want string }{
 		{"", `metric = "mrr"`, ""},
-		{"epochs = 10", "", "g.toml:10: [defaults]: epochs is set by [search] max_epochs"},
 		{"", `metric = "hits@1"`, `g.toml:11: [search]: metric "hits@1"`},
 		{"", "etta = 3", `g.toml:16: [search]: unknown key "etta"`},
 		{"", `method = "hyperband"`, "toml"}, // a duplicate key: the TOML parser's error

@@ -52,9 +52,15 @@ func isRungRecord(name string) bool {
 // A rung is decided once, when all its runs are final; a resumed search
 // reads its decisions back rather than deciding again.
 type SearchRecord struct {
-	Grid   string         `json:"grid"`
-	Search grid.Search    `json:"search"`
-	Rungs  []RungDecision `json:"rungs"`
+	Grid   string      `json:"grid"`
+	Search grid.Search `json:"search"`
+	// Selected is the configuration the last rung ranks first; "" until
+	// it is decided.
+	Selected string `json:"selected"`
+	// EpochsTrained is the epochs every run had trained when the latest
+	// rung was decided (its EpochsSoFar).
+	EpochsTrained int            `json:"epochs_trained"`
+	Rungs         []RungDecision `json:"rungs"`
 }
 
 // RungDecision is one rung's outcome: its configurations best first, which
@@ -288,8 +294,9 @@ func (s *Sweep) readSearch() (*SearchRecord, error) {
 	if err := json.Unmarshal(b, rec); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path(SearchJSONName), err)
 	}
-	if rec.Search != *s.grid.Search {
-		return nil, fmt.Errorf("%s was written by the search %+v, not this grid's %+v: use another -out", s.path(SearchJSONName), rec.Search, *s.grid.Search)
+	if !rec.Search.Same(s.grid.Search) {
+		return nil, fmt.Errorf("%s was written by another search (%s), not this grid's (%s): use another -out",
+			s.path(SearchJSONName), rec.Search.String(), s.grid.Search.String())
 	}
 	return rec, nil
 }
@@ -315,6 +322,10 @@ func (s *Sweep) decideRung(p *searchPlan, k int) (*RungDecision, error) {
 			return err
 		}
 		rec.Rungs = append(rec.Rungs, *d)
+		rec.EpochsTrained = d.EpochsSoFar
+		if len(rec.Rungs) == len(p.rungs) {
+			rec.Selected = d.Configs[0].Config
+		}
 		return s.writeSearch(rec)
 	})
 	if err != nil {
@@ -527,9 +538,14 @@ func writeSearchPlan(w io.Writer, p *searchPlan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "budget: at most %d epochs, %.1f%% of the %d the grid without [search] trains at most\n",
+	fmt.Fprintf(w, "budget: at most %d epochs, %.1f%% of the %d the grid without [search] trains at most\n",
 		total, 100*float64(total)/float64(max(full, 1)), full)
-	return err
+	for _, r := range p.search.Replaced {
+		if _, err := fmt.Fprintf(w, "note: %s is replaced by max_epochs = %d\n", r, p.search.MaxEpochs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // printSearch tells stdout how far the search went, what it selected and

@@ -73,6 +73,9 @@ func TestHalvingSearch(t *testing.T) {
 		}
 	}
 	selected := rec.Rungs[2].Configs[0]
+	if rec.Selected != selected.Config || rec.EpochsTrained != rec.Rungs[2].EpochsSoFar {
+		t.Errorf("search.json says selected %q after %d epochs; its last rung %q after %d", rec.Selected, rec.EpochsTrained, selected.Config, rec.Rungs[2].EpochsSoFar)
+	}
 	if !rec.Rungs[1].Configs[0].Promoted || rec.Rungs[1].Configs[0].Config != selected.Config {
 		t.Errorf("the last rung's configuration %s is not rung 2's promoted best", selected.Config)
 	}

@@ -222,6 +222,11 @@ func (s *Sweep) Prepare() error {
 	if err := s.checkSearch(); err != nil {
 		return err
 	}
+	if s.grid.Search != nil {
+		for _, r := range s.grid.Search.Replaced {
+			s.stderr.printf("note: %s is replaced by [search] max_epochs = %d, every run's epochs\n", r, s.grid.Search.MaxEpochs)
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
 	}
