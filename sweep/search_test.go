@@ -309,3 +309,23 @@ func TestSearchRefusals(t *testing.T) {
 		t.Errorf("a search over a plain grid's runs: %v", err)
 	}
 }
+
+// -j trains a rung's runs at once; the decisions are those of one at a
+// time.
+func TestHalvingSearchWithJobs(t *testing.T) {
+	src := strings.Replace(searchNations, "%s", halvingSection, 1)
+	serial, parallel := newNationsSweep(t, src), newNationsSweep(t, src)
+	serial.train(t, context.Background(), Train, 0)
+	s := New(parallel.g, parallel.g.Runs, Options{Out: parallel.out, DataRoot: parallel.data, Jobs: 3, Quiet: true})
+	must(t, s.Prepare())
+	if tally := s.Run(context.Background()); tally.Finished != 18 {
+		t.Fatalf("tally %+v, want 18 runs trained", tally)
+	}
+	want, got := readSearchRecord(t, serial.out), readSearchRecord(t, parallel.out)
+	for k := range want.Rungs {
+		got.Rungs[k].DecidedAt = want.Rungs[k].DecidedAt
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with -j 3 the search decided\n%+v\nwant\n%+v", got, want)
+	}
+}
