@@ -52,7 +52,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseReferenceAndCauses -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./report/
 	$(GO) test -run '^$$' -fuzz FuzzReadState -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
 	$(GO) test -run '^$$' -fuzz FuzzReadNpyEntry -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./train/ckpt/
-	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./sweep/
+	$(GO) test -run '^$$' -fuzz FuzzReadCalibrationTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./analysis/
 	$(GO) test -run '^$$' -fuzz FuzzReadKTDTSV -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./analysis/
 	$(GO) test -run '^$$' -fuzz FuzzReadShape -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./synth/
 

@@ -12,6 +12,7 @@ import (
 	"gekc/kg"
 	"gekc/models"
 	"gekc/query"
+	"gekc/resultsdir"
 )
 
 // auditModel is a squared CP on Nations (14 entities, 55 relations:
@@ -112,7 +113,7 @@ func checkAuditAgainstEnumeration(t *testing.T, ds *kg.Dataset, dom *models.Doma
 		t.Fatalf("the enumerated probabilities sum to %v", total)
 	}
 
-	samples, _, err := Sample(m, dom, 20000, 11)
+	samples, _, err := resultsdir.Sample(m, dom, 20000, 11)
 	if err != nil {
 		t.Fatal(err)
 	}

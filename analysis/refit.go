@@ -10,6 +10,7 @@ import (
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/query"
+	"gekc/resultsdir"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -78,7 +79,7 @@ func (rf *Refit) Run(w io.Writer) error {
 }
 
 func (rf *Refit) ktd(w io.Writer, label string) error {
-	ts, _, err := Sample(rf.Model, rf.Domain, rf.Samples, rf.Seed)
+	ts, _, err := resultsdir.Sample(rf.Model, rf.Domain, rf.Samples, rf.Seed)
 	if err != nil {
 		return err
 	}

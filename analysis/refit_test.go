@@ -73,7 +73,6 @@ func TestRefitRelations(t *testing.T) {
 	}
 }
 
-
 // PairCalibration's mean of p(r | s, o) over drawn training pairs is the
 // one that p(s, r, o) / Σ_r' p(s, r', o), from LogJoint, gives over the
 // same draws.

@@ -1,5 +1,9 @@
 package analysis
 
+// DefaultSamples is how many triples an analysis draws per run unless
+// asked otherwise.
+const DefaultSamples = 25000
+
 // Run describes a finished run by the fields the analyses' tables show.
 type Run struct {
 	ID          string // the run's directory name under runs/

@@ -11,36 +11,6 @@ import (
 	"gekc/sweep"
 )
 
-const analyzeUsage = `usage: go run ./experiments analyze KIND -grid FILE [flags]
-
-Analyses the finished runs of the grid in -out, without training:
-  samples      sample triples from each GeKC into runs/<id>/samples.tsv, and
-               audit them against its exact probabilities (each split's
-               mass and share of the samples, the entropy):
-               sample-audit.tsv and sample-audit.md
-  ktd          kernel triple distance of the samples (needs -features)
-  tsne         the paper's t-SNE figure of test and sampled triples (their
-               product units under -features' model): runs/<id>/tsne.png
-  calibration  ECE of every run on the test split (logistic and min-max);
-               runs/<id>/calibration.png, calibration.tsv and calibration.md
-  plots        draw runs/<id>/curves.png again from metrics.json
-  paper        the best configurations beside the paper's Table 2 values
-               (-reference FILE for another table, and for a grid with
-               paper = false): writes paper.md
-A run whose files are broken is skipped with its name and the remedy; the
-exit status then says the tables are incomplete.
-
-flags:
-`
-
-const tablesUsage = `usage: go run ./experiments tables -grid FILE [flags]
-
-Writes results.tsv, results.md and paper.md of the grid in -out again from
-its run records (runs/<id>/metrics.json); needs no data set.
-
-flags:
-`
-
 // analyzeFlags are the analyses' own flags.
 type analyzeFlags struct {
 	samples            int
@@ -62,17 +32,17 @@ func runAnalyze(ctx context.Context, args []string, env cliEnv) int {
 	fail := failer(env)
 	if len(args) == 0 || args[0] == "" || args[0][0] == '-' {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help") {
-			fmt.Fprint(env.stderr, analyzeUsage)
+			fmt.Fprint(env.stderr, usage("analyze"))
 			return exitOK
 		}
 		return fail(exitUsage, "analyze needs a KIND: samples, ktd, tsne, calibration, plots or paper (see analyze -h)")
 	}
-	return analyzeVerb(ctx, args[0], args[1:], env, analyzeUsage)
+	return analyzeVerb(ctx, args[0], args[1:], env, usage("analyze"))
 }
 
 // runTables is the tables verb.
 func runTables(ctx context.Context, args []string, env cliEnv) int {
-	return analyzeVerb(ctx, "tables", args, env, tablesUsage)
+	return analyzeVerb(ctx, "tables", args, env, usage("tables"))
 }
 
 // analyzeVerb parses an analysis' flags and runs it.
@@ -120,10 +90,10 @@ func analyzeRuns(ctx context.Context, env cliEnv, o *openGrid, af analyzeFlags, 
 		return fail(exitUsage, "%v", err)
 	}
 	// The paper's KTDs, whatever -reference says of Table 2's values.
-	a := &sweep.Analysis{Kind: kind, Title: o.g.Name, Features: af.features, KTDTable: af.ktdTable, NNMFAug: af.nnmf, Reference: ref,
+	a := analysis.Options{Title: o.g.Name, Features: af.features, KTDTable: af.ktdTable, NNMFAug: af.nnmf, Reference: ref,
 		KTDReference: filepath.Join(o.paperResults(), analysis.KTDReferenceName), Samples: af.samples, Out: o.out,
 		DataRoot: o.dataRoot, Runs: o.selected, Stdout: env.stdout, Stderr: env.stderr}
-	if err := a.Run(ctx); err != nil {
+	if err := analysis.Analyze(ctx, kind, a); err != nil {
 		return fail(exitRunsFailed, "%v", err)
 	}
 	return exitOK

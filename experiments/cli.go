@@ -32,15 +32,6 @@ func init() {
 	}
 }
 
-const commandUsage = `usage: go run ./experiments VERB [flags]        (go run ./experiments VERB -h: its flags)
-       go run ./experiments -grid FILE [flags]   (the sweep verb)
-
-verbs:
-%s
-Old forms that keep working: -analyze KIND means "analyze KIND", -analyze
-tables means "tables", -scaling means "scaling".
-`
-
 // runCLI dispatches to a verb: the first argument when it names one, else
 // sweep, whose old flag forms -analyze and -scaling lead to their verbs.
 func runCLI(ctx context.Context, args []string, env cliEnv) int {
@@ -76,7 +67,7 @@ func printCommandUsage(w io.Writer) {
 	for _, v := range verbs {
 		fmt.Fprintf(&b, "  %-8s %s\n", v.name, v.synopsis)
 	}
-	fmt.Fprintf(w, commandUsage, b.String())
+	fmt.Fprintf(w, usage("command"), b.String())
 	fmt.Fprintln(w)
 }
 

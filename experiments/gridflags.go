@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"gekc/grid"
-	"gekc/sweep"
+	"gekc/resultsdir"
 )
 
 // gridFlags are the flags of every verb that works on a grid's runs.
@@ -62,7 +62,7 @@ func (f *gridFlags) open(env cliEnv) (*openGrid, error) {
 	o := &openGrid{g: g, selected: selected, wd: wd, repo: repo, gridArg: f.grid,
 		dataRoot: inDir(wd, resolveDataRoot(f.data, env.getenv("GEKC_DATA"), repo))}
 	o.out = inDir(wd, cmp.Or(f.out, filepath.Join(resultsDir(repo, wd), g.Name)))
-	if !g.Named() && sameFile(f.grid, filepath.Join(o.out, sweep.GridCopyName)) {
+	if !g.Named() && sameFile(f.grid, filepath.Join(o.out, resultsdir.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would
 		// be called "grid"; the results directory names it better.
 		g.Name = filepath.Base(o.out)
@@ -88,9 +88,9 @@ func (o *openGrid) referencePath(reference string, forPaper bool, env cliEnv) (s
 		if forPaper {
 			return "", fmt.Errorf("%s says paper = false (its runs do not follow the paper's protocol): -analyze paper compares it only with -reference FILE", o.g.Path)
 		}
-		if _, err := os.Stat(filepath.Join(o.out, sweep.PaperMDName)); err == nil {
+		if _, err := os.Stat(filepath.Join(o.out, resultsdir.PaperMDName)); err == nil {
 			fmt.Fprintf(env.stderr, "note: %s is left from before: %s says paper = false, so nothing writes it now; remove it\n",
-				filepath.Join(o.out, sweep.PaperMDName), o.g.Path)
+				filepath.Join(o.out, resultsdir.PaperMDName), o.g.Path)
 		}
 		return "", nil
 	}

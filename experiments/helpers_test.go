@@ -17,6 +17,7 @@ import (
 	"gekc/internal/filelock"
 	"gekc/report"
 	"gekc/report/reporttest"
+	"gekc/resultsdir"
 	"gekc/sweep"
 	"gekc/sweep/sweeptest"
 	"gekc/train"
@@ -201,11 +202,11 @@ func trainCLI(t *testing.T, args []string, extra ...string) (stdout, stderr stri
 }
 
 // readRecord reads a run's metrics.json; nil if there is none.
-func readRecord(path string) (*sweep.Record, error) {
+func readRecord(path string) (*resultsdir.Record, error) {
 	if filepath.Base(path) != "metrics.json" {
 		return nil, fmt.Errorf("readRecord(%s): not a metrics.json", path)
 	}
-	return sweep.ReadRecord(filepath.Dir(path))
+	return resultsdir.ReadRecord(filepath.Dir(path))
 }
 
 type fileLock struct{ l *filelock.Lock }

@@ -13,7 +13,7 @@ import (
 	"gekc/grid"
 	"gekc/models"
 	"gekc/query"
-	"gekc/sweep"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -32,7 +32,7 @@ func fakeFinishedRun(t *testing.T, dir, model string, rank int) string {
 	m, err := models.New(model, models.Sizes{Entities: 135, Relations: 46, Rank: rank}, models.Options{Seed: 7})
 	must(t, err)
 	must(t, ckpt.Write(filepath.Join(run, ckpt.CheckpointName), m))
-	must(t, sweep.WriteRecord(filepath.Join(run, "metrics.json"), &sweep.Record{ID: id, Status: train.Finished, Spec: spec}))
+	must(t, resultsdir.WriteRecord(filepath.Join(run, "metrics.json"), &resultsdir.Record{ID: id, Status: train.Finished, Spec: spec}))
 	return run
 }
 

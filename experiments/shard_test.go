@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"gekc/dist/mpi/mpitest"
-	"gekc/sweep"
+	"gekc/resultsdir"
 
 	"github.com/sbinet/npyio/npz"
 )
@@ -92,7 +92,7 @@ func TestShardedCommandMatchesOneProcess(t *testing.T) {
 // sameRecords compares a run's record with the one-process run's: every
 // epoch's loss and validation metrics and the test metrics within 1e-9;
 // its notes must hold note.
-func sameRecords(t *testing.T, name, oneDir, dir, note string) *sweep.Record {
+func sameRecords(t *testing.T, name, oneDir, dir, note string) *resultsdir.Record {
 	t.Helper()
 	want, err := readRecord(filepath.Join(oneDir, "metrics.json"))
 	must(t, err)

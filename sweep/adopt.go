@@ -9,6 +9,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/filelock"
+	"gekc/resultsdir"
 	"gekc/train/ckpt"
 )
 
@@ -41,7 +42,7 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 	}
 	if !found {
 		cfgPath := filepath.Join(filepath.Dir(src), configName)
-		if from, err = ReadConfig(cfgPath); err != nil {
+		if from, err = resultsdir.ReadConfig(cfgPath); err != nil {
 			return "", fmt.Errorf("adopting %s, the state of run %s: that run is not in the grid, and %w", src, info.RunID, err)
 		}
 		if id := from.ID(); id != info.RunID {

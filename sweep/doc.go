@@ -1,8 +1,9 @@
 // Package sweep trains the runs of a grid (package grid) into a results
-// directory: the runner (resumable, shareable between processes), their
-// records and tables, the checks of runs against their data (preflight),
-// SLURM job arrays, and the post-hoc analyses of finished runs. The
-// experiments command is flags and printing over it.
+// directory (package resultsdir, its layout): the runner (resumable,
+// shareable between processes), the checks of runs against their data
+// (preflight), and SLURM job arrays. The experiments command is flags and
+// printing over it; the analyses of the finished runs are package
+// analysis.
 //
 // A sweep goes
 //
@@ -13,21 +14,6 @@
 //	err = s.Prepare()
 //	tally := s.Run(ctx) // trains with Train; Options.Run swaps in another RunFunc
 //	err = s.PrintSummary()
-//
-// # Results directory
-//
-//	<out>/grid.toml                 the grid that produced the sweep
-//	<out>/runs/<id>/config.toml     the fully resolved RunSpec
-//	<out>/runs/<id>/metrics.json    Record: Outcome, spec, timing, host (each process's, for a
-//	                                run resumed from its state); written last
-//	<out>/runs/<id>/checkpoint.npz  written by the run function (package train/ckpt)
-//	<out>/runs/<id>/checkpoint-ll.npz  the parameters of the best validation
-//	                                log-likelihood, with sample_from = "ll"
-//	<out>/runs/<id>/state.npz       resume state of an unfinished run (package train/ckpt)
-//	<out>/runs/<id>/curves.png      loss and validation metrics by epoch
-//	<out>/results.tsv               one row per run, as runs end
-//	<out>/results.md                best configuration per (dataset, model,
-//	                                objective, constraints), and all of them
 //
 // Every file is written atomically; runs are claimed with flock, so a sweep
 // may be killed at any moment and restarted (an unfinished run continues

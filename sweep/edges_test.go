@@ -3,11 +3,9 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"testing"
 
 	"gekc/grid"
-	"gekc/internal/jsonfloat"
 )
 
 // sbatch's time formats, days included: D-HH, D-HH:MM, D-HH:MM:SS, MM,
@@ -31,33 +29,6 @@ func TestGibibytesUp(t *testing.T) {
 	for _, c := range []struct{ bytes, want int64 }{{0, 1}, {1, 1}, {1 << 30, 1}, {1<<30 + 1, 2}, {3 << 29, 2}, {5 << 30, 5}} {
 		if got := gibibytesUp(c.bytes); got != c.want {
 			t.Errorf("gibibytesUp(%d) = %d, want %d", c.bytes, got, c.want)
-		}
-	}
-}
-
-// The sampled parameters' test LL is there only when finite or −Inf: a
-// NaN or +Inf LL (an underflowing Z) is none; a run sampling the best-LL
-// parameters reads ll_at_best_ll.
-func TestSampledLL(t *testing.T) {
-	rec := func(sampleFrom string, test map[string]float64) *Record {
-		spec := grid.DefaultRunSpec()
-		spec.SampleFrom = sampleFrom
-		return &Record{Spec: spec, Test: jsonfloat.Map(test)}
-	}
-	for _, c := range []struct {
-		r    *Record
-		want float64
-		ok   bool
-	}{
-		{rec("", map[string]float64{"ll": -9.5}), -9.5, true},
-		{rec("", map[string]float64{"ll": math.NaN()}), 0, false},
-		{rec("", map[string]float64{"ll": math.Inf(1)}), 0, false},
-		{rec("", map[string]float64{"ll": math.Inf(-1)}), math.Inf(-1), true},
-		{rec("", map[string]float64{}), 0, false},
-		{rec("ll", map[string]float64{"ll": -9.5, "ll_at_best_ll": -9.2}), -9.2, true},
-	} {
-		if got, ok := sampledLL(c.r); ok != c.ok || (ok && got != c.want) {
-			t.Errorf("sampledLL(%v) = %v, %v; want %v, %v", c.r.Test, got, ok, c.want, c.ok)
 		}
 	}
 }

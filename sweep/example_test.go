@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/sweep"
 )
 
@@ -44,7 +45,7 @@ epochs = 1
 	}
 	tally := s.Run(context.Background())
 	fmt.Printf("%d finished, %d failed\n", tally.Finished, tally.Failed)
-	rec, err := sweep.ReadRecord(filepath.Join(out, "runs", g.Runs[0].ID))
+	rec, err := resultsdir.ReadRecord(filepath.Join(out, "runs", g.Runs[0].ID))
 	if err != nil {
 		fmt.Println(err)
 		return

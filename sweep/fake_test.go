@@ -9,6 +9,7 @@ import (
 
 	"gekc/grid"
 	"gekc/sweep/sweeptest"
+	"time"
 )
 
 // fakeTrainer is the runner's tests' run function: sweeptest's Trainer
@@ -72,4 +73,20 @@ func (ts toySweep) runCtx(t *testing.T, ctx context.Context, fake *fakeTrainer, 
 	s := New(ts.g, ts.g.Runs, Options{Out: ts.out, DataRoot: ts.data, Run: fake.run, Jobs: jobs, Quiet: true})
 	must(t, s.Prepare())
 	return s.Run(ctx)
+}
+
+// trainedSweep trains every run of the grid src for real, on the data
+// sets under data, as the command does by default (the grid's samples,
+// -state-every 5m), and fails the test unless every run finishes.
+func trainedSweep(t *testing.T, src, data string) toySweep {
+	t.Helper()
+	g, err := grid.ParseGrid("grid.toml", []byte(src), nil)
+	must(t, err)
+	ts := toySweep{g: g, out: filepath.Join(t.TempDir(), "out"), data: data}
+	s := New(g, g.Runs, Options{Out: ts.out, DataRoot: data, Run: Train, StateEvery: 5 * time.Minute, Quiet: true})
+	must(t, s.Prepare())
+	if tally := s.Run(context.Background()); tally.Finished != len(g.Runs) {
+		t.Fatalf("%+v; want all %d runs finished", tally, len(g.Runs))
+	}
+	return ts
 }

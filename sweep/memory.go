@@ -50,26 +50,3 @@ func EstimateRun(spec grid.RunSpec, sz train.DataSizes) (train.Memory, int64, er
 	mem, err := train.EstimateMemory(cfg, sz)
 	return mem, cfg.MemoryBudget, err
 }
-
-// memoryJSON is a run's memory in metrics.json, in bytes: the parts the
-// run held (train.Memory) beside the process's peak.
-type memoryJSON struct {
-	train.Memory
-	Total  int64 `json:"total"`
-	Budget int64 `json:"budget,omitempty"`
-}
-
-// dataJSON is the data set's sizes in metrics.json.
-type dataJSON struct {
-	Entities  int `json:"entities"`
-	Relations int `json:"relations"`
-	Train     int `json:"train"`
-	Valid     int `json:"valid"`
-	Test      int `json:"test"`
-	// LoadSeconds is the time the process took to read the data set, once
-	// for all its runs (a resumed sweep reads it again).
-	LoadSeconds    float64 `json:"load_seconds,omitempty"`
-	BytesPerTriple float64 `json:"bytes_per_triple"`
-	// Synthetic says the data set was sampled from a model (kg.Dataset.Synthetic).
-	Synthetic bool `json:"synthetic,omitempty"`
-}

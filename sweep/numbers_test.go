@@ -11,11 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/internal/jsonfloat"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/metrics/brute"
 	"gekc/models"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -74,7 +76,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			if rec.Status != train.Finished {
 				t.Fatalf("%s %s", rec.Status, rec.Error)
 			}
-			fr, err := LoadFinished(dir, data)
+			fr, err := resultsdir.LoadFinished(dir, data)
 			must(t, err)
 			ds := fr.Data
 			var consistent func(kg.Triple) bool
@@ -89,7 +91,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			wantTest := brute.RankMetrics(ds, scores, ds.Test, hits, policy, withLL)
 			wantValid := brute.RankMetrics(ds, scores, ds.Valid, hits, policy, withLL)
 
-			test := fromJSONMap(rec.Test)
+			test := jsonfloat.Unmap(rec.Test)
 			stepMS := test["step_ms"]
 			delete(test, "step_ms")
 			// Recomputed below, from the parameters after its epoch.
@@ -99,7 +101,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 				t.Errorf("metrics.json test has ll_at_best_ll: %v; the model has a log-likelihood: %v", hasLLAtBestLL, withLL)
 			}
 			compareMetrics(t, "metrics.json test", test, wantTest, 1e-9)
-			compareMetrics(t, "metrics.json valid", fromJSONMap(rec.Valid), wantValid, 1e-9)
+			compareMetrics(t, "metrics.json valid", jsonfloat.Unmap(rec.Valid), wantValid, 1e-9)
 
 			// best_epoch names the first epoch with the best validation
 			// score, whose record holds the validation metrics; the run
@@ -113,7 +115,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 				}
 				last = e.Epoch
 				if e.Epoch == rec.BestEpoch {
-					compareMetrics(t, fmt.Sprintf("epoch %d's validation", e.Epoch), e.Valid, fromJSONMap(rec.Valid), 0)
+					compareMetrics(t, fmt.Sprintf("epoch %d's validation", e.Epoch), e.Valid, jsonfloat.Unmap(rec.Valid), 0)
 				}
 			}
 			if rec.BestEpoch != bestEpoch {

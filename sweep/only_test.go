@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 )
 
@@ -39,7 +40,7 @@ func TestSelectionAndSamplesOverride(t *testing.T) {
 		if job.Spec.Samples != 7 || job.ID != id || job.DataRoot != ts.data || job.RunDir != dir {
 			t.Errorf("job %s: samples %d, data %q, directory %q", job.ID, job.Spec.Samples, job.DataRoot, job.RunDir)
 		}
-		spec, err := ReadConfig(filepath.Join(dir, configName))
+		spec, err := resultsdir.ReadConfig(filepath.Join(dir, configName))
 		must(t, err)
 		if spec.Samples != 7 || spec.ID() != id {
 			t.Errorf("config.toml of %s: samples %d, ID %s", id, spec.Samples, spec.ID())

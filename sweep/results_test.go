@@ -1,21 +1,14 @@
 package sweep
 
 import (
-	"context"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"gekc/analysis"
 	"gekc/report"
 	"gekc/train"
-	"gekc/train/ckpt"
 )
 
 func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
@@ -75,128 +68,5 @@ func TestJSONFloatKeepsNonFinite(t *testing.T) {
 	must(t, back.UnmarshalJSON(b))
 	if !math.IsNaN(float64(back)) {
 		t.Errorf("NaN -> %s -> %v", b, back)
-	}
-}
-
-func TestParseCPUInfo(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC × 2"},
-		{"processor : 0\nmodel name : Intel(R) Xeon(R) CPU @ 2.20GHz\n", "Intel(R) Xeon(R) CPU @ 2.20GHz × 2"},
-		{"processor\t: 0\nCPU implementer\t: 0x41\n", ""}, // arm64 names no model
-		{"", ""},
-	} {
-		if got := parseCPUInfo(strings.NewReader(tt.in), 2); got != tt.want {
-			t.Errorf("parseCPUInfo(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-// A run on a synthetic data set says so in its results.tsv row, which
-// keeps it out of the comparison with a published table.
-func TestRowMarksSyntheticData(t *testing.T) {
-	rec := &Record{ID: "x", Status: train.Finished, Spec: exampleSpec(), Data: &dataJSON{Synthetic: true}}
-	if got := rowFromRecord(rec)["synthetic"]; got != "yes" {
-		t.Errorf("synthetic = %q, want yes", got)
-	}
-	rec.Data.Synthetic = false
-	if got, ok := rowFromRecord(rec)["synthetic"]; ok {
-		t.Errorf("a real data set's row has synthetic = %q", got)
-	}
-}
-
-// -analyze tables writes results.tsv and results.md again from every run
-// record in the directory, whatever results.tsv said before (a sweep
-// started afresh elsewhere knows only its own runs), in the order the runs
-// ended.
-func TestAnalyzeTablesFromRecords(t *testing.T) {
-	out := t.TempDir()
-	for i, seed := range []int{1, 0} {
-		spec := exampleSpec()
-		spec.Seed = seed
-		rec := &Record{ID: spec.ID(), ConfigID: spec.ConfigID(), Status: train.Finished, Spec: spec,
-			Test: map[string]jsonFloat{"mrr": jsonFloat(0.3 + 0.01*float64(i))}, Valid: map[string]jsonFloat{"mrr": 0.3},
-			FinishedAt: time.Date(2026, 1, 1, i, 0, 0, 0, time.UTC)}
-		dir := filepath.Join(out, runsDirName, rec.ID)
-		must(t, os.MkdirAll(dir, 0o755))
-		must(t, WriteRecord(filepath.Join(dir, metricsName), rec))
-	}
-	// A results.tsv that knows one run only.
-	must(t, os.WriteFile(filepath.Join(out, resultsTSVName), []byte("id\tstatus\nother\tfinished\n"), 0o644))
-	a := &Analysis{Kind: "tables", Title: "t", Out: out, Stdout: io.Discard, Stderr: io.Discard}
-	must(t, a.Run(context.Background()))
-	tab, err := report.ReadTSV(filepath.Join(out, resultsTSVName))
-	must(t, err)
-	if len(tab.Rows) != 2 || tab.Rows[0]["seed"] != "1" || tab.Rows[1]["seed"] != "0" {
-		t.Errorf("rows %v, want the two records, seed 1 (ended first) then seed 0", tab.Rows)
-	}
-	md, err := os.ReadFile(filepath.Join(out, ResultsMDName))
-	must(t, err)
-	if !strings.Contains(string(md), "# Results: t") || !strings.Contains(string(md), "2 runs in 1 configurations") {
-		t.Errorf("results.md:\n%s", md)
-	}
-}
-
-// -analyze tables also says, in a KTD table written before tables did,
-// which parameters each run's samples came from, from the run's record:
-// the selected epoch's, or those of the best validation log-likelihood
-// for a run with sample_from = "ll". A run without a record keeps "".
-func TestAnalyzeTablesFillsKTDSampled(t *testing.T) {
-	out := t.TempDir()
-	ll := 3
-	var ids []string
-	for i, from := range []string{"", "ll"} {
-		spec := exampleSpec()
-		spec.Seed, spec.SampleFrom = i, from
-		rec := &Record{ID: spec.ID(), ConfigID: spec.ConfigID(), Status: train.Finished, Spec: spec, BestEpoch: 7, LLEpoch: &ll,
-			Test: map[string]jsonFloat{"mrr": 0.3}, Valid: map[string]jsonFloat{"mrr": 0.3}}
-		dir := filepath.Join(out, runsDirName, rec.ID)
-		must(t, os.MkdirAll(dir, 0o755))
-		must(t, WriteRecord(filepath.Join(dir, metricsName), rec))
-		ids = append(ids, rec.ID)
-	}
-	old := "dataset\tmodel\tobjective\trun\tktd_mean\tktd_std\tdraws\tfeatures\tdraw_size\tsamples\n" +
-		"umls\ttraining set\t\t\t0.01\t0.002\t100\tpsi\t661\t25000\n" +
-		"umls\tcp2\tpll\t" + ids[0] + "\t0.2\t0.01\t100\tpsi\t661\t25000\n" +
-		"umls\tcp2\tpll\t" + ids[1] + "\t0.1\t0.01\t100\tpsi\t661\t25000\n" +
-		"umls\tcp2\tpll\tgone-run\t0.3\t0.01\t100\tpsi\t661\t25000\n"
-	path := filepath.Join(out, "ktd-d1000.tsv")
-	must(t, os.WriteFile(path, []byte(old), 0o644))
-	a := &Analysis{Kind: "tables", Title: "t", Out: out, Stdout: io.Discard, Stderr: io.Discard}
-	must(t, a.Run(context.Background()))
-	rows, set, err := analysis.ReadKTDTSV(path)
-	must(t, err)
-	var got []string
-	for _, r := range rows {
-		got = append(got, r.Sampled)
-	}
-	if want := []string{"", "best valid MRR, epoch 7", "best valid LL, epoch 3", ""}; !slices.Equal(got, want) || set.Features != "psi" {
-		t.Errorf("sampled %q (setting %+v), want %q", got, set, want)
-	}
-	md, err := os.ReadFile(filepath.Join(out, "ktd-d1000.md"))
-	must(t, err)
-	if !strings.Contains(string(md), "| best valid LL, epoch 3 ") {
-		t.Errorf("ktd-d1000.md:\n%s", md)
-	}
-}
-
-// A run trained by several processes reports the rate it trained at: its
-// segments' Sgemm rates weighted by their wall times, and none when one of
-// them did not measure it.
-func TestRowSgemmOfSegments(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		own      float64
-		segments []ckpt.Segment
-		want     string
-	}{
-		{"one process", 185.5, nil, "185.5"},
-		{"none measured", 0, nil, ""},
-		{"two hosts", 345.6, []ckpt.Segment{{SgemmGFLOPS: 185.5, WallSeconds: 60}, {SgemmGFLOPS: 345.6, WallSeconds: 30}}, "238.9"},
-		{"first unknown", 345.6, []ckpt.Segment{{WallSeconds: 600}, {SgemmGFLOPS: 345.6, WallSeconds: 30}}, ""},
-	} {
-		rec := &Record{ID: "r", SgemmGFLOPS: jsonFloat(c.own), Segments: c.segments}
-		if got := rowFromRecord(rec)["sgemm_gflops"]; got != c.want {
-			t.Errorf("%s: sgemm_gflops %q, want %q", c.name, got, c.want)
-		}
 	}
 }

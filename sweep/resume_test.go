@@ -16,6 +16,7 @@ import (
 	_ "gekc/graph/openblas" // train as the command does, and as fast
 	"gekc/grid"
 	"gekc/internal/filelock"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 	"gekc/tfevents"
 	"gekc/train"
@@ -161,7 +162,7 @@ objective = "pll"
 		} else {
 			wantSegments(t, got, nil, true)
 		}
-		if want, err := ReadRecord(filepath.Join(whole.out, runsDirName, id)); err != nil || want.Segments != nil {
+		if want, err := resultsdir.ReadRecord(filepath.Join(whole.out, runsDirName, id)); err != nil || want.Segments != nil {
 			t.Errorf("%s trained by one process: segments %+v (%v), want none", id, want.Segments, err)
 		}
 		if fileExists(filepath.Join(ts.out, runsDirName, id, ckpt.StateName)) {
@@ -289,9 +290,9 @@ func wantSameCurves(t *testing.T, resumed, whole string) {
 // step and sampling times) and best epoch. It returns the record of out.
 func assertSameTraining(t *testing.T, out, ref, id string) *Record {
 	t.Helper()
-	want, err := ReadRecord(filepath.Join(ref, runsDirName, id))
+	want, err := resultsdir.ReadRecord(filepath.Join(ref, runsDirName, id))
 	must(t, err)
-	got, err := ReadRecord(filepath.Join(out, runsDirName, id))
+	got, err := resultsdir.ReadRecord(filepath.Join(out, runsDirName, id))
 	must(t, err)
 	if got == nil || want == nil {
 		t.Fatalf("%s: no metrics.json in %s or in %s", id, out, ref)
@@ -361,7 +362,7 @@ func wantSegments(t *testing.T, rec *Record, want [][4]int, known bool) {
 	if math.Abs(wall-float64(rec.WallSeconds)) > 0.01 {
 		t.Errorf("%s: segments' wall times add up to %.3f s, the run's is %.3f s", rec.ID, wall, float64(rec.WallSeconds))
 	}
-	if rate := trainingSgemm(rec); (rate > 0) != known {
+	if rate := rec.TrainingSgemm(); (rate > 0) != known {
 		t.Errorf("%s: training Sgemm rate %v from segments %+v (each process's known: %v)", rec.ID, rate, rec.Segments, known)
 	}
 }
@@ -391,7 +392,7 @@ eval = { metrics = ["mrr", "ll"] }
 		t.Fatalf("uninterrupted sweep: %+v: %s", tally, stderr)
 	}
 	id := whole.ids()[0]
-	want, err := ReadRecord(filepath.Join(whole.out, runsDirName, id))
+	want, err := resultsdir.ReadRecord(filepath.Join(whole.out, runsDirName, id))
 	must(t, err)
 	const stopEpoch = 6
 	if want.LLEpoch == nil || *want.LLEpoch >= stopEpoch {
@@ -415,7 +416,7 @@ eval = { metrics = ["mrr", "ll"] }
 	if got.LLEpoch == nil || *got.LLEpoch != *want.LLEpoch {
 		t.Errorf("best validation LL at epoch %s, want %d", epochOf(got.LLEpoch), *want.LLEpoch)
 	}
-	for _, name := range []string{samplesName, ckpt.CheckpointLLName} {
+	for _, name := range []string{resultsdir.SamplesName, ckpt.CheckpointLLName} {
 		a, err := os.ReadFile(filepath.Join(whole.out, runsDirName, id, name))
 		must(t, err)
 		b, err := os.ReadFile(filepath.Join(ts.out, runsDirName, id, name))

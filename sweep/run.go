@@ -7,15 +7,14 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"sync"
 	"time"
 
-	"gekc/analysis"
 	"gekc/grid"
 	"gekc/kg"
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/objectives"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -101,7 +100,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		return nil, err
 	}
 	out := &Outcome{Status: res.Status, BestEpoch: res.BestEpoch, Valid: res.Valid, Test: res.Test, Notes: append(res.Notes, stateNotes...),
-		Memory: &memoryJSON{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: dataOf(ds)}
+		Memory: &resultsdir.Memory{Memory: res.Memory, Total: res.Memory.Total(), Budget: cfg.MemoryBudget}, Data: resultsdir.DataOf(ds)}
 	if e := res.LL.Epoch; e >= 0 {
 		out.LLEpoch = &e
 	}
@@ -129,12 +128,12 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 	// A figure that cannot be drawn is noted, not fatal: the run's metrics
 	// and checkpoint are what hours of training bought, and -analyze plots
 	// or -analyze calibration can draw the figures again.
-	if err := writeCurves(job.RunDir, spec, out.Epochs, out.BestEpoch); err != nil {
-		out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", curvesName, err))
+	if err := resultsdir.WriteCurves(job.RunDir, spec, out.Epochs, out.BestEpoch); err != nil {
+		out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", resultsdir.CurvesName, err))
 	}
 	if res.Calibration != nil {
-		if err := writeCalibrationPlot(job.RunDir, spec, res.Calibration); err != nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", calibrationPlotName, err))
+		if err := resultsdir.WriteCalibrationPlot(job.RunDir, spec, res.Calibration); err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s not written: %v", resultsdir.CalibrationPlotName, err))
 		}
 	}
 	if out.Status == train.Finished {
@@ -154,7 +153,7 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 			}
 		}
 	}
-	fromLL := samplesFromLL(spec)
+	fromLL := resultsdir.SamplesFromLL(spec)
 	if spec.Samples > 0 && out.Status == train.Finished {
 		switch {
 		case fromLL && res.BestLLParams == nil:
@@ -162,15 +161,15 @@ func Train(ctx context.Context, job Job) (*Outcome, error) {
 		case res.Model.Semantics == models.Energy:
 			out.Notes = append(out.Notes, "no samples: an energy-based model cannot be sampled exactly")
 		default:
-			dom, err := Constraint(spec, ds)
+			dom, err := resultsdir.Constraint(spec, ds)
 			if err != nil {
 				return nil, err
 			}
-			ts, dt, err := analysis.Sample(res.Model, dom, spec.Samples, uint64(spec.Seed))
+			ts, dt, err := resultsdir.Sample(res.Model, dom, spec.Samples, uint64(spec.Seed))
 			if err != nil {
 				return nil, fmt.Errorf("sampling: %w", err)
 			}
-			if err := analysis.WriteSamples(filepath.Join(job.RunDir, samplesName), ds, ts); err != nil {
+			if err := resultsdir.WriteSamples(filepath.Join(job.RunDir, resultsdir.SamplesName), ds, ts); err != nil {
 				return nil, err
 			}
 			out.Test["sample_s"] = dt.Seconds()
@@ -248,15 +247,9 @@ func lastEpoch(es []train.EpochRecord) int {
 	return es[len(es)-1].Epoch
 }
 
-// samplesFromLL says whether a run's samples come from the parameters of
-// its best validation log-likelihood kept apart from the selected ones
-// (checkpoint-ll.npz): sample_from = "ll" where the log-likelihood does not
-// select anyway.
-func samplesFromLL(spec grid.RunSpec) bool {
-	return spec.SampleFrom == "ll" && spec.Eval.Select != "ll"
-}
-
-// TrainConfig translates a grid run into the configuration of train.Run.
+// TrainConfig translates a grid run into the configuration of train.Run:
+// resultsdir.ModelConfig, which opening the run again builds its model
+// from, and how it trains and is evaluated.
 func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	obj, err := objectives.Parse(spec.Objective, objectives.Weights{Subject: spec.PLLWeights.Subject,
 		Relation: spec.PLLWeights.Relation, Object: spec.PLLWeights.Object})
@@ -270,7 +263,7 @@ func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	if err != nil {
 		return train.Config{}, err
 	}
-	dt, err := train.ParseDtype(spec.DType)
+	cfg, err := resultsdir.ModelConfig(spec)
 	if err != nil {
 		return train.Config{}, err
 	}
@@ -283,67 +276,13 @@ func TrainConfig(spec grid.RunSpec) (train.Config, error) {
 	if slices.Contains(spec.Eval.Metrics, "sem_unfiltered") {
 		semUnfilteredK = spec.Eval.SemK
 	}
-	return train.Config{
-		Model: spec.Model, Rank: spec.Rank, RelationRank: spec.RelationRank, Objective: obj,
-		Optimizer:    train.Optimizer{Name: spec.Optimizer, Momentum: spec.Momentum, InitialAccumulator: spec.InitialAccumulator},
-		LearningRate: spec.LearningRate, BatchSize: spec.BatchSize, Epochs: spec.Epochs, Patience: spec.Patience, KeepBestLL: samplesFromLL(spec),
-		Seed: uint64(spec.Seed), Dtype: dt, InitScale: spec.InitScale, Constrained: spec.Constraints == "domain", Processes: spec.Processes,
-		Eval: train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
-			Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",
-			Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, Negatives: spec.Eval.Negatives, LogLikelihood: ll, SemK: semK, ECE: ece,
-			SemUnfilteredK: semUnfilteredK, Relations: slices.Contains(spec.Eval.Metrics, "relation")},
-	}, nil
-}
-
-// Constraint returns the domain constraint a run is trained under: nil
-// for an unconstrained run, an error when a constrained run's data set has
-// no usable schema (its samples or metrics would silently be unconstrained).
-func Constraint(spec grid.RunSpec, ds *kg.Dataset) (*models.Domain, error) {
-	if spec.Constraints != "domain" {
-		return nil, nil
-	}
-	if ds.Schema == nil {
-		return nil, fmt.Errorf("run with constraints = \"domain\": data set %s has no schema (entity_types.tsv and relation_schema.tsv)", ds.Dir)
-	}
-	return models.DomainFromSchema(ds.Schema)
-}
-
-// Datasets are loaded once per process: a sweep trains many runs on one.
-var datasets sync.Map // dir → *datasetEntry
-
-type datasetEntry struct {
-	once    sync.Once
-	ds      *kg.Dataset
-	err     error
-	seconds float64 // the time Load took
-}
-
-// loadTimes remembers how long each loaded data set took, for its runs'
-// records.
-var loadTimes sync.Map // *kg.Dataset → float64
-
-func loadDataset(dir string) (*kg.Dataset, error) {
-	e, _ := datasets.LoadOrStore(dir, &datasetEntry{})
-	ent := e.(*datasetEntry)
-	ent.once.Do(func() {
-		start := time.Now()
-		ent.ds, ent.err = kg.Load(dir)
-		if ent.ds != nil {
-			loadTimes.Store(ent.ds, time.Since(start).Seconds())
-		}
-	})
-	return ent.ds, ent.err
-}
-
-// dataOf returns the sizes of a data set for a run's record.
-func dataOf(ds *kg.Dataset) *dataJSON {
-	d := &dataJSON{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(),
-		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test), Synthetic: ds.Synthetic}
-	if n := d.Train + d.Valid + d.Test; n > 0 {
-		d.BytesPerTriple = float64(ds.Bytes()) / float64(n)
-	}
-	if s, ok := loadTimes.Load(ds); ok {
-		d.LoadSeconds = s.(float64)
-	}
-	return d
+	cfg.Objective = obj
+	cfg.Optimizer = train.Optimizer{Name: spec.Optimizer, Momentum: spec.Momentum, InitialAccumulator: spec.InitialAccumulator}
+	cfg.LearningRate, cfg.BatchSize, cfg.Epochs, cfg.Patience = spec.LearningRate, spec.BatchSize, spec.Epochs, spec.Patience
+	cfg.KeepBestLL, cfg.Constrained, cfg.Processes = resultsdir.SamplesFromLL(spec), spec.Constraints == "domain", spec.Processes
+	cfg.Eval = train.EvalConfig{TiePolicy: tie, Hits: spec.Eval.Hits, BatchSize: spec.Eval.BatchSize,
+		Select: spec.Eval.Select, MinDelta: spec.Eval.MinDelta, LLMinDelta: spec.Eval.LLMinDelta, StopOnLL: spec.Eval.Stop == "select_and_ll",
+		Every: spec.Eval.Every, MaxValid: spec.Eval.MaxValid, Negatives: spec.Eval.Negatives, LogLikelihood: ll, SemK: semK, ECE: ece,
+		SemUnfilteredK: semUnfilteredK, Relations: slices.Contains(spec.Eval.Metrics, "relation")}
+	return cfg, nil
 }

@@ -14,6 +14,7 @@ import (
 	"gekc/internal/atomicfile"
 	"gekc/report"
 	"gekc/report/reporttest"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 	"gekc/train"
 )
@@ -312,7 +313,7 @@ func TestSweepEndToEnd(t *testing.T) {
 			t.Errorf("%s trained %d times", id, n)
 		}
 		dir := filepath.Join(ts.out, runsDirName, id)
-		spec, err := ReadConfig(filepath.Join(dir, configName))
+		spec, err := resultsdir.ReadConfig(filepath.Join(dir, configName))
 		must(t, err)
 		if spec.ID() != id {
 			t.Errorf("config.toml of %s has ID %s", id, spec.ID())

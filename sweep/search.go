@@ -21,32 +21,10 @@ import (
 	"gekc/internal/atomicfile"
 	"gekc/models"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
-
-// File names of a search (grid [search]) in the results directory.
-const (
-	SearchJSONName = "search.json" // the rungs decided so far (SearchRecord)
-	SearchMDName   = "search.md"   // the same as tables
-	rungPrefix     = "rung-"       // runs/<id>/rung-<k>.json: a promoted run's record of rung k/n
-)
-
-// RungMark says which rung of a search a record ends.
-type RungMark struct {
-	Index  int `json:"index"`  // 0 is the first rung
-	Of     int `json:"of"`     // the search's number of rungs
-	Epochs int `json:"epochs"` // the rung's budget
-}
-
-func (m *RungMark) last() bool { return m.Index == m.Of-1 }
-
-// String is the rung as results.md shows it, counted from 1: "2/4".
-func (m *RungMark) String() string { return fmt.Sprintf("%d/%d", m.Index+1, m.Of) }
-
-func isRungRecord(name string) bool {
-	return strings.HasPrefix(name, rungPrefix) && strings.HasSuffix(name, ".json")
-}
 
 // SearchRecord is search.json: the search and each rung decided so far.
 // A rung is decided once, when all its runs are final; a resumed search
@@ -261,7 +239,7 @@ func (s *Sweep) advanceRung(dir string, prev *Record) (*Record, error) {
 	if s.rung == nil || prev == nil || !final(prev.Status) || prev.Rung == nil || prev.Rung.Index >= s.rung.Index {
 		return prev, nil
 	}
-	keep := filepath.Join(dir, rungPrefix+strconv.Itoa(prev.Rung.Index+1)+".json") // counted as shown: rung-1.json is rung 1/n
+	keep := filepath.Join(dir, resultsdir.RungRecordName(prev.Rung.Index+1)) // counted as shown: rung-1.json is rung 1/n
 	if err := os.Rename(filepath.Join(dir, metricsName), keep); err != nil {
 		return nil, fmt.Errorf("promoting to rung %s: %w", s.rung, err)
 	}
@@ -276,7 +254,7 @@ func (s *Sweep) rungSpec(spec grid.RunSpec) grid.RunSpec {
 	}
 	spec = spec.Clone()
 	spec.Epochs = s.rung.Epochs
-	if !s.rung.last() {
+	if !s.rung.Last() {
 		spec.Samples = 0
 	}
 	return spec
@@ -284,7 +262,7 @@ func (s *Sweep) rungSpec(spec grid.RunSpec) grid.RunSpec {
 
 func (s *Sweep) readSearch() (*SearchRecord, error) {
 	rec := &SearchRecord{Grid: s.grid.Name, Search: *s.grid.Search}
-	b, err := os.ReadFile(s.path(SearchJSONName))
+	b, err := os.ReadFile(s.path(resultsdir.SearchJSONName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return rec, nil
 	}
@@ -292,11 +270,11 @@ func (s *Sweep) readSearch() (*SearchRecord, error) {
 		return nil, err
 	}
 	if err := json.Unmarshal(b, rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path(SearchJSONName), err)
+		return nil, fmt.Errorf("%s: %w", s.path(resultsdir.SearchJSONName), err)
 	}
 	if !rec.Search.Same(s.grid.Search) {
 		return nil, fmt.Errorf("%s was written by another search (%s), not this grid's (%s): use another -out",
-			s.path(SearchJSONName), rec.Search.String(), s.grid.Search.String())
+			s.path(resultsdir.SearchJSONName), rec.Search.String(), s.grid.Search.String())
 	}
 	return rec, nil
 }
@@ -451,14 +429,14 @@ func (s *Sweep) writeSearch(rec *SearchRecord) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(s.path(SearchJSONName), append(b, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteFile(s.path(resultsdir.SearchJSONName), append(b, '\n'), 0o644); err != nil {
 		return err
 	}
 	md, err := searchMarkdown(rec)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(s.path(SearchMDName), md, 0o644)
+	return atomicfile.WriteFile(s.path(resultsdir.SearchMDName), md, 0o644)
 }
 
 func (d *RungDecision) summary(last bool) string {
@@ -559,7 +537,7 @@ func (s *Sweep) printSearch() error {
 	_, full := p.epochs()
 	n := len(rec.Rungs)
 	if n == 0 {
-		_, err := fmt.Fprintf(s.stdout, "\nsearch: no rung decided yet (%s)\n", s.path(SearchMDName))
+		_, err := fmt.Fprintf(s.stdout, "\nsearch: no rung decided yet (%s)\n", s.path(resultsdir.SearchMDName))
 		return err
 	}
 	last := rec.Rungs[n-1]
@@ -568,6 +546,6 @@ func (s *Sweep) printSearch() error {
 		what = fmt.Sprintf("selected %s (validation %s %s)", last.Configs[0].Config, p.search.Metric, formatMetric(float64(last.Configs[0].Score)))
 	}
 	_, err = fmt.Fprintf(s.stdout, "\nsearch: %s; %d epochs trained, %.1f%% of the %d the grid without [search] trains at most (%s)\n",
-		what, last.EpochsSoFar, 100*float64(last.EpochsSoFar)/float64(max(full, 1)), full, s.path(SearchMDName))
+		what, last.EpochsSoFar, 100*float64(last.EpochsSoFar)/float64(max(full, 1)), full, s.path(resultsdir.SearchMDName))
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -40,7 +41,7 @@ metric = "ll"
 
 func readSearchRecord(t *testing.T, out string) *SearchRecord {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, SearchJSONName))
+	b, err := os.ReadFile(filepath.Join(out, resultsdir.SearchJSONName))
 	must(t, err)
 	var rec SearchRecord
 	must(t, json.Unmarshal(b, &rec))

@@ -505,7 +505,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		spec.Samples = s.samples
 	}
 	job := Job{ID: r.ID, Spec: s.rungSpec(spec), DataRoot: s.dataRoot, RunDir: dir,
-		StatePath: filepath.Join(dir, ckpt.StateName), StateEvery: s.stateEvery, SaveFinal: s.rung != nil && !s.rung.last()}
+		StatePath: filepath.Join(dir, ckpt.StateName), StateEvery: s.stateEvery, SaveFinal: s.rung != nil && !s.rung.Last()}
 	job.Observer = s.observer(r, job.Spec.Epochs)
 	rec := s.newRecord(r, spec)
 	rec.Rung = s.rung

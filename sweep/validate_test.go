@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/train"
 )
 
@@ -56,7 +57,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
 	path := filepath.Join(t.TempDir(), configName)
 	must(t, writeConfig(path, s))
-	got, err := ReadConfig(path)
+	got, err := resultsdir.ReadConfig(path)
 	must(t, err)
 	if !reflect.DeepEqual(got, s) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)

@@ -1,14 +1,17 @@
 // Package procstat reads memory figures from Linux's /proc: the process's
 // peak resident memory (which the sweep records per run and the scaling
-// study per point) and the memory available to new programs. On systems
-// without /proc every call fails, and callers record the figure as unknown.
+// study per point) and the memory available to new programs; and the
+// processor's name a run record gives. On systems without /proc every call
+// fails, and callers record the figure as unknown.
 package procstat
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -78,4 +81,26 @@ func MemTotal() (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// CPU names the machine's processor and its logical CPU count, e.g. "AMD
+// EPYC × 2", from /proc/cpuinfo; "" where there is none.
+func CPU() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	return parseCPUInfo(f, runtime.NumCPU())
+}
+
+func parseCPUInfo(r io.Reader, cpus int) string {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return fmt.Sprintf("%s × %d", strings.TrimSpace(val), cpus)
+		}
+	}
+	return ""
 }

@@ -1,6 +1,9 @@
 package procstat
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestField(t *testing.T) {
 	tests := []struct {
@@ -26,6 +29,19 @@ func TestField(t *testing.T) {
 		}
 		if rss, err := PeakRSS(); err != nil || rss <= 0 {
 			t.Errorf("peak RSS after reset: %d, %v", rss, err)
+		}
+	}
+}
+
+func TestParseCPUInfo(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\nflags\t\t: fpu\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n", "AMD EPYC × 2"},
+		{"processor : 0\nmodel name : Intel(R) Xeon(R) CPU @ 2.20GHz\n", "Intel(R) Xeon(R) CPU @ 2.20GHz × 2"},
+		{"processor\t: 0\nCPU implementer\t: 0x41\n", ""}, // arm64 names no model
+		{"", ""},
+	} {
+		if got := parseCPUInfo(strings.NewReader(tt.in), 2); got != tt.want {
+			t.Errorf("parseCPUInfo(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

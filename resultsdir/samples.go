@@ -1,4 +1,4 @@
-package analysis
+package resultsdir
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,17 +17,13 @@ import (
 	"gekc/models"
 )
 
-const (
-	// SamplesName is the file, in a run's directory, holding its samples.
-	SamplesName = "samples.tsv"
-	// DefaultSamples is how many triples are drawn per run unless asked
-	// otherwise.
-	DefaultSamples = 25000
-)
+// SamplesName is the file, in a run's directory, holding its samples.
+const SamplesName = "samples.tsv"
 
-// Sample draws n triples from a GeKC, seeded by seed, and reports how long
-// it took. A constrained model (d not nil) samples only consistent
-// triples.
+// Sample draws n triples from a GeKC, seeded by seed (a run's samples are
+// seeded by its seed: the same wherever they are drawn again), and reports
+// how long it took. A constrained model (d not nil) samples only
+// consistent triples.
 func Sample(m *models.Model, d *models.Domain, n int, seed uint64) ([]kg.Triple, time.Duration, error) {
 	start := time.Now()
 	s, err := models.NewConstrainedSampler(m, d, 1000)
@@ -82,4 +79,22 @@ func ReadSamples(path string, ds *kg.Dataset) ([]kg.Triple, error) {
 		out = append(out, kg.Triple{S: s, R: r, O: o})
 	}
 	return out, sc.Err()
+}
+
+// SampleFiles are where the samples of the run in dir may be stored:
+// samples.tsv as drawn, samples.tsv.gz as published.
+func SampleFiles(dir string) []string {
+	return []string{filepath.Join(dir, SamplesName), filepath.Join(dir, SamplesName+".gz")}
+}
+
+// StoredSamples returns n samples of the run in dir as stored (SampleFiles),
+// or nil when no file holds that many. They are the ones sampling would
+// draw again: the seed is the run's.
+func StoredSamples(dir string, ds *kg.Dataset, n int) []kg.Triple {
+	for _, path := range SampleFiles(dir) {
+		if ts, err := ReadSamples(path, ds); err == nil && len(ts) >= n {
+			return ts[:n]
+		}
+	}
+	return nil
 }

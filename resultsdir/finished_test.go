@@ -1,4 +1,4 @@
-package sweep
+package resultsdir
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func TestLoadFinishedEveryModel(t *testing.T) {
 		m, err := models.New(name, models.Sizes{Entities: 135, Relations: 46, Rank: 4}, models.Options{Seed: 7})
 		must(t, err)
 		must(t, ckpt.Write(filepath.Join(run, ckpt.CheckpointName), m))
-		must(t, WriteRecord(filepath.Join(run, metricsName), &Record{ID: spec.ID(), Status: train.Finished, Spec: spec}))
+		must(t, WriteRecord(filepath.Join(run, MetricsName), &Record{ID: spec.ID(), Status: train.Finished, Spec: spec}))
 
 		fr, err := LoadFinished(run, data)
 		if err != nil {

@@ -1,4 +1,4 @@
-package sweep
+package analysis
 
 import (
 	"math"
@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/analysis"
 	"gekc/kg"
 	"gekc/query"
+	"gekc/resultsdir"
 	"gekc/train/ckpt"
 )
 
@@ -38,7 +38,7 @@ sample_from = "ll"
 model = ["cp2", "complex"]
 `, data)
 	ids := ts.ids()
-	stdout, stderr := mustAnalyze(t, Analysis{Kind: "samples", Samples: 2000, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
+	stdout, stderr := mustAnalyze(t, analysisJob{Kind: "samples", Samples: 2000, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
 	path := filepath.Join(ts.out, auditTSVName)
 	rows, err := readAuditTSV(path, filepath.Join(ts.out, runsDirName))
 	must(t, err)
@@ -47,7 +47,7 @@ model = ["cp2", "complex"]
 	}
 	for _, row := range rows {
 		dir := filepath.Join(ts.out, runsDirName, row.Run.ID)
-		fr, err := LoadFinished(dir, data)
+		fr, err := resultsdir.LoadFinished(dir, data)
 		must(t, err)
 		if row.Run.Model == "complex2" {
 			must(t, ckpt.Load(filepath.Join(dir, ckpt.CheckpointLLName), fr.Model))
@@ -55,7 +55,7 @@ model = ["cp2", "complex"]
 				t.Errorf("complex2 sampled at %q", row.SampledAt)
 			}
 		}
-		want, err := analysis.AuditSamples(mustQuerier(t, fr), fr.Data, mustSamples(t, dir, fr))
+		want, err := AuditSamples(mustQuerier(t, fr), fr.Data, mustSamples(t, dir, fr))
 		must(t, err)
 		if got := row.Audit.Splits[0].Mass; math.Abs(got-want.Splits[0].Mass) > 1e-7*got { // the table keeps 8 digits
 			t.Errorf("%s: train mass %v, want %v (the sampled parameters')", row.Run.Model, got, want.Splits[0].Mass)
@@ -81,9 +81,9 @@ model = ["cp2", "complex"]
 	if rows[0].Run.Model != "complex2" {
 		c2 = filepath.Join(ts.out, runsDirName, rows[1].Run.ID)
 	}
-	fr, err := LoadFinished(c2, data)
+	fr, err := resultsdir.LoadFinished(c2, data)
 	must(t, err)
-	sel, err := analysis.AuditSamples(mustQuerier(t, fr), fr.Data, mustSamples(t, c2, fr))
+	sel, err := AuditSamples(mustQuerier(t, fr), fr.Data, mustSamples(t, c2, fr))
 	must(t, err)
 	for _, row := range rows {
 		if row.Run.Model == "complex2" && math.Abs(row.Audit.Splits[0].Mass-sel.Splits[0].Mass) < 1e-6 {
@@ -101,7 +101,7 @@ model = ["cp2", "complex"]
 		}
 	}
 	must(t, os.Remove(filepath.Join(cp2, ckpt.CheckpointName)))
-	_, stderr, err = runAnalysis(Analysis{Kind: "samples", Samples: 2000, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
+	_, stderr, err = runAnalysis(analysisJob{Kind: "samples", Samples: 2000, Out: ts.out, DataRoot: data, Runs: ts.g.Runs})
 	must(t, err)
 	for _, want := range []string{
 		filepath.Base(c2) + ": no " + ckpt.CheckpointLLName + ", the parameters its samples come from: not audited; its row is kept from " + auditTSVName,
@@ -118,14 +118,14 @@ model = ["cp2", "complex"]
 	}
 }
 
-func mustSamples(t *testing.T, dir string, fr *Finished) []kg.Triple {
+func mustSamples(t *testing.T, dir string, fr *resultsdir.Finished) []kg.Triple {
 	t.Helper()
-	ts, err := analysis.ReadSamples(filepath.Join(dir, samplesName), fr.Data)
+	ts, err := resultsdir.ReadSamples(filepath.Join(dir, samplesName), fr.Data)
 	must(t, err)
 	return ts
 }
 
-func mustQuerier(t *testing.T, fr *Finished) *query.Querier {
+func mustQuerier(t *testing.T, fr *resultsdir.Finished) *query.Querier {
 	t.Helper()
 	q, err := query.New(fr.Model, nil, 100)
 	must(t, err)
@@ -136,5 +136,5 @@ func mustQuerier(t *testing.T, fr *Finished) *query.Querier {
 // sample-audit.tsv gives, and no row was dropped for want of its run's
 // record, so no committed audit was edited by hand or lost its run.
 func TestCommittedAuditTables(t *testing.T) {
-	checkCommittedTables(t, auditTSVName, auditMDName, readAuditTSV, analysis.AuditTables)
+	checkCommittedTables(t, auditTSVName, auditMDName, readAuditTSV, AuditTables)
 }

@@ -1,4 +1,4 @@
-package sweep
+package analysis
 
 import (
 	"compress/gzip"
@@ -15,6 +15,8 @@ import (
 
 	"gekc/graph"
 	"gekc/kg"
+	"gekc/resultsdir"
+	"gekc/sweep"
 	"gekc/sweep/sweeptest"
 	"gekc/train"
 	"gekc/train/ckpt"
@@ -58,8 +60,8 @@ learning_rate = 0.05
 eval = { metrics = ["mrr", "hits", "ll"] }
 `, data)
 	ids := ts.ids()
-	analysis := func(kind string, runs ...int) Analysis {
-		a := Analysis{Kind: kind, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
+	analysis := func(kind string, runs ...int) analysisJob {
+		a := analysisJob{Kind: kind, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
 		if runs != nil {
 			a.Runs = nil
 			for _, i := range runs {
@@ -69,7 +71,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		return a
 	}
 	// Beside each checkpoint, its rows' names: row i is entity (relation) i.
-	ds, err := loadDataset(filepath.Join(data, "nations"))
+	ds, err := resultsdir.LoadDataset(filepath.Join(data, "nations"))
 	must(t, err)
 	for name, v := range map[string]*kg.Vocab{ckpt.EntitiesName: ds.Entities, ckpt.RelationsName: ds.Relations} {
 		lines := gunzipLines(t, filepath.Join(ts.out, runsDirName, ids[0], name))
@@ -102,13 +104,13 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		}
 		l, hasL := rec.Test["ece_logistic"]
 		m, hasM := rec.Test["ece_minmax"]
-		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, calibrationPlotName)) != ece {
-			t.Fatalf("%s: ece metrics %v/%v and %s %v, want all %v", id, hasL, hasM, calibrationPlotName,
-				fileExists(filepath.Join(dir, calibrationPlotName)), ece)
+		if hasL != ece || hasM != ece || fileExists(filepath.Join(dir, resultsdir.CalibrationPlotName)) != ece {
+			t.Fatalf("%s: ece metrics %v/%v and %s %v, want all %v", id, hasL, hasM, resultsdir.CalibrationPlotName,
+				fileExists(filepath.Join(dir, resultsdir.CalibrationPlotName)), ece)
 		}
 		readPNG(t, filepath.Join(dir, curvesName))
 		if ece {
-			readPNG(t, filepath.Join(dir, calibrationPlotName))
+			readPNG(t, filepath.Join(dir, resultsdir.CalibrationPlotName))
 			if !(l >= 0 && l <= 1 && m >= 0 && m <= 1) {
 				t.Errorf("%s: ECE %v, %v", id, l, m)
 			}
@@ -119,7 +121,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 				t.Errorf("%s: validation computed the ECE", id)
 			}
 		}
-		for _, name := range []string{curvesName, calibrationPlotName} {
+		for _, name := range []string{curvesName, resultsdir.CalibrationPlotName} {
 			os.Remove(filepath.Join(dir, name))
 		}
 	}
@@ -128,8 +130,8 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	for id := range withECE {
 		dir := filepath.Join(ts.out, runsDirName, id)
 		readPNG(t, filepath.Join(dir, curvesName))
-		if fileExists(filepath.Join(dir, calibrationPlotName)) {
-			t.Errorf("%s: -analyze plots drew %s", id, calibrationPlotName)
+		if fileExists(filepath.Join(dir, resultsdir.CalibrationPlotName)) {
+			t.Errorf("%s: -analyze plots drew %s", id, resultsdir.CalibrationPlotName)
 		}
 	}
 
@@ -155,7 +157,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 			t.Errorf("%s: unexpected run %s", calTSVName, id)
 			continue
 		}
-		readPNG(t, filepath.Join(ts.out, runsDirName, id, calibrationPlotName))
+		readPNG(t, filepath.Join(ts.out, runsDirName, id, resultsdir.CalibrationPlotName))
 		var got [2]float64
 		for i, c := range []string{"ece_logistic", "ece_minmax"} {
 			got[i], err = strconv.ParseFloat(f[col(c)], 64)
@@ -238,10 +240,10 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	// The sweep started again counts it done, and says its checkpoint is
 	// unreadable, without training it again.
 	var stderr2 strings.Builder
-	s := New(ts.g, ts.g.Runs, Options{Out: ts.out, DataRoot: data, Run: Train, Quiet: true, Stderr: &stderr2})
+	s := sweep.New(ts.g, ts.g.Runs, sweep.Options{Out: ts.out, DataRoot: data, Run: sweep.Train, Quiet: true, Stderr: &stderr2})
 	must(t, s.Prepare())
 	// (ids[0]'s checkpoint was removed above, ids[1]'s truncated.)
-	if tally := s.Run(context.Background()); tally != (Tally{AlreadyDone: len(ids), NoCheckpoint: 2}) {
+	if tally := s.Run(context.Background()); tally != (sweep.Tally{AlreadyDone: len(ids), NoCheckpoint: 2}) {
 		t.Errorf("the sweep again: %+v, want all %d done, 2 without a readable checkpoint", tally, len(ids))
 	}
 	if !strings.Contains(stderr2.String(), "finished before, but") || !strings.Contains(stderr2.String(), ids[1]) {

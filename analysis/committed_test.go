@@ -1,27 +1,10 @@
-package sweep
+package analysis
 
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"gekc/analysis"
-	"gekc/grid"
-	"gekc/train"
 )
-
-func TestWritePlotsNameTheirFile(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "missing")
-	err := writeCurves(dir, grid.DefaultRunSpec(), []train.EpochRecord{{Epoch: 1, TrainLoss: 1}}, 1)
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, curvesName)) {
-		t.Errorf("writing into a missing directory: %v", err)
-	}
-	err = writeCurves(t.TempDir(), grid.DefaultRunSpec(), nil, 0)
-	if err == nil || !strings.Contains(err.Error(), curvesName) {
-		t.Errorf("no epochs: %v", err)
-	}
-}
 
 func FuzzReadCalibrationTSV(f *testing.F) {
 	header := "dataset\tmodel\tobjective\tconstraints\tseed\trun\tece_logistic\tece_minmax\tpositives\tnegatives\ttrain_min\ttrain_max\n"
@@ -44,7 +27,7 @@ func FuzzReadCalibrationTSV(f *testing.F) {
 // its calibration.tsv gives, and no row was dropped for want of its run's
 // record, so no committed ECE was edited by hand or lost its run.
 func TestCommittedCalibrationTables(t *testing.T) {
-	checkCommittedTables(t, calTSVName, calMarkdownName, readCalibrationTSV, analysis.CalibrationTables)
+	checkCommittedTables(t, calTSVName, calMarkdownName, readCalibrationTSV, CalibrationTables)
 }
 
 // checkCommittedTables checks every committed results/*/<tsvName>: read

@@ -1,4 +1,4 @@
-package sweep
+package analysis
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ func TestTSNEAnalysis(t *testing.T) {
 	data := shippedData(t, "nations")
 	ts := psiAndGeKC(t, data)
 	ids := ts.ids()
-	a := Analysis{Kind: "tsne", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
+	a := analysisJob{Kind: "tsne", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs}
 	_, stderr := mustAnalyze(t, a)
 	fig := filepath.Join(ts.out, runsDirName, ids[1], TSNEName)
 	first, err := os.ReadFile(fig)

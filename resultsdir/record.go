@@ -1,22 +1,19 @@
-package sweep
+package resultsdir
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gekc/dist"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 
+	"gekc/dist"
 	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/internal/jsonfloat"
+	"gekc/kg"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -41,14 +38,14 @@ type Record struct {
 	// Memory is what the run held, part by part (parameters, gradients,
 	// optimiser, step and evaluation buffers, data and filter), against
 	// its budget; Data the data set's sizes and load time.
-	Memory     *memoryJSON `json:"memory,omitempty"`
-	Data       *dataJSON   `json:"data,omitempty"`
-	Notes      []string    `json:"notes,omitempty"`
-	StartedAt  time.Time   `json:"started_at"`
-	FinishedAt time.Time   `json:"finished_at"`
-	Host       string      `json:"host"`
-	GoVersion  string      `json:"go_version"`
-	GOMAXPROCS int         `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
+	Memory     *Memory   `json:"memory,omitempty"`
+	Data       *Data     `json:"data,omitempty"`
+	Notes      []string  `json:"notes,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	Host       string    `json:"host"`
+	GoVersion  string    `json:"go_version"`
+	GOMAXPROCS int       `json:"gomaxprocs"` // runtime.GOMAXPROCS(0) during the run
 	// CPU is the processor's model name and logical CPU count: times of
 	// runs made on different machines are not comparable.
 	CPU string `json:"cpu,omitempty"`
@@ -84,11 +81,6 @@ type Record struct {
 // jsonFloat survives NaN and ±Inf in JSON (see internal/jsonfloat).
 type jsonFloat = jsonfloat.Float
 
-var (
-	toJSONMap   = jsonfloat.Map
-	fromJSONMap = jsonfloat.Unmap
-)
-
 // WriteRecord writes rec as the run record (metrics.json) at path,
 // atomically, as the sweep does.
 func WriteRecord(path string, rec *Record) error {
@@ -102,11 +94,11 @@ func WriteRecord(path string, rec *Record) error {
 // ReadRecord reads the record of the run in runDir (its metrics.json); it
 // returns nil and no error when the run has none yet.
 func ReadRecord(runDir string) (*Record, error) {
-	return readRecord(filepath.Join(runDir, metricsName))
+	return ReadRecordFile(filepath.Join(runDir, MetricsName))
 }
 
-// readRecord returns the record at path, or nil if there is none.
-func readRecord(path string) (*Record, error) {
+// ReadRecordFile returns the record at path, or nil if there is none.
+func ReadRecordFile(path string) (*Record, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -121,24 +113,53 @@ func readRecord(path string) (*Record, error) {
 	return &rec, nil
 }
 
-// cpuDescription names the machine's processor, e.g. "AMD EPYC × 2", from
-// /proc/cpuinfo where there is one.
-func cpuDescription() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	return parseCPUInfo(f, runtime.NumCPU())
+// Memory is a run's memory in metrics.json, in bytes: the parts the run
+// held (train.Memory) beside the process's peak.
+type Memory struct {
+	train.Memory
+	Total  int64 `json:"total"`
+	Budget int64 `json:"budget,omitempty"`
 }
 
-func parseCPUInfo(r io.Reader, cpus int) string {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		key, val, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(key) == "model name" {
-			return fmt.Sprintf("%s × %d", strings.TrimSpace(val), cpus)
-		}
-	}
-	return ""
+// Data is the data set's sizes in metrics.json.
+type Data struct {
+	Entities  int `json:"entities"`
+	Relations int `json:"relations"`
+	Train     int `json:"train"`
+	Valid     int `json:"valid"`
+	Test      int `json:"test"`
+	// LoadSeconds is the time the process took to read the data set, once
+	// for all its runs (a resumed sweep reads it again).
+	LoadSeconds    float64 `json:"load_seconds,omitempty"`
+	BytesPerTriple float64 `json:"bytes_per_triple"`
+	// Synthetic says the data set was sampled from a model (kg.Dataset.Synthetic).
+	Synthetic bool `json:"synthetic,omitempty"`
 }
+
+// DataOf returns the sizes of a data set for a run's record, with the time
+// LoadDataset took to read it.
+func DataOf(ds *kg.Dataset) *Data {
+	d := &Data{Entities: ds.Entities.Len(), Relations: ds.Relations.Len(),
+		Train: len(ds.Train), Valid: len(ds.Valid), Test: len(ds.Test), Synthetic: ds.Synthetic}
+	if n := d.Train + d.Valid + d.Test; n > 0 {
+		d.BytesPerTriple = float64(ds.Bytes()) / float64(n)
+	}
+	if s, ok := loadTimes.Load(ds); ok {
+		d.LoadSeconds = s.(float64)
+	}
+	return d
+}
+
+// RungMark says which rung of a successive-halving search (grid [search])
+// a record ends.
+type RungMark struct {
+	Index  int `json:"index"`  // 0 is the first rung
+	Of     int `json:"of"`     // the search's number of rungs
+	Epochs int `json:"epochs"` // the rung's budget
+}
+
+// Last says whether the rung is the search's last.
+func (m *RungMark) Last() bool { return m.Index == m.Of-1 }
+
+// String is the rung as results.md shows it, counted from 1: "2/4".
+func (m *RungMark) String() string { return fmt.Sprintf("%d/%d", m.Index+1, m.Of) }

@@ -1,4 +1,4 @@
-package sweep
+package analysis
 
 import (
 	"bytes"
@@ -12,8 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/analysis"
 	"gekc/grid"
+	"gekc/internal/jsonfloat"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 	"gekc/train/ckpt"
 )
@@ -42,14 +43,14 @@ objective = "pll"
 	ids := ts.ids() // complex (ψ), cp2, cp+
 	// ktd is the analysis with ψ from ids[0] of samples samples per run,
 	// of all runs, or of the run 2 alone (-only 2).
-	ktd := func(samples int, only2 bool) Analysis {
+	ktd := func(samples int, only2 bool) analysisJob {
 		runs := ts.g.Runs
 		if only2 {
 			runs = []grid.Run{runs[2]}
 		}
-		return Analysis{Kind: "ktd", Features: ids[0], Samples: samples, Out: ts.out, DataRoot: data, Runs: runs}
+		return analysisJob{Kind: "ktd", Features: ids[0], Samples: samples, Out: ts.out, DataRoot: data, Runs: runs}
 	}
-	tsvPath := filepath.Join(ts.out, analysis.KTDTSVName)
+	tsvPath := filepath.Join(ts.out, KTDTSVName)
 	readRows := func() []string {
 		t.Helper()
 		b, err := os.ReadFile(tsvPath)
@@ -62,9 +63,9 @@ objective = "pll"
 	// A header, two baselines and the two GeKCs (the energy-based ψ run is none).
 	if len(all) != 5 || !strings.HasPrefix(all[1], "nations\ttraining set\t") || !strings.HasPrefix(all[2], "nations\tuniform\t") ||
 		!strings.Contains(all[3], ids[1]) || !strings.Contains(all[4], ids[2]) {
-		t.Fatalf("%s:\n%s", analysis.KTDTSVName, strings.Join(all, "\n"))
+		t.Fatalf("%s:\n%s", KTDTSVName, strings.Join(all, "\n"))
 	}
-	psi, err := LoadFinished(filepath.Join(ts.out, runsDirName, ids[0]), data)
+	psi, err := resultsdir.LoadFinished(filepath.Join(ts.out, runsDirName, ids[0]), data)
 	must(t, err)
 	digest, err := paramsDigest(psi.Model)
 	must(t, err)
@@ -95,7 +96,7 @@ objective = "pll"
 	// Each row's test log-likelihood: uniform's −log(|E|²|R|) (Nations: 14
 	// entities, 55 relations), a run's that of the parameters sampled, none
 	// for the training set.
-	parsed, set, err := analysis.ReadKTDTSV(tsvPath)
+	parsed, set, err := ReadKTDTSV(tsvPath)
 	must(t, err)
 	if r := parsed[0]; r.HasLL {
 		t.Errorf("the training set has a test LL: %+v", r)
@@ -110,10 +111,10 @@ objective = "pll"
 			t.Errorf("%s: test LL %v (%v), want its record's %v", r.Run, r.LL, r.HasLL, want)
 		}
 	}
-	md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName))
+	md, err := os.ReadFile(filepath.Join(ts.out, KTDMarkdownName))
 	must(t, err)
 	if stdout != string(md) {
-		t.Errorf("stdout is not %s:\n%s", analysis.KTDMarkdownName, stdout)
+		t.Errorf("stdout is not %s:\n%s", KTDMarkdownName, stdout)
 	}
 
 	// A table from before the test LL was kept (and the sampled
@@ -132,10 +133,10 @@ objective = "pll"
 	must(t, os.WriteFile(tsvPath, []byte(strings.Join(older, "\n")+"\n"), 0o644))
 	noDigest := set
 	noDigest.Digest = ""
-	if rows, oldSet, err := analysis.ReadKTDTSV(tsvPath); err != nil || oldSet != noDigest || rows[1].HasLL || rows[2].Sampled != "" {
+	if rows, oldSet, err := ReadKTDTSV(tsvPath); err != nil || oldSet != noDigest || rows[1].HasLL || rows[2].Sampled != "" {
 		t.Fatalf("the older table reads as %+v, %+v, %v", rows, oldSet, err)
 	}
-	if _, stderr := mustAnalyze(t, Analysis{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "rows filled in from the run records (which parameters were sampled, or their test log-likelihood): 3") {
+	if _, stderr := mustAnalyze(t, analysisJob{Kind: "tables", Title: "t", Out: ts.out}); !strings.Contains(stderr, "rows filled in from the run records (which parameters were sampled, or their test log-likelihood): 3") {
 		t.Errorf("-analyze tables does not say it filled 3 rows:\n%s", stderr)
 	}
 	want := strings.Split(strings.ReplaceAll(strings.Join(all, "\n"), "\t"+digest+"\t", "\t\t"), "\n")
@@ -143,8 +144,8 @@ objective = "pll"
 		t.Errorf("filled from the records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	wantMD := strings.Replace(string(md), " (parameters "+digest+")", "", 1)
-	if filled, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || string(filled) != wantMD {
-		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", analysis.KTDMarkdownName, filled, wantMD, err)
+	if filled, err := os.ReadFile(filepath.Join(ts.out, KTDMarkdownName)); err != nil || string(filled) != wantMD {
+		t.Errorf("%s filled from the records:\n%s\nwant\n%s (%v)", KTDMarkdownName, filled, wantMD, err)
 	}
 	// So does a KTD analysis of one run: the row it keeps gets its LL, and
 	// since the table's baselines are those of ψ now, the rows are taken as
@@ -275,7 +276,7 @@ objective = "pll"
 	beside.KTDTable = "ktd-250"
 	mustAnalyze(t, beside)
 	if got := readRows(); !slices.Equal(got, before) {
-		t.Errorf("a table beside changed %s:\n%s", analysis.KTDTSVName, strings.Join(got, "\n"))
+		t.Errorf("a table beside changed %s:\n%s", KTDTSVName, strings.Join(got, "\n"))
 	}
 	b250, err := os.ReadFile(filepath.Join(ts.out, "ktd-250.tsv"))
 	must(t, err)
@@ -311,8 +312,8 @@ objective = "pll"
 
 	// A broken table is an error naming its line, before any work.
 	must(t, os.WriteFile(tsvPath, []byte(all[0]+"\n"+all[1]+"\nx\ty\n"), 0o644))
-	if _, _, err := runAnalysis(ktd(300, false)); err == nil || !strings.Contains(err.Error(), analysis.KTDTSVName+":3:") {
-		t.Errorf("a broken %s: %v", analysis.KTDTSVName, err)
+	if _, _, err := runAnalysis(ktd(300, false)); err == nil || !strings.Contains(err.Error(), KTDTSVName+":3:") {
+		t.Errorf("a broken %s: %v", KTDTSVName, err)
 	}
 	sweeptest.NoTempFiles(t, ts.out)
 }
@@ -324,13 +325,13 @@ func TestKTDNNMFAug(t *testing.T) {
 	data := shippedData(t, "nations")
 	ts := psiAndGeKC(t, data)
 	ids := ts.ids()
-	a := Analysis{Kind: "ktd", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs, NNMFAug: true}
+	a := analysisJob{Kind: "ktd", Features: ids[0], Samples: 300, Out: ts.out, DataRoot: data, Runs: ts.g.Runs, NNMFAug: true}
 	_, stderr := mustAnalyze(t, a)
-	b, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDTSVName))
+	b, err := os.ReadFile(filepath.Join(ts.out, KTDTSVName))
 	must(t, err)
 	rows := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(rows) != 5 || !strings.HasPrefix(rows[3], "nations\tNNMFAug\t\t\t\t") || !strings.Contains(rows[4], ids[1]) {
-		t.Fatalf("%s:\n%s", analysis.KTDTSVName, strings.Join(rows, "\n"))
+		t.Fatalf("%s:\n%s", KTDTSVName, strings.Join(rows, "\n"))
 	}
 	if !strings.Contains(stderr, "NNMFAug (") || !strings.Contains(stderr, "as the paper's code computes it") {
 		t.Errorf("stderr does not report NNMFAug:\n%s", stderr)
@@ -345,17 +346,17 @@ func TestKTDNNMFAug(t *testing.T) {
 		t.Errorf("NNMFAug's row keeps %s of %s test triples across clusters, stderr says %d of %d", f[8], f[9], across, tests)
 	}
 	note := fmt.Sprintf("and %d of the %d test triples of nations lie across its clusters.", across, tests)
-	if md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !strings.Contains(string(md), note) {
+	if md, err := os.ReadFile(filepath.Join(ts.out, KTDMarkdownName)); err != nil || !strings.Contains(string(md), note) {
 		t.Errorf("ktd.md without %q (%v):\n%s", note, err, md)
 	}
 	// With a reference of Nations' KTDs, ktd.md sets them beside the rows;
 	// a malformed one is an error naming its line.
-	refPath := filepath.Join(t.TempDir(), analysis.KTDReferenceName)
+	refPath := filepath.Join(t.TempDir(), KTDReferenceName)
 	must(t, os.WriteFile(refPath, []byte("dataset\tmodel\tobjective\tktd\tktd_sd\nnations\tNNMFAug\t-\t0.4321\t0.0123\n"), 0o644))
 	a.KTDReference = refPath
 	a.NNMFAug = false
 	mustAnalyze(t, a)
-	if md, err := os.ReadFile(filepath.Join(ts.out, analysis.KTDMarkdownName)); err != nil || !strings.Contains(string(md), "| 0.432 ± 0.012 |") {
+	if md, err := os.ReadFile(filepath.Join(ts.out, KTDMarkdownName)); err != nil || !strings.Contains(string(md), "| 0.432 ± 0.012 |") {
 		t.Errorf("ktd.md without the reference's value (%v):\n%s", err, md)
 	}
 	must(t, os.WriteFile(refPath, []byte("dataset\tmodel\tobjective\tktd\tktd_sd\nnations\tNNMFAug\tpll\t0.4\t0.01\n"), 0o644))
@@ -363,7 +364,7 @@ func TestKTDNNMFAug(t *testing.T) {
 		t.Errorf("a malformed reference: %v", err)
 	}
 	a.KTDReference = ""
-	b, err = os.ReadFile(filepath.Join(ts.out, analysis.KTDTSVName))
+	b, err = os.ReadFile(filepath.Join(ts.out, KTDTSVName))
 	must(t, err)
 	if again := strings.Split(strings.TrimSpace(string(b)), "\n"); again[3] != rows[3] || len(again) != len(rows) {
 		t.Errorf("without -nnmfaug the NNMFAug row is not kept:\n%s", strings.Join(again, "\n"))
@@ -374,33 +375,33 @@ func TestKTDNNMFAug(t *testing.T) {
 // the record's run samples; uniform's LL comes from a record's sizes, else
 // from the data set under DataRoot, else is unknown.
 func TestKTDFillFromRecords(t *testing.T) {
-	rec := &Record{ID: "cp2-s0", BestEpoch: 3, Spec: grid.RunSpec{Dataset: "nations"},
-		Test: map[string]jsonFloat{"ll": -5.5, "ll_at_best_ll": -5.25}}
+	rec := &resultsdir.Record{ID: "cp2-s0", BestEpoch: 3, Spec: grid.RunSpec{Dataset: "nations"},
+		Test: map[string]jsonfloat.Float{"ll": -5.5, "ll_at_best_ll": -5.25}}
 	rec.Spec.Eval.Select = "mrr"
-	r := analysis.KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0"}
+	r := KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0"}
 	if !fillKTDRow(&r, rec) || r.Sampled != "best valid MRR, epoch 3" || !r.HasLL || r.LL != -5.5 {
 		t.Errorf("filled %+v", r)
 	}
-	other := analysis.KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0", Sampled: "best valid LL, epoch 1"}
+	other := KTDRow{Dataset: "nations", Model: "cp2", Run: "cp2-s0", Sampled: "best valid LL, epoch 1"}
 	if fillKTDRow(&other, rec) || other.HasLL {
 		t.Errorf("a row naming other parameters got the record's LL: %+v", other)
 	}
-	rec.Test["ll"] = jsonFloat(math.Inf(1)) // an underflowing Z
-	if inf := (analysis.KTDRow{Run: "cp2-s0"}); fillKTDRow(&inf, rec) && inf.HasLL {
+	rec.Test["ll"] = jsonfloat.Float(math.Inf(1)) // an underflowing Z
+	if inf := (KTDRow{Run: "cp2-s0"}); fillKTDRow(&inf, rec) && inf.HasLL {
 		t.Errorf("+Inf taken for a test LL: %+v", inf)
 	}
 
 	data := shippedData(t, "nations")
-	a := &Analysis{DataRoot: data}
-	sized := &Record{Spec: grid.RunSpec{Dataset: "umls"}, Data: &dataJSON{Entities: 135, Relations: 46}}
-	uniform := a.uniformLLs([]*Record{rec, sized})
+	a := &Options{DataRoot: data}
+	sized := &resultsdir.Record{Spec: grid.RunSpec{Dataset: "umls"}, Data: &resultsdir.Data{Entities: 135, Relations: 46}}
+	uniform := a.uniformLLs([]*resultsdir.Record{rec, sized})
 	for _, tc := range []struct {
 		dataset string
 		want    float64
 		ok      bool
 	}{
-		{"umls", analysis.UniformLL(135, 46), true},   // from the record
-		{"nations", analysis.UniformLL(14, 55), true}, // from the data set
+		{"umls", UniformLL(135, 46), true},   // from the record
+		{"nations", UniformLL(14, 55), true}, // from the data set
 		{"no-such-data", 0, false},
 	} {
 		if got, ok := uniform(tc.dataset); ok != tc.ok || math.Abs(got-tc.want) > 1e-12 {
