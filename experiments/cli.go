@@ -75,6 +75,37 @@ func printCommandUsage(w io.Writer) {
 // done reports that the verb should end with code: after -h (exitOK), a
 // flag error or an argument left over (exitUsage).
 func parseFlags(fs *flag.FlagSet, usage string, args []string, env cliEnv) (code int, done bool) {
+	if code, done := parse(fs, usage, args, env); done {
+		return code, done
+	}
+	if fs.NArg() > 0 {
+		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0)), true
+	}
+	return 0, false
+}
+
+// runSubcommand parses a subcommand's flags as parseFlags does, refuses
+// stray arguments and runs execute; every failure is a usage error,
+// printed as "<flag set name>: <error>".
+func runSubcommand(fs *flag.FlagSet, usage string, args []string, env cliEnv, execute func() error) int {
+	if code, done := parse(fs, usage, args, env); done {
+		return code
+	}
+	var err error
+	if fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))
+	} else {
+		err = execute()
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "%s: %v\n", fs.Name(), err)
+		return exitUsage
+	}
+	return exitOK
+}
+
+// parse parses fs: done after -h (exitOK) or a flag error (exitUsage).
+func parse(fs *flag.FlagSet, usage string, args []string, env cliEnv) (code int, done bool) {
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() { fmt.Fprint(env.stderr, usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -82,9 +113,6 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string, env cliEnv) (code
 			return exitOK, true
 		}
 		return exitUsage, true
-	}
-	if fs.NArg() > 0 {
-		return failer(env)(exitUsage, "unexpected argument %q; flags come before nothing else (see -h)", fs.Arg(0)), true
 	}
 	return 0, false
 }

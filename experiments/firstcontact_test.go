@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"gekc/runspec"
 	"gekc/sweep"
 	"gekc/sweep/sweeptest"
 )
@@ -18,7 +19,7 @@ func realCLI(t *testing.T, dir string, run sweep.RunFunc, args ...string) (code 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = runCLI(context.Background(), args, cliEnv{stdout: &out, stderr: &errOut, getenv: func(string) string { return "" },
-		dir: dir, run: run, validate: sweep.Validate, preflight: sweep.PreflightRuns, quiet: true})
+		dir: dir, run: run, validate: runspec.Validate, preflight: runspec.PreflightRuns, quiet: true})
 	return code, out.String(), errOut.String()
 }
 

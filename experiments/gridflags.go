@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"gekc/grid"
+	"gekc/internal/paths"
 	"gekc/resultsdir"
 )
 
@@ -43,12 +44,12 @@ func (f *gridFlags) open(env cliEnv) (*openGrid, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo := findRepoRoot(wd)
+	repo := paths.Root(wd)
 	validate := env.validate
 	if validate == nil {
 		validate = grid.DefaultValidator
 	}
-	g, err := grid.LoadGrid(resolveGridPath(f.grid, wd, repo), validate)
+	g, err := grid.LoadGrid(paths.Grid(f.grid, wd, repo), validate)
 	if errors.Is(err, os.ErrNotExist) && repo != "" {
 		return nil, fmt.Errorf("%v (nor is there %s or %s.toml)", err, filepath.Join(repo, "grids", f.grid), filepath.Join(repo, "grids", f.grid))
 	}
@@ -60,8 +61,8 @@ func (f *gridFlags) open(env cliEnv) (*openGrid, error) {
 		return nil, err
 	}
 	o := &openGrid{g: g, selected: selected, wd: wd, repo: repo, gridArg: f.grid,
-		dataRoot: inDir(wd, resolveDataRoot(f.data, env.getenv("GEKC_DATA"), repo))}
-	o.out = inDir(wd, cmp.Or(f.out, filepath.Join(resultsDir(repo, wd), g.Name)))
+		dataRoot: paths.In(wd, paths.DataRoot(f.data, env.getenv("GEKC_DATA"), repo))}
+	o.out = paths.In(wd, cmp.Or(f.out, filepath.Join(paths.Results(repo, wd), g.Name)))
 	if !g.Named() && sameFile(f.grid, filepath.Join(o.out, resultsdir.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would
 		// be called "grid"; the results directory names it better.
@@ -73,7 +74,7 @@ func (f *gridFlags) open(env cliEnv) (*openGrid, error) {
 // paperResults is the results/ directory holding the paper's values: the
 // repository's, or, run from outside one, the grid's repository's.
 func (o *openGrid) paperResults() string {
-	return resultsDir(cmp.Or(o.repo, findRepoRoot(filepath.Dir(inDir(o.wd, o.g.Path)))), o.wd)
+	return paths.Results(cmp.Or(o.repo, paths.Root(filepath.Dir(paths.In(o.wd, o.g.Path)))), o.wd)
 }
 
 // referencePath is the table paper.md compares with: -reference, else the
@@ -83,7 +84,7 @@ func (o *openGrid) paperResults() string {
 func (o *openGrid) referencePath(reference string, forPaper bool, env cliEnv) (string, error) {
 	switch {
 	case reference != "":
-		return inDir(o.wd, reference), nil
+		return paths.In(o.wd, reference), nil
 	case o.g.NotPaper:
 		if forPaper {
 			return "", fmt.Errorf("%s says paper = false (its runs do not follow the paper's protocol): -analyze paper compares it only with -reference FILE", o.g.Path)

@@ -9,6 +9,7 @@ import (
 
 	_ "gekc/graph/openblas" // OpenBLAS and flushed subnormals for this process (see its doc)
 	"gekc/grid"
+	"gekc/runspec"
 	"gekc/sweep"
 
 	"golang.org/x/term"
@@ -29,13 +30,13 @@ func main() {
 // mainWith is main with the run function and its preflight check as
 // parameters, so that tests can run the real command, signals included, in
 // a child process with a fake.
-func mainWith(run sweep.RunFunc, check sweep.Preflight) int {
+func mainWith(run sweep.RunFunc, check runspec.Preflight) int {
 	return mainWithin(context.Background(), run, check)
 }
 
 // mainWithin is mainWith under a parent context, whose cancellation stops
 // the command as a signal does.
-func mainWithin(parent context.Context, run sweep.RunFunc, check sweep.Preflight) int {
+func mainWithin(parent context.Context, run sweep.RunFunc, check runspec.Preflight) int {
 	// SIGUSR1 is what a SLURM job is sent ahead of its time limit
 	// (sbatch --signal): stop like on SIGTERM, saving the resume state.
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
@@ -47,7 +48,7 @@ func mainWithin(parent context.Context, run sweep.RunFunc, check sweep.Preflight
 		stop()
 	}()
 	return runCLI(ctx, os.Args[1:], cliEnv{
-		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: sweep.Validate, preflight: check,
+		stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, run: run, validate: runspec.Validate, preflight: check,
 	})
 }
 
@@ -60,7 +61,7 @@ type cliEnv struct {
 	validate       grid.Validator
 	// preflight checks the runs against their data before training; nil
 	// checks only that each data set's directory exists (fake runs).
-	preflight sweep.Preflight
+	preflight runspec.Preflight
 	quiet     bool // no per-epoch progress, as -q
 }
 
@@ -77,4 +78,13 @@ func sameFile(a, b string) bool {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// workDir is the directory relative paths are taken from: dir, or the
+// process's working directory when dir is "".
+func workDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	return os.Getwd()
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 
+	"gekc/internal/paths"
 	"gekc/query"
 	"gekc/resultsdir"
 )
@@ -29,12 +30,12 @@ func (f *runFlags) find(ref string, env cliEnv) (dir, dataRoot string, err error
 	if err != nil {
 		return "", "", err
 	}
-	repo, out := findRepoRoot(wd), ""
+	repo, out := paths.Root(wd), ""
 	if f.out != "" {
-		out = inDir(wd, f.out)
+		out = paths.In(wd, f.out)
 	}
-	dir, err = resultsdir.FindRun(ref, out, resultsDir(repo, wd))
-	return dir, inDir(wd, resolveDataRoot(f.data, env.getenv("GEKC_DATA"), repo)), err
+	dir, err = resultsdir.FindRun(ref, out, paths.Results(repo, wd))
+	return dir, paths.In(wd, paths.DataRoot(f.data, env.getenv("GEKC_DATA"), repo)), err
 }
 
 // runQuery is the query verb.
@@ -46,15 +47,7 @@ func runQuery(_ context.Context, args []string, env cliEnv) int {
 	var format string
 	var batch int
 	f.register(fs, "finished `run`: directory, checkpoint.npz, or ID (required)", "out")
-	fs.StringVar(&q.S, "s", "", "subject `name`")
-	fs.StringVar(&q.R, "r", "", "relation `name`")
-	fs.StringVar(&q.O, "o", "", "object `name`")
-	fs.StringVar(&q.Target, "target", "", "marginal of `slot` subject, relation or object (with at most one of -s -r -o)")
-	fs.StringVar(&q.Triples, "triples", "", "`file` of subject<TAB>relation<TAB>object lines to score")
-	fs.IntVar(&q.K, "k", 10, "completions listed (0: all)")
-	fs.IntVar(&q.Sample, "sample", 0, "draw `N` samples conditioned on -s and/or -r")
-	fs.Uint64Var(&q.Seed, "seed", 1, "seed of -sample")
-	fs.BoolVar(&q.Filtered, "filtered", false, "leave known triples (train, valid, test) out of completions")
+	q.Flags(fs)
 	fs.StringVar(&format, "format", "text", "output: text, tsv or json")
 	fs.IntVar(&batch, "batch", 256, "evaluation batch size")
 	return runSubcommand(fs, usage("query"), args, env, func() error {
@@ -85,29 +78,4 @@ func runQuery(_ context.Context, args []string, env cliEnv) int {
 		res.Run, res.Model = fr.ID, fr.Spec.Model
 		return res.Write(env.stdout, format)
 	})
-}
-
-// runSubcommand parses a subcommand's flags (-h prints usage and the
-// flags), refuses stray arguments and runs execute; every failure is a
-// usage error, printed as "<flag set name>: <error>".
-func runSubcommand(fs *flag.FlagSet, usage string, args []string, env cliEnv, execute func() error) int {
-	fs.Usage = func() {
-		fmt.Fprint(env.stderr, usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.stderr, "%s: unexpected argument %q (see -h)\n", fs.Name(), fs.Arg(0))
-		return exitUsage
-	}
-	if err := execute(); err != nil {
-		fmt.Fprintf(env.stderr, "%s: %v\n", fs.Name(), err)
-		return exitUsage
-	}
-	return exitOK
 }

@@ -11,10 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"gekc/internal/paths"
 	"gekc/scaling"
 )
 
@@ -68,21 +68,13 @@ func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	return runScaling(ctx, opts, inDir(wd, cmp.Or(*out, filepath.Join(resultsDir(findRepoRoot(wd), wd), "scaling"))), env)
+	return runScaling(ctx, opts, paths.In(wd, cmp.Or(*out, filepath.Join(paths.Results(paths.Root(wd), wd), "scaling"))), env)
 }
 
 // runScaling runs the study into out.
 func runScaling(ctx context.Context, opts scaling.Options, out string, env cliEnv) int {
 	fail := failer(env)
-	exe, err := os.Executable()
-	if err != nil {
-		return fail(exitRunsFailed, "finding the executable to measure points in: %v", err)
-	}
-	for _, n := range scaling.MemoryNotes(opts) {
-		fmt.Fprintln(env.stderr, n)
-	}
-	s := &scaling.Study{Options: opts, Out: out, Exe: exe, Env: os.Environ(), Log: env.stderr}
-	failed, err := s.Run(ctx)
+	failed, err := scaling.Measure(ctx, opts, out, env.stderr)
 	tsv := filepath.Join(out, scaling.TSVName)
 	switch {
 	case ctx.Err() != nil:

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"gekc/dist/mpi"
+	"gekc/runspec"
 	"gekc/sweep"
 )
 
@@ -32,7 +33,7 @@ func mainShardable() int {
 		return code
 	}
 	if w.Size() == 1 {
-		return finalize(mainWith(sweep.Train, sweep.PreflightRuns))
+		return finalize(mainWith(sweep.Train, runspec.PreflightRuns))
 	}
 	abort := func(err error) {
 		fmt.Fprintf(os.Stderr, "error: process %d of %d: %v: ending the job\n", w.Rank(), w.Size(), err)
@@ -44,7 +45,7 @@ func mainShardable() int {
 		// command with it, as if it had been told too.
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
-		code := mainWithin(ctx, sweep.Sharded(w, sweep.Train, abort, stop), sweep.PreflightRuns)
+		code := mainWithin(ctx, sweep.Sharded(w, sweep.Train, abort, stop), runspec.PreflightRuns)
 		if err := sweep.EndFollowers(w); err != nil {
 			abort(err)
 		}

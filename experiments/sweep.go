@@ -11,30 +11,11 @@ import (
 	"time"
 
 	"gekc/grid"
+	"gekc/internal/paths"
 	"gekc/kg"
 	"gekc/report"
 	"gekc/sweep"
 )
-
-const sweepUsage = `usage: go run ./experiments [sweep] -grid FILE [flags]
-
-Expands a TOML grid of training runs and trains them into a results
-directory: runs/<id>/{config.toml,metrics.json,checkpoint.npz}, results.tsv
-and results.md, updated as each run ends. The sweep ends by printing the
-best configuration of each model and objective on stdout (test MRR,
-Hits@10, log-likelihood, time); progress goes to stderr. -grid NAME that is
-not a file means grids/NAME or grids/NAME.toml of the repository. Before
-any training, the grid and the data sets are checked and every problem
-found is reported at once. Stop it at any time and start it
-again: finished runs are kept and never repeated. Several processes may share
-one results directory (-j, SLURM arrays, two terminals). Each finished or
-diverged run also gets runs/<id>/curves.png (loss and validation metrics by
-epoch), a TensorBoard event file, and runs/<id>/calibration.png when
-eval.metrics has "ece". -analyze KIND (and its flags -features, -ktd-table,
--nnmfaug) is the old form of the analyze verb.
-
-flags:
-`
 
 // sweepFlags are the sweep verb's flags.
 type sweepFlags struct {
@@ -100,7 +81,7 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments", flag.ContinueOnError)
 	var f sweepFlags
 	f.register(fs)
-	if code, done := parseFlags(fs, sweepUsage, args, env); done {
+	if code, done := parseFlags(fs, usage("sweep"), args, env); done {
 		return code
 	}
 	fail := failer(env)
@@ -220,7 +201,7 @@ func (f *sweepFlags) train(ctx context.Context, env cliEnv, o *openGrid, args []
 		return fail(exitRunsFailed, "preparing %s: %v", o.out, err)
 	}
 	if f.adopt != "" {
-		note, err := sweep.AdoptState(o.out, o.g.Runs, o.selected[0], inDir(o.wd, f.adopt))
+		note, err := sweep.AdoptState(o.out, o.g.Runs, o.selected[0], paths.In(o.wd, f.adopt))
 		if err != nil {
 			return fail(exitUsage, "-adopt-state: %v", err)
 		}

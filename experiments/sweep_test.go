@@ -216,23 +216,6 @@ func TestDataAndOutDefaults(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644))
 	sub := filepath.Join(repo, "a", "b")
 	must(t, os.MkdirAll(sub, 0o755))
-	if got := findRepoRoot(sub); got != repo {
-		t.Errorf("findRepoRoot = %q, want %q", got, repo)
-	}
-	tests := []struct {
-		flag, env, repo, want string
-	}{
-		{"/d", "/e", "/r", "/d"},
-		{"", "/e", "/r", "/e"},
-		{"", "", "/r", "/r/data"},
-		{"", "", "", "data"},
-	}
-	for _, tt := range tests {
-		if got := resolveDataRoot(tt.flag, tt.env, tt.repo); got != tt.want {
-			t.Errorf("resolveDataRoot(%q, %q, %q) = %q, want %q", tt.flag, tt.env, tt.repo, got, tt.want)
-		}
-	}
-
 	// With no -data and -out, the command uses <repo>/data and
 	// <repo>/results/<grid name>, from any subdirectory.
 	must(t, os.MkdirAll(filepath.Join(repo, "data", "toy"), 0o755))

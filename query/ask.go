@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 
@@ -19,6 +20,20 @@ type Question struct {
 	Sample   int    // samples drawn, conditioned on S and/or R
 	Seed     uint64 // of the samples
 	Filtered bool   // leave known triples (train, valid, test) out of completions
+}
+
+// Flags defines the query verb's flags of a question on fs, each setting a
+// field of q.
+func (q *Question) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&q.S, "s", "", "subject `name`")
+	fs.StringVar(&q.R, "r", "", "relation `name`")
+	fs.StringVar(&q.O, "o", "", "object `name`")
+	fs.StringVar(&q.Target, "target", "", "marginal of `slot` subject, relation or object (with at most one of -s -r -o)")
+	fs.StringVar(&q.Triples, "triples", "", "`file` of subject<TAB>relation<TAB>object lines to score")
+	fs.IntVar(&q.K, "k", 10, "completions listed (0: all)")
+	fs.IntVar(&q.Sample, "sample", 0, "draw `N` samples conditioned on -s and/or -r")
+	fs.Uint64Var(&q.Seed, "seed", 1, "seed of -sample")
+	fs.BoolVar(&q.Filtered, "filtered", false, "leave known triples (train, valid, test) out of completions")
 }
 
 // OpenRun opens the finished run in dir (resultsdir.LoadFinished, its data

@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"context"
 	"gekc/internal/procstat"
+	"io"
+	"os"
 )
 
 // Flags are the options of a study as the experiments command takes them
@@ -124,4 +127,19 @@ func MemoryNotes(o Options) []string {
 			o.MaxMem, float64(avail)/(1<<30)))
 	}
 	return notes
+}
+
+// Measure runs the study of o into the directory out, each point in a
+// child process of this program (os.Executable), after MemoryNotes on
+// log; it returns how many points timed out or failed (Study.Run).
+func Measure(ctx context.Context, o Options, out string, log io.Writer) (failed int, err error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, fmt.Errorf("finding the executable to measure points in: %v", err)
+	}
+	for _, n := range MemoryNotes(o) {
+		fmt.Fprintln(log, n)
+	}
+	s := &Study{Options: o, Out: out, Exe: exe, Env: os.Environ(), Log: log}
+	return s.Run(ctx)
 }

@@ -8,6 +8,7 @@ import (
 
 	"gekc/grid"
 	"gekc/report"
+	"gekc/runspec"
 	"gekc/train"
 )
 
@@ -24,7 +25,7 @@ func TestDemoReference(t *testing.T) {
 	if !bytes.Equal(gridFile, copied) {
 		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, GridCopyName))
 	}
-	g, err := grid.LoadGrid(filepath.Join("..", "grids", "umls.toml"), Validate)
+	g, err := grid.LoadGrid(filepath.Join("..", "grids", "umls.toml"), runspec.Validate)
 	must(t, err)
 	if g.Name != "umls" {
 		t.Errorf("the demo grid is named %q: its default results directory would not be results/umls", g.Name)

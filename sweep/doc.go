@@ -7,9 +7,9 @@
 //
 // A sweep goes
 //
-//	g, err := grid.LoadGrid("grids/umls.toml", sweep.Validate) // parse, expand, validate
+//	g, err := grid.LoadGrid("grids/umls.toml", runspec.Validate) // parse, expand, validate
 //	runs, err := grid.Select("0-5", g.Runs)                     // -only
-//	notes, err := sweep.PreflightRuns(g, dataRoot, out, sweep.Unfinished(out, runs))
+//	notes, err := runspec.PreflightRuns(g, dataRoot, out, runspec.Unfinished(out, runs))
 //	s := sweep.New(g, runs, sweep.Options{Out: out, DataRoot: dataRoot, Stdout: os.Stdout, Stderr: os.Stderr})
 //	err = s.Prepare()
 //	tally := s.Run(ctx) // trains with Train; Options.Run swaps in another RunFunc

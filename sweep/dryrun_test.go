@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/runspec"
 	"gekc/train"
 )
 
@@ -25,7 +26,7 @@ dataset = ["nations", "umls"]
 `
 
 func TestCheckDatasets(t *testing.T) {
-	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
+	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), runspec.Validate)
 	must(t, err)
 	root := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(root, "nations"), 0o755))
@@ -55,7 +56,7 @@ func TestCheckDatasets(t *testing.T) {
 // The run list shows every selected run's state in out, and a note for a
 // missing data set.
 func TestWriteRunList(t *testing.T) {
-	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), Validate)
+	g, err := grid.ParseGrid("dry.toml", []byte(dryRunGrid), runspec.Validate)
 	must(t, err)
 	out, root := t.TempDir(), t.TempDir()
 	must(t, os.Mkdir(filepath.Join(root, "umls"), 0o755))
@@ -88,7 +89,7 @@ func TestWriteRunList(t *testing.T) {
 func TestDryRunCountsTestOnData(t *testing.T) {
 	src := "[defaults]\ndataset = \"nations\"\nmodel = \"complex2\"\nobjective = \"pll\"\nrank = 4\nbatch_size = 100\n" +
 		"learning_rate = 0.01\nepochs = 1\n[[sweep]]\neval.test_on = [\"\", \"umls\", \"missing\"]\n"
-	g, err := grid.ParseGrid("t.toml", []byte(src), Validate)
+	g, err := grid.ParseGrid("t.toml", []byte(src), runspec.Validate)
 	must(t, err)
 	var b bytes.Buffer
 	must(t, writeMemoryEstimates(&b, g.Runs, t.TempDir(), shippedData(t, "umls")))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/runspec"
 )
 
 // sbatch's time formats, days included: D-HH, D-HH:MM, D-HH:MM:SS, MM,
@@ -49,7 +50,7 @@ seed = 0
 [[sweep]]
 seed = 1
 processes = 3
-`), Validate)
+`), runspec.Validate)
 	must(t, err)
 	var b bytes.Buffer
 	must(t, WriteRunJSON(&b, g, g.Runs, t.TempDir(), t.TempDir()))

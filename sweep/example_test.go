@@ -10,6 +10,7 @@ import (
 
 	"gekc/grid"
 	"gekc/resultsdir"
+	"gekc/runspec"
 	"gekc/sweep"
 )
 
@@ -26,7 +27,7 @@ batch_size = 500
 learning_rate = 0.01
 epochs = 1
 `
-	g, err := grid.ParseGrid("tiny.toml", []byte(src), sweep.Validate)
+	g, err := grid.ParseGrid("tiny.toml", []byte(src), runspec.Validate)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -89,7 +90,7 @@ memory = "1GiB"
 [[sweep]]
 model = ["cp2", "complex2"]
 `
-	g, err := grid.ParseGrid("list.toml", []byte(src), sweep.Validate)
+	g, err := grid.ParseGrid("list.toml", []byte(src), runspec.Validate)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -18,6 +18,7 @@ import (
 	"gekc/models"
 	"gekc/report"
 	"gekc/resultsdir"
+	"gekc/runspec"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -131,7 +132,7 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 			// The checkpoint holds the parameters after best_epoch: the
 			// same run trained again (training is deterministic), its
 			// parameters captured after every epoch.
-			cfg, err := TrainConfig(rec.Spec)
+			cfg, err := runspec.TrainConfig(rec.Spec)
 			must(t, err)
 			after := map[int]map[string][]float64{}
 			cfg.SaveState = func(s *train.State) error {

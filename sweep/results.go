@@ -4,6 +4,7 @@ import (
 	"gekc/internal/jsonfloat"
 	"gekc/internal/procstat"
 	"gekc/resultsdir"
+	"gekc/runspec"
 )
 
 // The results directory's layout, records and tables are package
@@ -36,6 +37,11 @@ var (
 	// FinishedRuns lists the finished runs of a results directory
 	// (resultsdir.FinishedRuns).
 	FinishedRuns = resultsdir.FinishedRuns
+	// Unfinished and MemoryBudget are runspec's.
+	Unfinished   = runspec.Unfinished
+	MemoryBudget = runspec.MemoryBudget
+	EstimateRun  = runspec.EstimateRun
+	datasetNames = runspec.DatasetNames
 )
 
 // PaperMDName is resultsdir.PaperMDName.

@@ -70,3 +70,22 @@ func TestJSONFloatKeepsNonFinite(t *testing.T) {
 		t.Errorf("NaN -> %s -> %v", b, back)
 	}
 }
+
+// A distilled run records epoch 0, the validation of the converted model:
+// it is not a trained epoch, in results.tsv's epochs nor in
+// seconds_per_epoch.
+func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
+	s := &Sweep{jobs: 1}
+	rec := &Record{ID: "x", StartedAt: time.Now().UTC()}
+	s.completeRecord(rec, &Outcome{Status: train.Finished, BestEpoch: 0, Epochs: []train.EpochRecord{
+		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
+		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},
+	}}, nil)
+	if rec.SecondsPerEpoch != 4 {
+		t.Errorf("seconds_per_epoch %v, want 4", rec.SecondsPerEpoch)
+	}
+	row := rowFromRecord(rec)
+	if row["epochs"] != "2" || row["best_epoch"] != "0" || row["seconds_per_epoch"] != "4.00" {
+		t.Errorf("row: epochs %q, best_epoch %q, seconds_per_epoch %q; want 2, 0, 4.00", row["epochs"], row["best_epoch"], row["seconds_per_epoch"])
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"gekc/grid"
 	"gekc/internal/filelock"
 	"gekc/resultsdir"
+	"gekc/runspec"
 	"gekc/sweep/sweeptest"
 	"gekc/tfevents"
 	"gekc/train"
@@ -32,7 +33,7 @@ import (
 // newNationsSweep returns a sweep of the grid src on the shipped data.
 func newNationsSweep(t *testing.T, src string) toySweep {
 	t.Helper()
-	g, err := grid.ParseGrid("g.toml", []byte(src), Validate)
+	g, err := grid.ParseGrid("g.toml", []byte(src), runspec.Validate)
 	must(t, err)
 	return toySweep{g: g, out: filepath.Join(t.TempDir(), "out"), data: shippedData(t, "nations")}
 }

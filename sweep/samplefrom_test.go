@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/runspec"
 )
 
 // sample_from is checked with the grid: a value it does not know, a
@@ -16,12 +17,12 @@ func TestSampleFromValidation(t *testing.T) {
 		{`model = "complex"` + "\n" + `sample_from = "ll"`, `model "complex" with sample_from = "ll": it is energy-based`},
 	} {
 		src := "name = \"v\"\n[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 1\nobjective = \"pll\"\n" + c.keys + "\n[[sweep]]\n"
-		_, err := grid.ParseGrid("grid.toml", []byte(src), Validate)
+		_, err := grid.ParseGrid("grid.toml", []byte(src), runspec.Validate)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.keys, err, c.want)
 		}
 	}
-	if _, err := grid.ParseGrid("grid.toml", []byte("name = \"v\"\n[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 1\nobjective = \"pll\"\nmodel = \"cp2\"\nsample_from = \"select\"\n[[sweep]]\n"), Validate); err != nil {
+	if _, err := grid.ParseGrid("grid.toml", []byte("name = \"v\"\n[defaults]\ndataset = \"nations\"\nrank = 4\nbatch_size = 100\nlearning_rate = 0.01\nepochs = 1\nobjective = \"pll\"\nmodel = \"cp2\"\nsample_from = \"select\"\n[[sweep]]\n"), runspec.Validate); err != nil {
 		t.Errorf("sample_from = \"select\": %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"gekc/grid"
 	"gekc/resultsdir"
+	"gekc/runspec"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -207,9 +208,9 @@ func TestSearchStudyGridsMatchTheirFullGrids(t *testing.T) {
 		t.Fatal("no grids/*-halving.toml")
 	}
 	for _, path := range searches {
-		g, err := grid.LoadGrid(path, Validate)
+		g, err := grid.LoadGrid(path, runspec.Validate)
 		must(t, err)
-		full, err := grid.LoadGrid(strings.TrimSuffix(path, ".toml")+"-full.toml", Validate)
+		full, err := grid.LoadGrid(strings.TrimSuffix(path, ".toml")+"-full.toml", runspec.Validate)
 		must(t, err)
 		if g.Search == nil || full.Search != nil {
 			t.Fatalf("%s must have [search] and its full grid none", path)
@@ -303,7 +304,7 @@ func TestSearchRefusals(t *testing.T) {
 	// A results directory holding the plain grid's finished runs.
 	ts := newNationsSweep(t, plain)
 	ts.train(t, context.Background(), Train, 0, ts.g.Runs[0])
-	s, err := grid.ParseGrid("g.toml", []byte(search), Validate)
+	s, err := grid.ParseGrid("g.toml", []byte(search), runspec.Validate)
 	must(t, err)
 	err = New(s, s.Runs, Options{Out: ts.out, DataRoot: ts.data}).Prepare()
 	if err == nil || !strings.Contains(err.Error(), "needs a results directory of its own") {

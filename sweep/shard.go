@@ -11,6 +11,7 @@ import (
 	"gekc/dist"
 	"gekc/grid"
 	"gekc/internal/procstat"
+	"gekc/runspec"
 	"gekc/train"
 )
 
@@ -49,7 +50,7 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error), stop func()) RunFun
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if why := shardable(job.Spec); why != nil {
+		if why := runspec.Shardable(job.Spec); why != nil {
 			out, err := run(ctx, job)
 			if out != nil {
 				out.Notes = append(out.Notes, fmt.Sprintf("trained by one of the %d processes: %v", comm.Size(), why))
@@ -85,7 +86,7 @@ func Sharded(comm dist.Comm, run RunFunc, abort func(error), stop func()) RunFun
 
 // announce encodes what the followers need to train job as process 0 does.
 func announce(job Job) ([]byte, error) {
-	budget, err := MemoryBudget(job.Spec)
+	budget, err := runspec.MemoryBudget(job.Spec)
 	if err != nil {
 		return nil, err
 	}

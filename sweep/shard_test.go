@@ -9,6 +9,7 @@ import (
 
 	"gekc/dist"
 	"gekc/grid"
+	"gekc/runspec"
 )
 
 // Sharded announces a shardable run to the others before training it,
@@ -28,7 +29,7 @@ func TestShardedAnnouncesAbortsAndStops(t *testing.T) {
 	try := func(model string, ctx context.Context, run RunFunc) (r result) {
 		comms := dist.Local(2)
 		heard := make(chan []byte, 1)
-		if shardable(exampleSpecWith(model)) == nil && ctx.Err() == nil {
+		if runspec.Shardable(exampleSpecWith(model)) == nil && ctx.Err() == nil {
 			go func() {
 				msg, _ := comms[1].Broadcast(nil)
 				heard <- msg

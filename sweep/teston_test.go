@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/runspec"
 )
 
 // eval.test_on reaches the training run: testing on a data set with the
@@ -57,9 +58,9 @@ learning_rate = 0.01
 epochs = 1
 eval = { test_on = "umls" }
 `
-	g, err := grid.ParseGrid("t.toml", []byte(src), Validate)
+	g, err := grid.ParseGrid("t.toml", []byte(src), runspec.Validate)
 	must(t, err)
-	_, err = PreflightRuns(g, data, t.TempDir(), g.Runs)
+	_, err = runspec.PreflightRuns(g, data, t.TempDir(), g.Runs)
 	if err == nil || !strings.Contains(err.Error(), `t.toml:1: [defaults]: run `) ||
 		!strings.Contains(err.Error(), `eval.test_on = "umls": none of its 661 test triples names only entities and relations of nations`) {
 		t.Errorf("preflight: %v", err)

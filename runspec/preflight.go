@@ -1,4 +1,4 @@
-package sweep
+package runspec
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"gekc/grid"
 	"gekc/kg"
 	"gekc/models"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -40,8 +41,8 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 	var notes []string
 	var errs []error
 	loaded := map[string]*kg.Dataset{}
-	for _, name := range datasetNames(runs) {
-		ds, err := loadDataset(filepath.Join(dataRoot, name))
+	for _, name := range DatasetNames(runs) {
+		ds, err := resultsdir.LoadDataset(filepath.Join(dataRoot, name))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("dataset %s: %w", name, err))
 			continue
@@ -130,16 +131,16 @@ func PreflightRuns(g *grid.Grid, dataRoot, out string, runs []grid.Run) ([]strin
 func Unfinished(out string, runs []grid.Run) []grid.Run {
 	var todo []grid.Run
 	for _, r := range runs {
-		rec, err := readRecord(filepath.Join(out, runsDirName, r.ID, metricsName))
-		if err != nil || rec == nil || !final(rec.Status) {
+		rec, err := resultsdir.ReadRecord(resultsdir.RunDir(out, r.ID))
+		if err != nil || rec == nil || !resultsdir.Final(rec.Status) {
 			todo = append(todo, r)
 		}
 	}
 	return todo
 }
 
-// datasetNames lists the data sets of runs, sorted, each once.
-func datasetNames(runs []grid.Run) []string {
+// DatasetNames lists the data sets of runs, sorted, each once.
+func DatasetNames(runs []grid.Run) []string {
 	var names []string
 	for _, r := range runs {
 		for _, name := range []string{r.Spec.Dataset, r.Spec.Eval.TestOn} {
@@ -255,11 +256,11 @@ func checkDistillSource(s grid.RunSpec, ds *kg.Dataset, out string, inGrid map[s
 	default:
 		dir := from
 		if !strings.ContainsRune(from, filepath.Separator) {
-			if st, err := os.Stat(filepath.Join(out, runsDirName, from)); err == nil && st.IsDir() {
-				dir = filepath.Join(out, runsDirName, from)
+			if st, err := os.Stat(filepath.Join(out, resultsdir.RunsDirName, from)); err == nil && st.IsDir() {
+				dir = filepath.Join(out, resultsdir.RunsDirName, from)
 			}
 		}
-		rec, err := readRecord(filepath.Join(dir, metricsName))
+		rec, err := resultsdir.ReadRecord(dir)
 		switch {
 		case err != nil:
 			return fmt.Sprintf("distill_from %q: %v", from, err)
@@ -267,7 +268,7 @@ func checkDistillSource(s grid.RunSpec, ds *kg.Dataset, out string, inGrid map[s
 			return "" // a run of this grid, trained first; checked when it has a checkpoint
 		case rec == nil:
 			return fmt.Sprintf("distill_from %q: neither a run of this grid, nor a finished run in %s, nor a run directory, nor an .npz file",
-				from, filepath.Join(out, runsDirName))
+				from, filepath.Join(out, resultsdir.RunsDirName))
 		case rec.Status != train.Finished:
 			return fmt.Sprintf("distill_from %q: that run is %s; it needs a finished run's checkpoint", from, rec.Status)
 		}

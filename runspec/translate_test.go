@@ -1,10 +1,9 @@
-package sweep
+package runspec
 
 import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"gekc/grid"
 	"gekc/metrics"
@@ -68,25 +67,6 @@ func TestTrainConfigCarriesEveryKey(t *testing.T) {
 	}
 }
 
-// A distilled run records epoch 0, the validation of the converted model:
-// it is not a trained epoch, in results.tsv's epochs nor in
-// seconds_per_epoch.
-func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
-	s := &Sweep{jobs: 1}
-	rec := &Record{ID: "x", StartedAt: time.Now().UTC()}
-	s.completeRecord(rec, &Outcome{Status: train.Finished, BestEpoch: 0, Epochs: []train.EpochRecord{
-		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
-		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},
-	}}, nil)
-	if rec.SecondsPerEpoch != 4 {
-		t.Errorf("seconds_per_epoch %v, want 4", rec.SecondsPerEpoch)
-	}
-	row := rowFromRecord(rec)
-	if row["epochs"] != "2" || row["best_epoch"] != "0" || row["seconds_per_epoch"] != "4.00" {
-		t.Errorf("row: epochs %q, best_epoch %q, seconds_per_epoch %q; want 2, 0, 4.00", row["epochs"], row["best_epoch"], row["seconds_per_epoch"])
-	}
-}
-
 // outsideTrainConfig are the grid keys the runner consumes itself rather
 // than through train.Config, each with where it is read; every other key
 // must change the configuration when its value changes.
@@ -94,7 +74,7 @@ var outsideTrainConfig = map[string]string{
 	"dataset":      "loadDataset in runSpec",
 	"samples":      "the sampling after training (sweep/run.go)",
 	"distill_from": "distillSource (sweep/distill.go)",
-	"memory":       "MemoryBudget (sweep/memory.go)",
+	"memory":       "MemoryBudget (runspec/memory.go)",
 	"eval.test_on": "runSpec's second loadDataset into cfg.Eval.TestOn",
 }
 

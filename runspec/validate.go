@@ -1,4 +1,4 @@
-package sweep
+package runspec
 
 import (
 	"errors"
@@ -37,17 +37,17 @@ func validateModels(s grid.RunSpec) error {
 		return fmt.Errorf("model %q with constraints = \"domain\": %w; constrain a non-negative (+) or squared (2) model", s.Model, models.ErrIntractable)
 	}
 	if s.Processes > 1 {
-		if err := shardable(s); err != nil {
+		if err := Shardable(s); err != nil {
 			return fmt.Errorf("processes = %d: %w", s.Processes, err)
 		}
 	}
 	return nil
 }
 
-// shardable says why a run cannot be split over processes (package dist),
+// Shardable says why a run cannot be split over processes (package dist),
 // or nil: what train.Shardable refuses, and distillation and samples,
 // which read the whole model.
-func shardable(s grid.RunSpec) error {
+func Shardable(s grid.RunSpec) error {
 	cfg, err := TrainConfig(s)
 	if err != nil {
 		return err

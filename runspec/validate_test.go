@@ -1,14 +1,11 @@
-package sweep
+package runspec
 
 import (
-	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"gekc/grid"
-	"gekc/resultsdir"
 	"gekc/train"
 )
 
@@ -47,23 +44,6 @@ func TestValidateModels(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
 		}
-	}
-}
-
-func TestConfigRoundTrip(t *testing.T) {
-	s := exampleSpec()
-	s.PLLWeights.Relation = 0.25
-	s.Eval.Hits = []int{1, 5}
-	s.DistillFrom = "cp-pll-d200-b1000-lr0.001-s0-00000000"
-	path := filepath.Join(t.TempDir(), configName)
-	must(t, writeConfig(path, s))
-	got, err := resultsdir.ReadConfig(path)
-	must(t, err)
-	if !reflect.DeepEqual(got, s) {
-		t.Errorf("round trip:\n got %+v\nwant %+v", got, s)
-	}
-	if got.ID() != s.ID() {
-		t.Errorf("ID changed in the round trip")
 	}
 }
 
