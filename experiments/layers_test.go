@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,8 +14,10 @@ import (
 
 // The module's layering, from the imports of its non-test files: internal/
 // holds leaf helpers that import no gekc package outside internal/; only
-// the command imports the runner (sweep); scripts/ holds no Go program but
-// the test-output tool.
+// the command imports the runner (sweep), which depends, even through
+// others, on none of the analyses, query or t-SNE; the results directory's
+// package imports no more of the training stack than opening a run needs;
+// scripts/ holds no Go program but the test-output tool.
 func TestLayers(t *testing.T) {
 	imports := moduleImports(t, "..")
 	for pkg, deps := range imports {
@@ -33,9 +37,40 @@ func TestLayers(t *testing.T) {
 			t.Errorf("%s is a Go program under scripts/: a computation belongs in a package, reached through a verb (diag)", pkg)
 		}
 	}
+	for _, dep := range dependencies(imports, "sweep") {
+		if dep == "gekc/query" || dep == "gekc/tsne" || dep == "gekc/analysis" {
+			t.Errorf("sweep depends on %s: the runner trains; the analyses and questions of its runs are others'", dep)
+		}
+	}
+	// Opening a run needs its record, spec, data set and model with its
+	// checkpoint (and report for the tables, dist for a record's processes).
+	opens := map[string]bool{"gekc/dist": true, "gekc/grid": true, "gekc/kg": true, "gekc/metrics": true,
+		"gekc/models": true, "gekc/report": true, "gekc/train": true, "gekc/train/ckpt": true}
+	for _, dep := range imports["resultsdir"] {
+		if strings.HasPrefix(dep, "gekc/") && !strings.HasPrefix(dep, "gekc/internal/") && !opens[dep] {
+			t.Errorf("resultsdir imports %s: it holds the results directory's layout, and opens runs with no more than %v", dep, slices.Sorted(maps.Keys(opens)))
+		}
+	}
 	if len(imports["internal/atomicfile"]) == 0 {
 		t.Errorf("no imports read for internal/atomicfile: %v", imports)
 	}
+}
+
+// dependencies lists the gekc packages pkg (a directory, as moduleImports
+// keys them) imports, directly or through others.
+func dependencies(imports map[string][]string, pkg string) []string {
+	seen := map[string]bool{}
+	var walk func(dir string)
+	walk = func(dir string) {
+		for _, dep := range imports[dir] {
+			if strings.HasPrefix(dep, "gekc/") && !seen[dep] {
+				seen[dep] = true
+				walk(strings.TrimPrefix(dep, "gekc/"))
+			}
+		}
+	}
+	walk(pkg)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // moduleImports maps each directory under root (slash-separated, relative)

@@ -2,7 +2,7 @@
 // training runs, parsed, expanded into numbered runs and validated, with
 // errors naming the file and line. It knows TOML and the keys of a run
 // (RunSpec), and no training package: the runner (package sweep) adds what
-// only the models registry knows through a Validator (sweep.Validate) and
+// only the models registry knows through a Validator (runspec.Validate) and
 // maps a RunSpec onto a training configuration.
 //
 // A grid has an optional name (default: the file's base name), an optional
@@ -18,7 +18,7 @@
 // Unknown keys, wrong types, missing required keys (see requiredKeys) and
 // runs the Validator rejects are errors naming file:line, all reported at
 // once; the runner then checks the runs against their data sets
-// (sweep.PreflightRuns), so nothing trains that is bound to fail.
+// (runspec.PreflightRuns), so nothing trains that is bound to fail.
 //
 // A run's ID (RunSpec.ID) spells out the keys people sweep most and hashes
 // every other key that differs from its default, so adding a key with a

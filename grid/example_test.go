@@ -8,7 +8,7 @@ import (
 
 // A grid is parsed and expanded into numbered runs: here the defaults and
 // one block sweeping two models over two seeds. (The runner validates
-// with sweep.Validate, which adds what only the models registry knows.)
+// with runspec.Validate, which adds what only the models registry knows.)
 func ExampleParseGrid() {
 	src := `name = "demo"
 [defaults]

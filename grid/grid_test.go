@@ -559,7 +559,7 @@ func FuzzParseGrid(f *testing.F) {
 	})
 }
 
-// validateKnownModels stands in for the runner's validator (sweep.Validate,
+// validateKnownModels stands in for the runner's validator (runspec.Validate,
 // which asks the models registry): grid's part is to attribute its errors
 // to blocks and lines.
 func validateKnownModels(s RunSpec) error {

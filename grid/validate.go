@@ -18,7 +18,7 @@ type Validator func(RunSpec) error
 
 // Chain runs validators in order and returns the first error; nil ones
 // are skipped. The runner chains DefaultValidator with what only the
-// models registry knows (sweep.Validate).
+// models registry knows (runspec.Validate).
 func Chain(vs ...Validator) Validator {
 	return func(s RunSpec) error {
 		for _, v := range vs {
@@ -34,7 +34,7 @@ func Chain(vs ...Validator) Validator {
 }
 
 // Known values checked by DefaultValidator. Model names are not among them:
-// the models registry is their only authority (sweep.Validate), so a score
+// the models registry is their only authority (runspec.Validate), so a score
 // function a researcher registers is a valid grid value with no change here.
 var (
 	objectiveNames  = []string{"pll", "mle"}

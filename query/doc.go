@@ -30,5 +30,7 @@
 // TSV or JSON.
 //
 // The command `go run ./experiments query` is an Answerer behind flags
-// that look the run up.
+// that look the run up: OpenRun opens a finished run of a results
+// directory (package resultsdir) and Ask answers a Question as the flags
+// state it (Question.Flags).
 package query

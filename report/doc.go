@@ -6,6 +6,6 @@
 // run (Curves, Calibration).
 //
 // The package knows the columns of a results row, not how runs are
-// trained or recorded: the runner (gekc/sweep) builds each Row from a
-// run's metrics.json.
+// trained or recorded: package resultsdir builds each Row from a run's
+// metrics.json.
 package report

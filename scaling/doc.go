@@ -14,7 +14,9 @@
 // than Options.MaxMem is stopped, and recorded as out of memory, without
 // bringing down the study. Points are written to <out>/scaling.tsv as they
 // end, so that the study can be stopped and started again; scaling.md and
-// scaling.png are drawn from it (RenderMarkdown, RenderPlot).
+// scaling.png are drawn from it (RenderMarkdown, RenderPlot). Flags maps
+// the command's flags onto Options, and Measure runs a study as the
+// command does.
 //
 // The figures are those of the child program's linear algebra: the
 // experiments command, and this package's tests, import gekc/graph/openblas.

@@ -8,4 +8,8 @@
 // generative model of triples; a planted graph is a benchmark of known
 // truth at any size, such as a wikikg2-sized graph on which training can
 // be measured against the exact test log-likelihood it could reach.
+//
+// A Job is a data set to write as the command's synth verb states it
+// (Job.Flags): from a finished run of a results directory, opened through
+// package resultsdir (RunSource), or a planted model (PlantSource).
 package synth
