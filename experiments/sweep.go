@@ -14,6 +14,7 @@ import (
 	"gekc/internal/paths"
 	"gekc/kg"
 	"gekc/report"
+	"gekc/slurm"
 	"gekc/sweep"
 )
 
@@ -26,7 +27,7 @@ type sweepFlags struct {
 	jobs, rung, task                         int
 	promote                                  bool
 	stateEvery                               time.Duration
-	slurm                                    *sweep.Slurm
+	slurm                                    *slurm.Array
 }
 
 func (f *sweepFlags) register(fs *flag.FlagSet) {
@@ -47,7 +48,8 @@ func (f *sweepFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.rung, "rung", 0, "with a [search] grid: train only rung `K` (from 1), deciding the rung before it first")
 	fs.IntVar(&f.task, "task", 0, "with -rung: train only the `I`-th run of the rung (from 1; a SLURM array task)")
 	fs.BoolVar(&f.promote, "promote", false, "with -rung: train nothing, decide the rung (the step between two SLURM arrays)")
-	f.slurm = addSlurmFlags(fs)
+	f.slurm = &slurm.Array{}
+	f.slurm.Flags(fs)
 }
 
 // check refuses flag combinations that mean nothing.

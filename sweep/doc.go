@@ -1,9 +1,10 @@
 // Package sweep trains the runs of a grid (package grid) into a results
-// directory (package resultsdir, its layout): the runner (resumable,
-// shareable between processes), the checks of runs against their data
-// (preflight), and SLURM job arrays. The experiments command is flags and
-// printing over it; the analyses of the finished runs are package
-// analysis.
+// directory (package resultsdir, its layout): the runner, resumable,
+// shareable between processes (SLURM arrays, package slurm; several
+// terminals) and over MPI processes, and successive halving over a grid's
+// configurations. The experiments command is flags and printing over it;
+// what a run means before it trains is package runspec, the analyses of
+// the finished runs package analysis.
 //
 // A sweep goes
 //

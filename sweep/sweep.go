@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"archive/zip"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +22,7 @@ import (
 	"gekc/internal/filelock"
 	"gekc/internal/procstat"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -272,26 +272,8 @@ func (s *Sweep) Prepare() error {
 	})
 }
 
-// saveGridCopy writes <out>/grid.toml. A different grid already there is
-// kept as grid.<time>.toml: its runs are still in runs/, and it is the only
-// record of what produced them.
-func (s *Sweep) saveGridCopy() error {
-	dst := s.path(GridCopyName)
-	old, err := os.ReadFile(dst)
-	switch {
-	case err == nil && bytes.Equal(old, s.grid.Source):
-		return nil
-	case err == nil:
-		keep := s.path(fmt.Sprintf("grid.%s.toml", time.Now().UTC().Format("20060102T150405Z")))
-		if err := os.Rename(dst, keep); err != nil {
-			return fmt.Errorf("keeping the previous grid: %w", err)
-		}
-		s.stderr.printf("note: %s held a different grid; kept as %s\n", dst, keep)
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
-	}
-	return atomicfile.WriteFile(dst, s.grid.Source, 0o644)
-}
+// saveGridCopy writes <out>/grid.toml (resultsdir.SaveGridCopy).
+func (s *Sweep) saveGridCopy() error { return resultsdir.SaveGridCopy(s.out, s.grid.Source, s.stderr) }
 
 func (s *Sweep) withResultsLock(fn func() error) error { return withResultsLock(s.out, fn) }
 

@@ -1,4 +1,4 @@
-package sweep
+package slurm
 
 import (
 	"bytes"
@@ -15,13 +15,14 @@ import (
 	"gekc/internal/atomicfile"
 	"gekc/kg"
 	"gekc/models"
+	"gekc/resultsdir"
 )
 
-// Slurm is a SLURM job array of a grid's runs, one array task per run,
+// Array is a SLURM job array of a grid's runs, one array task per run,
 // each running the command on its run (-only) into one results directory:
 // the resources each task asks for (defaults the user can still change at
 // the top of the script or with sbatch's own options), and where it runs.
-type Slurm struct {
+type Array struct {
 	CPUs         int           // per array task; GOMAXPROCS and OPENBLAS_NUM_THREADS follow it
 	Mem          string        // per array task, e.g. "8G"; "" estimates it from the largest run
 	Time         string        // time limit per array task, in sbatch's format
@@ -30,8 +31,8 @@ type Slurm struct {
 
 	Out, DataRoot string   // the results directory and the data root, absolute
 	Repo          string   // the repository the tasks build the command in
-	Samples       int      // passed on to each task as -samples when > 0 (as Options.Samples)
-	NoSamples     bool     // passed on as -samples=0 (as Options.NoSamples)
+	Samples       int      // passed on to each task as -samples when > 0 (as sweep.Options.Samples)
+	NoSamples     bool     // passed on as -samples=0 (as sweep.Options.NoSamples)
 	Args          []string // the command line that emits the script, recorded in it
 }
 
@@ -41,7 +42,7 @@ var (
 )
 
 // Check reports a resource the script cannot ask for, naming its flag.
-func (o *Slurm) Check() error {
+func (o *Array) Check() error {
 	switch {
 	case o.CPUs < 1:
 		return fmt.Errorf("-slurm-cpus %d: want at least 1", o.CPUs)
@@ -145,7 +146,7 @@ func gibibytesUp(n int64) int64 { return max((n+(1<<30)-1)>>30, 1) }
 // data set tested on (eval.test_on) on top of its 512 MiB: loaded, mapped
 // and filtered.
 func slurmRunBytes(spec grid.RunSpec, dataRoot string) (int64, error) {
-	ds, err := loadDataset(filepath.Join(dataRoot, spec.Dataset))
+	ds, err := resultsdir.LoadDataset(filepath.Join(dataRoot, spec.Dataset))
 	if err != nil {
 		return 0, fmt.Errorf("the data set %s could not be read here to estimate it (%v)", spec.Dataset, err)
 	}
@@ -154,7 +155,7 @@ func slurmRunBytes(spec grid.RunSpec, dataRoot string) (int64, error) {
 		return 0, err
 	}
 	if name := spec.Eval.TestOn; name != "" {
-		other, err := loadDataset(filepath.Join(dataRoot, name))
+		other, err := resultsdir.LoadDataset(filepath.Join(dataRoot, name))
 		if err != nil {
 			return 0, fmt.Errorf("the data set %s (eval.test_on) could not be read here to estimate it (%v)", name, err)
 		}
@@ -365,16 +366,15 @@ func slurmScript(p slurmParams) (string, error) {
 // Emit writes <Out>/sbatch.sh for runs, a selection of g.Runs, and a copy
 // of the grid the tasks read (<Out>/grid.toml), and tells stdout how to
 // submit it; notes go to stderr.
-func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) error {
+func (o *Array) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) error {
 	mem, memNote := o.Mem, "set with -slurm-mem"
 	if mem == "" {
 		mem, memNote = slurmMemory(runs, o.DataRoot)
 	}
-	s := &Sweep{grid: g, out: o.Out, stderr: &lockedWriter{w: stderr}}
 	if err := os.MkdirAll(filepath.Join(o.Out, "slurm"), 0o755); err != nil {
 		return err
 	}
-	if err := s.withResultsLock(s.saveGridCopy); err != nil {
+	if err := resultsdir.WithLock(o.Out, func() error { return resultsdir.SaveGridCopy(o.Out, g.Source, stderr) }); err != nil {
 		return fmt.Errorf("saving the grid: %w", err)
 	}
 	indices := make([]int, len(runs))
@@ -403,7 +403,7 @@ func (o *Slurm) Emit(stdout, stderr io.Writer, g *grid.Grid, runs []grid.Run) er
 	script, err := slurmScript(slurmParams{Rungs: rungs,
 		GridName: g.Name, NumRuns: len(g.Runs), Array: grid.FormatIndexList(indices), Repo: o.Repo, Tasks: tasks,
 		Bin: filepath.Join(o.Repo, bin), Out: o.Out, Data: o.DataRoot,
-		Grid: filepath.Join(o.Out, GridCopyName), ExtraArgs: extra,
+		Grid: filepath.Join(o.Out, resultsdir.GridCopyName), ExtraArgs: extra,
 		Command: "go run ./experiments " + strings.Join(o.Args, " "),
 		CPUs:    o.CPUs, Mem: mem, MemNote: memNote, Time: o.Time, Partition: o.Partition,
 		SignalBefore: int(o.SignalBefore / time.Second),
@@ -460,13 +460,14 @@ func slurmRungs(g *grid.Grid, runs []grid.Run) ([]int, error) {
 	if len(runs) != len(g.Runs) {
 		return nil, fmt.Errorf("a search ranks all of its grid's configurations: -only selected %d of %d runs", len(runs), len(g.Runs))
 	}
-	p := newSearchPlan(g, runs)
+	seedsOf := map[string]int{} // a configuration's runs (seeds), as the search groups them
 	seeds := 0
-	for _, c := range p.configs {
-		seeds = max(seeds, len(p.runs[c]))
+	for _, r := range runs {
+		seedsOf[r.Spec.ConfigID()]++
+		seeds = max(seeds, seedsOf[r.Spec.ConfigID()])
 	}
 	var tasks []int
-	for _, n := range g.Search.Survivors(len(p.configs)) {
+	for _, n := range g.Search.Survivors(len(seedsOf)) {
 		tasks = append(tasks, n*seeds)
 	}
 	return tasks, nil

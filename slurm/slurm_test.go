@@ -1,4 +1,4 @@
-package sweep
+package slurm
 
 import (
 	"io"
@@ -15,6 +15,7 @@ import (
 	"gekc/grid"
 	"gekc/kg"
 	"gekc/report"
+	"gekc/resultsdir"
 )
 
 func TestShellQuote(t *testing.T) {
@@ -36,7 +37,7 @@ func TestShellQuote(t *testing.T) {
 // (peak_rss_mb of results/umls-reference/results.tsv), run by run.
 func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 	data := shippedData(t, "umls")
-	ds, err := loadDataset(filepath.Join(data, "umls"))
+	ds, err := resultsdir.LoadDataset(filepath.Join(data, "umls"))
 	must(t, err)
 	table, err := report.ReadTSV(filepath.Join("..", "results", "umls-reference", resultsTSVName))
 	must(t, err)
@@ -65,12 +66,12 @@ func TestMemoryEstimateCoversMeasuredPeaks(t *testing.T) {
 // toySlurm is the job array of sweeptest.ToyGrid's runs selected by only, with the
 // command's default resources, emitted into a new directory; it returns
 // the script's path and what Emit printed on stdout.
-func toySlurm(t *testing.T, only string, edit func(*Slurm)) (ts toySweep, script, stdout string) {
+func toySlurm(t *testing.T, only string, edit func(*Array)) (ts toySweep, script, stdout string) {
 	t.Helper()
 	ts = newToySweep(t)
 	runs, err := grid.Select(only, ts.g.Runs)
 	must(t, err)
-	o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute,
+	o := &Array{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute,
 		Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out), Args: []string{"-grid", "toy.toml", "-emit", "slurm"}}
 	if edit != nil {
 		edit(o)
@@ -81,7 +82,7 @@ func toySlurm(t *testing.T, only string, edit func(*Slurm)) (ts toySweep, script
 	return ts, filepath.Join(ts.out, "sbatch.sh"), out.String()
 }
 
-// The script asks for what the Slurm says, as #SBATCH lines and as the
+// The script asks for what the Array says, as #SBATCH lines and as the
 // options of the login node's sbatch call, runs the selected runs as its
 // array, and is valid bash; Emit names it and its resources on stdout and
 // writes the grid copy the tasks read and the log directory.
@@ -89,16 +90,16 @@ func TestSlurmEmit(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		only   string
-		edit   func(*Slurm)
+		edit   func(*Array)
 		want   []string // in the script, besides what every script has
 		stdout string
 		absent []string // not in the script
 	}{
 		{"every run", "", nil, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11"}, "(12 array tasks; each 4 CPU(s)", []string{"-samples"}},
 		{"a selection", "0-2,5,9-11", nil, []string{"#SBATCH --array=0-2,5,9-11\n", "ARRAY=0-2,5,9-11"}, "(7 array tasks", nil},
-		{"with samples", "", func(o *Slurm) { o.Samples = 100 }, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11", "-samples=100"}, "", nil},
-		{"without samples", "", func(o *Slurm) { o.NoSamples = true }, []string{"-samples=0"}, "", nil},
-		{"resources", "", func(o *Slurm) {
+		{"with samples", "", func(o *Array) { o.Samples = 100 }, []string{"#SBATCH --array=0-11\n", "ARRAY=0-11", "-samples=100"}, "", nil},
+		{"without samples", "", func(o *Array) { o.NoSamples = true }, []string{"-samples=0"}, "", nil},
+		{"resources", "", func(o *Array) {
 			o.CPUs, o.Mem, o.Time, o.Partition, o.SignalBefore = 2, "3G", "1-12:00", "long", 2*time.Minute
 		}, []string{
 			"#SBATCH --cpus-per-task=2\n", "#SBATCH --mem=3G\n", "#SBATCH --time=1-12:00\n", "#SBATCH --partition=long\n",
@@ -156,18 +157,18 @@ func TestSlurmEmit(t *testing.T) {
 // Check names the flag of each resource the script cannot ask for.
 func TestSlurmCheck(t *testing.T) {
 	for _, c := range []struct {
-		edit func(*Slurm)
+		edit func(*Array)
 		want string // "" for accepted
 	}{
-		{func(*Slurm) {}, ""},
-		{func(o *Slurm) { o.CPUs = 0 }, "-slurm-cpus"},
-		{func(o *Slurm) { o.Time = "12h" }, "-slurm-time"},
-		{func(o *Slurm) { o.Mem = "lots" }, "-slurm-mem"},
-		{func(o *Slurm) { o.Time, o.SignalBefore = "10", 10*time.Minute }, "-slurm-signal-before"},
-		{func(o *Slurm) { o.SignalBefore = 0 }, "-slurm-signal-before"},
-		{func(o *Slurm) { o.Partition = "a b" }, "-slurm-partition"},
+		{func(*Array) {}, ""},
+		{func(o *Array) { o.CPUs = 0 }, "-slurm-cpus"},
+		{func(o *Array) { o.Time = "12h" }, "-slurm-time"},
+		{func(o *Array) { o.Mem = "lots" }, "-slurm-mem"},
+		{func(o *Array) { o.Time, o.SignalBefore = "10", 10*time.Minute }, "-slurm-signal-before"},
+		{func(o *Array) { o.SignalBefore = 0 }, "-slurm-signal-before"},
+		{func(o *Array) { o.Partition = "a b" }, "-slurm-partition"},
 	} {
-		o := &Slurm{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute}
+		o := &Array{CPUs: 4, Time: "12:00:00", SignalBefore: 5 * time.Minute}
 		c.edit(o)
 		err := o.Check()
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
@@ -195,7 +196,7 @@ func TestSlurmScriptRuns(t *testing.T) {
 	if err != nil {
 		t.Skip("no bash")
 	}
-	ts, script, _ := toySlurm(t, "", func(o *Slurm) { o.Samples = 3 })
+	ts, script, _ := toySlurm(t, "", func(o *Array) { o.Samples = 3 })
 	dir := t.TempDir()
 	stubs := filepath.Join(dir, "stubs")
 	must(t, os.MkdirAll(stubs, 0o755))
@@ -324,7 +325,7 @@ func TestSlurmMemoryCountsTestOn(t *testing.T) {
 	spec.Eval.TestOn = "umls"
 	with, err := slurmRunBytes(spec, data)
 	must(t, err)
-	umls, err := loadDataset(filepath.Join(data, "umls"))
+	umls, err := resultsdir.LoadDataset(filepath.Join(data, "umls"))
 	must(t, err)
 	n := len(umls.Train) + len(umls.Valid) + len(umls.Test)
 	if want := own + umls.Bytes() + 12*int64(n) + kg.FilterBytes(n, 14, 55); with != want {
@@ -347,7 +348,7 @@ func TestSlurmEmitSharded(t *testing.T) {
 	for i := range runs {
 		runs[i].Spec.Processes = 3
 	}
-	o := &Slurm{CPUs: 2, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
+	o := &Array{CPUs: 2, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
 	var out strings.Builder
 	must(t, o.Emit(&out, io.Discard, ts.g, runs))
 	data, err := os.ReadFile(filepath.Join(ts.out, "sbatch.sh"))
@@ -396,7 +397,7 @@ min_epochs = 1
 max_epochs = 4
 eta = 2
 `)
-	o := &Slurm{CPUs: 1, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
+	o := &Array{CPUs: 1, Time: "1:00:00", SignalBefore: time.Minute, Out: ts.out, DataRoot: ts.data, Repo: filepath.Dir(ts.out)}
 	var stdout strings.Builder
 	must(t, o.Emit(&stdout, io.Discard, ts.g, ts.g.Runs))
 	script := filepath.Join(ts.out, "sbatch.sh")
@@ -449,5 +450,30 @@ eta = 2
 	}
 	if want := "gekc-experiments -grid " + copy + " -out " + ts.out + " -data " + ts.data + " -rung 2 -promote"; !strings.HasPrefix(lines[8], want) {
 		t.Errorf("promote step ran\n %q\nwant\n %q", lines[8], want)
+	}
+}
+
+// sbatch's time formats, days included: D-HH, D-HH:MM, D-HH:MM:SS, MM,
+// MM:SS, HH:MM:SS.
+func TestSlurmMinutes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int
+	}{{"1-02:30", 1590}, {"0-01:30", 90}, {"2-00", 2880}, {"1-00:00:59", 1440}, {"90", 90}, {"90:30", 90}, {"01:30:00", 90}} {
+		if got, ok := slurmMinutes(c.in); !ok || got != c.want {
+			t.Errorf("slurmMinutes(%q) = %d, %v; want %d", c.in, got, ok, c.want)
+		}
+	}
+	if _, ok := slurmMinutes("x-01"); ok {
+		t.Error("a day count that is not a number is accepted")
+	}
+}
+
+// A memory request rounds up to whole GiB.
+func TestGibibytesUp(t *testing.T) {
+	for _, c := range []struct{ bytes, want int64 }{{0, 1}, {1, 1}, {1 << 30, 1}, {1<<30 + 1, 2}, {3 << 29, 2}, {5 << 30, 5}} {
+		if got := gibibytesUp(c.bytes); got != c.want {
+			t.Errorf("gibibytesUp(%d) = %d, want %d", c.bytes, got, c.want)
+		}
 	}
 }
