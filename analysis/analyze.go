@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"flag"
 	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/models"
@@ -214,4 +215,24 @@ func upsertRow[R any](rows []R, row R, run func(R) string) []R {
 func runOf(id string, s grid.RunSpec) Run {
 	return Run{ID: id, Dataset: s.Dataset, Model: s.Model, Objective: s.Objective,
 		Constraints: s.Constraints, Rank: s.Rank, Seed: s.Seed}
+}
+
+// Flags defines the analyses' own flags on fs (the command's analyze verb
+// and its old form -analyze), each setting a field of o: -samples,
+// -features, -ktd-table, -nnmfaug and -reference (the table as named, for
+// the command to resolve).
+func (o *Options) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&o.Samples, "samples", -1, "samples, ktd and tsne: the samples per run (default 25000)")
+	fs.StringVar(&o.Features, "features", "", "ktd and tsne: ID or directory of the finished ComplEx `run` giving ψ")
+	fs.StringVar(&o.KTDTable, "ktd-table", "", "ktd: write the tables as `name`.tsv and .md (default ktd), e.g. beside those of another ψ")
+	fs.BoolVar(&o.NNMFAug, "nnmfaug", false, "ktd: also measure the NNMFAug baseline (Chauhan et al. 2021) and say its test log-likelihood; minutes on a benchmark")
+	fs.StringVar(&o.Reference, "reference", "", "the reference `table` that paper.md compares with (default <repository>/results/paper-reference.tsv, the paper's; none for a grid with paper = false)")
+}
+
+// CheckFlags refuses an analysis of no samples (-samples 0).
+func (o *Options) CheckFlags() error {
+	if o.Samples == 0 {
+		return errors.New("-samples 0 with -analyze: an analysis of samples needs some; give N > 0, or leave -samples out for 25000")
+	}
+	return nil
 }

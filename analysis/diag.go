@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"flag"
 	"gekc/metrics"
 	"gekc/models"
 	"gekc/query"
@@ -17,6 +18,14 @@ type DiagOptions struct {
 	DataRoot string // where ψ's data set is
 	Samples  int    // refit-relations, uniform-components: samples drawn for the KTD
 	Pairs    int    // refit-relations: training pairs p(r | s, o) is averaged over (0: none)
+}
+
+// Flags defines the diag verb's flags of o on fs: -features (a run as
+// named, for the command to find), -samples and -pairs.
+func (o *DiagOptions) Flags(fs *flag.FlagSet) {
+	fs.StringVar(&o.Features, "features", "", "refit-relations, uniform-components: finished ComplEx `run` giving ψ (directory or ID)")
+	fs.IntVar(&o.Samples, "samples", 25000, "refit-relations, uniform-components: samples drawn for the KTD")
+	fs.IntVar(&o.Pairs, "pairs", 3000, "refit-relations: training pairs drawn to average p(r | s, o) over (0: none)")
 }
 
 // DiagnosticNames lists the diagnostics, for messages.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"gekc/internal/editdist"
@@ -24,7 +23,9 @@ func init() {
 	verbs = []verb{
 		{"sweep", "train a grid's runs into a results directory (the default: -grid G alone means sweep -grid G)", runSweep},
 		{"analyze", "analyse a grid's finished runs: samples, ktd, tsne, calibration, plots or paper", runAnalyze},
-		{"tables", "write results.tsv, results.md and paper.md again from the run records", runTables},
+		{"tables", "write results.tsv, results.md and paper.md again from the run records", func(ctx context.Context, args []string, env cliEnv) int {
+			return analyzeVerb(ctx, "tables", args, env, usage("tables"))
+		}},
 		{"scaling", "the training-cost study: step time and memory by batch size and entities", runScalingVerb},
 		{"query", "ask a finished run's model: completions, probabilities, marginals, samples", runQuery},
 		{"synth", "write a data set sampled from a finished run or a planted GeKC", runSynth},
@@ -40,7 +41,11 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
-			printCommandUsage(env.stderr)
+			var b strings.Builder // the verbs, one line each
+			for _, v := range verbs {
+				fmt.Fprintf(&b, "  %-8s %s\n", v.name, v.synopsis)
+			}
+			fmt.Fprintf(env.stderr, usage("command")+"\n", b.String())
 		}
 		return runSweep(ctx, args, env)
 	}
@@ -61,14 +66,18 @@ func runCLI(ctx context.Context, args []string, env cliEnv) int {
 	return exitUsage
 }
 
-// printCommandUsage lists the verbs, one line each.
-func printCommandUsage(w io.Writer) {
-	var b strings.Builder
-	for _, v := range verbs {
-		fmt.Fprintf(&b, "  %-8s %s\n", v.name, v.synopsis)
+// nameArg is the name a verb takes before its flags (analyze KIND, diag
+// NAME); ok false ends the verb with code: its help for -h, else a usage
+// error saying it needs one of names.
+func nameArg(args []string, verb, what, names string, env cliEnv) (name string, code int, ok bool) {
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		return args[0], 0, true
 	}
-	fmt.Fprintf(w, usage("command"), b.String())
-	fmt.Fprintln(w)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help") {
+		fmt.Fprint(env.stderr, usage(verb))
+		return "", exitOK, false
+	}
+	return "", failer(env)(exitUsage, "%s needs a %s: %s (see %s -h)", verb, what, names, verb), false
 }
 
 // parseFlags parses a verb's flags, printing usage and the flags for -h.

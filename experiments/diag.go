@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"strings"
 
 	"gekc/analysis"
 	"gekc/resultsdir"
@@ -13,25 +11,19 @@ import (
 // runDiag is the diag verb: diag NAME [flags], analysis.Diagnose of one
 // finished run.
 func runDiag(_ context.Context, args []string, env cliEnv) int {
-	fail := failer(env)
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help") {
-			fmt.Fprint(env.stderr, usage("diag"))
-			return exitOK
-		}
-		return fail(exitUsage, "diag needs a NAME: %s (see diag -h)", analysis.DiagnosticNames)
+	name, code, ok := nameArg(args, "diag", "NAME", analysis.DiagnosticNames, env)
+	if !ok {
+		return code
 	}
-	name := args[0]
+	fail := failer(env)
 	if !analysis.IsDiagnostic(name) {
 		return fail(exitUsage, "diag %q: want %s", name, analysis.DiagnosticNames)
 	}
 	fs := flag.NewFlagSet("experiments diag "+name, flag.ContinueOnError)
 	var f runFlags
 	var o analysis.DiagOptions
-	f.register(fs, "finished `run`: directory, checkpoint.npz, or ID (required)", "out")
-	fs.StringVar(&o.Features, "features", "", "refit-relations, uniform-components: finished ComplEx `run` giving ψ (directory or ID)")
-	fs.IntVar(&o.Samples, "samples", 25000, "refit-relations, uniform-components: samples drawn for the KTD")
-	fs.IntVar(&o.Pairs, "pairs", 3000, "refit-relations: training pairs drawn to average p(r | s, o) over (0: none)")
+	f.register(fs)
+	o.Flags(fs)
 	if code, done := parseFlags(fs, usage("diag"), args[1:], env); done {
 		return code
 	}

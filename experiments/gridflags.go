@@ -30,7 +30,6 @@ type openGrid struct {
 	selected      []grid.Run
 	wd, repo      string
 	dataRoot, out string
-	gridArg       string // -grid as given
 }
 
 // open loads the grid, selects its runs and resolves the data root
@@ -60,10 +59,10 @@ func (f *gridFlags) open(env cliEnv) (*openGrid, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &openGrid{g: g, selected: selected, wd: wd, repo: repo, gridArg: f.grid,
+	o := &openGrid{g: g, selected: selected, wd: wd, repo: repo,
 		dataRoot: paths.In(wd, paths.DataRoot(f.data, env.getenv("GEKC_DATA"), repo))}
 	o.out = paths.In(wd, cmp.Or(f.out, filepath.Join(paths.Results(repo, wd), g.Name)))
-	if !g.Named() && sameFile(f.grid, filepath.Join(o.out, resultsdir.GridCopyName)) {
+	if !g.Named() && paths.Same(f.grid, filepath.Join(o.out, resultsdir.GridCopyName)) {
 		// Run from its own copy (as SLURM tasks are), an unnamed grid would
 		// be called "grid"; the results directory names it better.
 		g.Name = filepath.Base(o.out)

@@ -65,15 +65,6 @@ type cliEnv struct {
 	quiet     bool // no per-epoch progress, as -q
 }
 
-func sameFile(a, b string) bool {
-	sa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	sb, err := os.Stat(b)
-	return err == nil && os.SameFile(sa, sb)
-}
-
 // isTerminal reports whether w is a terminal, where progress bars make sense.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -15,9 +15,9 @@ import (
 // diag take it.
 type runFlags struct{ run, out, data string }
 
-func (f *runFlags) register(fs *flag.FlagSet, runUsage, outName string) {
-	fs.StringVar(&f.run, "run", "", runUsage)
-	fs.StringVar(&f.out, outName, "", "results `directory` whose runs/ holds the run ID (default: every results/*/ of the repository)")
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.run, "run", "", "finished `run`: directory, checkpoint.npz, or ID (required)")
+	fs.StringVar(&f.out, "out", "", "results `directory` whose runs/ holds the run ID (default: every results/*/ of the repository)")
 	fs.StringVar(&f.data, "data", "", "data root (default $GEKC_DATA, else <repository>/data)")
 }
 
@@ -41,12 +41,11 @@ func (f *runFlags) find(ref string, env cliEnv) (dir, dataRoot string, err error
 // runQuery is the query verb.
 func runQuery(_ context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments query", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	var f runFlags
 	var q query.Question
 	var format string
 	var batch int
-	f.register(fs, "finished `run`: directory, checkpoint.npz, or ID (required)", "out")
+	f.register(fs)
 	q.Flags(fs)
 	fs.StringVar(&format, "format", "text", "output: text, tsv or json")
 	fs.IntVar(&batch, "batch", 256, "evaluation batch size")
@@ -56,10 +55,8 @@ func runQuery(_ context.Context, args []string, env cliEnv) int {
 			return errors.New("-run is required: a run directory, its checkpoint.npz, or a run ID")
 		case format != "text" && format != "tsv" && format != "json":
 			return fmt.Errorf("-format %q: want text, tsv or json", format)
-		case q.K < 0:
-			return fmt.Errorf("-k %d: want 0 (all) or more", q.K)
-		case q.Sample < 0:
-			return fmt.Errorf("-sample %d: want a positive count", q.Sample)
+		case q.Check() != nil:
+			return q.Check()
 		case batch <= 0:
 			return fmt.Errorf("-batch %d: want a positive size", batch)
 		}

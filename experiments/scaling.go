@@ -68,14 +68,9 @@ func runScalingVerb(ctx context.Context, args []string, env cliEnv) int {
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
-	return runScaling(ctx, opts, paths.In(wd, cmp.Or(*out, filepath.Join(paths.Results(paths.Root(wd), wd), "scaling"))), env)
-}
-
-// runScaling runs the study into out.
-func runScaling(ctx context.Context, opts scaling.Options, out string, env cliEnv) int {
-	fail := failer(env)
-	failed, err := scaling.Measure(ctx, opts, out, env.stderr)
-	tsv := filepath.Join(out, scaling.TSVName)
+	dir := paths.In(wd, cmp.Or(*out, filepath.Join(paths.Results(paths.Root(wd), wd), "scaling")))
+	failed, err := scaling.Measure(ctx, opts, dir, env.stderr)
+	tsv := filepath.Join(dir, scaling.TSVName)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(env.stderr, "interrupted: the points measured so far are in "+tsv+"; starting the study again measures the rest")

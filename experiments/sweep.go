@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"gekc/grid"
+	"gekc/analysis"
 	"gekc/internal/paths"
 	"gekc/kg"
 	"gekc/report"
+	"gekc/runspec"
 	"gekc/slurm"
 	"gekc/sweep"
 )
@@ -21,7 +22,7 @@ import (
 // sweepFlags are the sweep verb's flags.
 type sweepFlags struct {
 	gridFlags
-	analyzeFlags
+	analysis.Options                         // the analyses' flags, for -analyze
 	analyze, listFormat, emit, adopt, memory string
 	dryRun, resume, verbose, quiet           bool
 	jobs, rung, task                         int
@@ -32,7 +33,7 @@ type sweepFlags struct {
 
 func (f *sweepFlags) register(fs *flag.FlagSet) {
 	f.gridFlags.register(fs)
-	f.analyzeFlags.register(fs)
+	f.Options.Flags(fs)
 	fs.Lookup("samples").Usage = "sample `N` triples after each run trained now, in place of the grid's samples (0: none; absent: the grid's); with -analyze, the samples per run (default 25000)"
 	fs.BoolVar(&f.dryRun, "dry-run", false, "list the expanded runs and their state, and exit")
 	fs.StringVar(&f.listFormat, "format", "text", "with -dry-run: text (tables for a person) or json (one object per run and line, for scripts)")
@@ -70,7 +71,7 @@ func (f *sweepFlags) check() error {
 	case f.adopt != "" && (f.analyze != "" || f.dryRun || f.emit != ""):
 		return errors.New("-adopt-state trains a run: it cannot go with -analyze, -dry-run or -emit")
 	case f.analyze != "":
-		return f.analyzeFlags.check()
+		return f.CheckFlags()
 	}
 	return nil
 }
@@ -98,7 +99,7 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 		return code
 	}
 	if f.analyze != "" {
-		return analyzeRuns(ctx, env, o, f.analyzeFlags, f.analyze)
+		return analyzeRuns(ctx, env, o, f.Options, f.analyze)
 	}
 	return f.train(ctx, env, o, args)
 }
@@ -108,14 +109,8 @@ func runSweep(ctx context.Context, args []string, env cliEnv) int {
 func (f *sweepFlags) prepare(env cliEnv, o *openGrid, args []string) (code int, done bool) {
 	fail := failer(env)
 	if f.memory != "" {
-		if _, err := sweep.MemoryBudget(grid.RunSpec{Memory: f.memory}); err != nil {
-			return fail(exitUsage, "-memory: %v", err), true
-		}
-		// The key is not part of a run's ID: setting it changes no run.
-		for i := range o.selected {
-			if o.selected[i].Spec.Memory == "" {
-				o.selected[i].Spec.Memory = f.memory
-			}
+		if err := runspec.DefaultMemory(o.selected, f.memory); err != nil {
+			return fail(exitUsage, "%v", err), true
 		}
 	}
 	if f.adopt != "" && len(o.selected) != 1 {
@@ -172,7 +167,7 @@ func (f *sweepFlags) emitSlurm(env cliEnv, o *openGrid, args []string) int {
 		return fail(exitUsage, "%v", err)
 	}
 	f.slurm.Out, f.slurm.DataRoot, f.slurm.Repo, f.slurm.Args = o.out, o.dataRoot, cmp.Or(o.repo, o.wd), args
-	f.slurm.Samples, f.slurm.NoSamples = f.samples, f.samples == 0
+	f.slurm.Samples, f.slurm.NoSamples = f.Samples, f.Samples == 0
 	if err := f.slurm.Emit(env.stdout, env.stderr, o.g, o.selected); err != nil {
 		return fail(exitRunsFailed, "%v", err)
 	}
@@ -182,7 +177,7 @@ func (f *sweepFlags) emitSlurm(env cliEnv, o *openGrid, args []string) int {
 // train runs the sweep and prints its summary.
 func (f *sweepFlags) train(ctx context.Context, env cliEnv, o *openGrid, args []string) int {
 	fail := failer(env)
-	refPath, err := o.referencePath(f.reference, false, env)
+	refPath, err := o.referencePath(f.Reference, false, env)
 	if err != nil {
 		return fail(exitUsage, "%v", err)
 	}
@@ -190,12 +185,12 @@ func (f *sweepFlags) train(ctx context.Context, env cliEnv, o *openGrid, args []
 	// only means no paper.md.
 	var ref *report.Reference
 	if refPath != "" {
-		if ref, err = report.ReadReference(refPath); err != nil && (f.reference != "" || !errors.Is(err, os.ErrNotExist)) {
+		if ref, err = report.ReadReference(refPath); err != nil && (f.Reference != "" || !errors.Is(err, os.ErrNotExist)) {
 			return fail(exitUsage, "%v", err)
 		}
 	}
 	s := sweep.New(o.g, o.selected, sweep.Options{Reference: ref,
-		Out: o.out, DataRoot: o.dataRoot, Jobs: f.jobs, Samples: f.samples, NoSamples: f.samples == 0, StateEvery: f.stateEvery, Run: env.run,
+		Out: o.out, DataRoot: o.dataRoot, Jobs: f.jobs, Samples: f.Samples, NoSamples: f.Samples == 0, StateEvery: f.stateEvery, Run: env.run,
 		Stdout: env.stdout, Stderr: env.stderr, Bars: f.jobs == 1 && isTerminal(env.stderr), Quiet: env.quiet || f.quiet,
 		Verbose: f.verbose, Command: append([]string{"experiments"}, args...), Rung: f.rung, RungTask: f.task, Promote: f.promote,
 	})
@@ -226,7 +221,7 @@ func (f *sweepFlags) exitStatus(ctx context.Context, env cliEnv, r sweep.Tally) 
 	if r.NoCheckpoint > 0 {
 		fmt.Fprintf(env.stderr, "note: %d of the runs finished before have no readable checkpoint (named above): their rows stand, analyses pass them over\n", r.NoCheckpoint)
 	}
-	if f.samples > 0 && r.AlreadyDone > 0 {
+	if f.Samples > 0 && r.AlreadyDone > 0 {
 		fmt.Fprintf(env.stderr, "note: -samples applies to runs trained now; the %d runs finished before were not sampled again\n", r.AlreadyDone)
 	}
 	switch {

@@ -14,7 +14,6 @@ import (
 // planted GeKC (synth.Job).
 func runSynth(_ context.Context, args []string, env cliEnv) int {
 	fs := flag.NewFlagSet("experiments synth", flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
 	var f runFlags
 	j := synth.Job{Command: "go run ./experiments synth " + strings.Join(os.Args[min(2, len(os.Args)):], " ")}
 	fs.StringVar(&f.run, "run", "", "finished GeKC `run` to sample: directory, checkpoint.npz, or ID")

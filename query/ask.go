@@ -36,6 +36,17 @@ func (q *Question) Flags(fs *flag.FlagSet) {
 	fs.BoolVar(&q.Filtered, "filtered", false, "leave known triples (train, valid, test) out of completions")
 }
 
+// Check refuses counts below zero, naming their flags.
+func (q Question) Check() error {
+	switch {
+	case q.K < 0:
+		return fmt.Errorf("-k %d: want 0 (all) or more", q.K)
+	case q.Sample < 0:
+		return fmt.Errorf("-sample %d: want a positive count", q.Sample)
+	}
+	return nil
+}
+
 // OpenRun opens the finished run in dir (resultsdir.LoadFinished, its data
 // set under dataRoot) to answer questions about its model, under the
 // run's domain constraint if it had one, batch candidates at a time.

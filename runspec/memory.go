@@ -50,3 +50,18 @@ func EstimateRun(spec grid.RunSpec, sz train.DataSizes) (train.Memory, int64, er
 	mem, err := train.EstimateMemory(cfg, sz)
 	return mem, cfg.MemoryBudget, err
 }
+
+// DefaultMemory gives memory (the command's -memory, e.g. 12GiB) as the
+// budget of every run whose grid sets no memory key; the key is not part
+// of a run's ID, so setting it changes no run.
+func DefaultMemory(runs []grid.Run, memory string) error {
+	if _, err := MemoryBudget(grid.RunSpec{Memory: memory}); err != nil {
+		return fmt.Errorf("-memory: %v", err)
+	}
+	for i := range runs {
+		if runs[i].Spec.Memory == "" {
+			runs[i].Spec.Memory = memory
+		}
+	}
+	return nil
+}

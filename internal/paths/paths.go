@@ -74,3 +74,13 @@ func DataRoot(flagValue, env, repoRoot string) string {
 	}
 	return "data"
 }
+
+// Same says whether a and b name one existing file.
+func Same(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
