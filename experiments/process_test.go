@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"gekc/sweep"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 	"gekc/train"
 )
@@ -85,7 +85,7 @@ func TestProcessesShareOneResultsDirectory(t *testing.T) {
 			t.Errorf("%s: %s", id, s)
 		}
 	}
-	md, err := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
+	md, err := os.ReadFile(filepath.Join(fx.out, resultsdir.ResultsMDName))
 	must(t, err)
 	if !strings.Contains(string(md), "24 runs") {
 		t.Errorf("results.md does not count every run:\n%s", md)

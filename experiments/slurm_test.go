@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"gekc/sweep"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 )
 
@@ -27,7 +27,7 @@ func TestEmitSlurm(t *testing.T) {
 		args, want []string
 	}{
 		{nil, []string{"--array=0-11\n", "--cpus-per-task=4\n", "--time=12:00:00\n", "--signal=B:USR1@300\n", "PARTITION=''",
-			"OUT=" + fx.out + "\n", "DATA=" + fx.data + "\n", "GRID=" + filepath.Join(fx.out, sweep.GridCopyName) + "\n", "EXTRA_ARGS=()"}},
+			"OUT=" + fx.out + "\n", "DATA=" + fx.data + "\n", "GRID=" + filepath.Join(fx.out, resultsdir.GridCopyName) + "\n", "EXTRA_ARGS=()"}},
 		{[]string{"-only", "0-2,5,9-11", "-samples", "100"}, []string{"--array=0-2,5,9-11\n", "EXTRA_ARGS=(-samples=100 )"}},
 		{[]string{"-samples", "0"}, []string{"EXTRA_ARGS=(-samples=0 )"}},
 		{[]string{"-slurm-cpus", "2", "-slurm-mem", "3G", "-slurm-time", "1-12:00", "-slurm-partition", "long", "-slurm-signal-before", "2m"},

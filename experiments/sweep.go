@@ -14,6 +14,7 @@ import (
 	"gekc/internal/paths"
 	"gekc/kg"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/runspec"
 	"gekc/slurm"
 	"gekc/sweep"
@@ -28,7 +29,7 @@ type sweepFlags struct {
 	jobs, rung, task                         int
 	promote                                  bool
 	stateEvery                               time.Duration
-	slurm                                    *slurm.Array
+	slurm                                    slurm.Array
 }
 
 func (f *sweepFlags) register(fs *flag.FlagSet) {
@@ -49,7 +50,6 @@ func (f *sweepFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.rung, "rung", 0, "with a [search] grid: train only rung `K` (from 1), deciding the rung before it first")
 	fs.IntVar(&f.task, "task", 0, "with -rung: train only the `I`-th run of the rung (from 1; a SLURM array task)")
 	fs.BoolVar(&f.promote, "promote", false, "with -rung: train nothing, decide the rung (the step between two SLURM arrays)")
-	f.slurm = &slurm.Array{}
 	f.slurm.Flags(fs)
 }
 
@@ -133,7 +133,7 @@ func (f *sweepFlags) prepare(env cliEnv, o *openGrid, args []string) (code int, 
 		return f.emitSlurm(env, o, args), true
 	}
 	if !f.resume {
-		ids, err := sweep.FinishedRuns(o.out)
+		ids, err := resultsdir.FinishedRuns(o.out)
 		if err != nil {
 			return fail(exitUsage, "%v", err), true
 		}
@@ -149,7 +149,7 @@ func (f *sweepFlags) prepare(env cliEnv, o *openGrid, args []string) (code int, 
 		return fail(exitUsage, "%v (the comments of %s may say where to get it)", err, o.g.Path), true
 	}
 	if env.preflight != nil {
-		notes, err := env.preflight(o.g, o.dataRoot, o.out, sweep.Unfinished(o.out, o.selected))
+		notes, err := env.preflight(o.g, o.dataRoot, o.out, runspec.Unfinished(o.out, o.selected))
 		for _, n := range notes {
 			fmt.Fprintln(env.stderr, n)
 		}
@@ -207,7 +207,7 @@ func (f *sweepFlags) train(ctx context.Context, env cliEnv, o *openGrid, args []
 	fmt.Fprintf(env.stderr, "sweep %s: %d of %d runs selected, results in %s\n", o.g.Name, len(o.selected), len(o.g.Runs), o.out)
 	r := s.Run(ctx)
 	fmt.Fprintf(env.stderr, "sweep %s: %d finished, %d diverged, %d failed now; %d were already done; %d being trained elsewhere; %d interrupted, %d not started. Tables: %s\n",
-		o.g.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, r.NotStarted, filepath.Join(o.out, sweep.ResultsMDName))
+		o.g.Name, r.Finished, r.Diverged, r.Failed, r.AlreadyDone, r.Busy, r.Interrupted, r.NotStarted, filepath.Join(o.out, resultsdir.ResultsMDName))
 	if err := s.PrintSummary(); err != nil {
 		// Like a failed results table: the runs are safe, the command fails.
 		fmt.Fprintf(env.stderr, "error: printing the results table: %v\n", err)

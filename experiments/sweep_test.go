@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"gekc/resultsdir"
 	"gekc/sweep"
 	"gekc/sweep/sweeptest"
 )
@@ -244,16 +245,16 @@ func TestUnnamedGridRunFromItsCopy(t *testing.T) {
 	if code, _, stderr := runInProcess(t, context.Background(), fake, fx.args("-only", "0")...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	md, _ := os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
+	md, _ := os.ReadFile(filepath.Join(fx.out, resultsdir.ResultsMDName))
 	if !strings.HasPrefix(string(md), "# Results: toy\n") {
 		t.Errorf("title from the file name: %.40q", md)
 	}
 	// As a SLURM task runs it: from the copy in the results directory.
-	copyArgs := []string{"-grid", filepath.Join(fx.out, sweep.GridCopyName), "-data", fx.data, "-out", fx.out, "-only", "1"}
+	copyArgs := []string{"-grid", filepath.Join(fx.out, resultsdir.GridCopyName), "-data", fx.data, "-out", fx.out, "-only", "1"}
 	if code, _, stderr := runInProcess(t, context.Background(), fake, copyArgs...); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	md, _ = os.ReadFile(filepath.Join(fx.out, sweep.ResultsMDName))
+	md, _ = os.ReadFile(filepath.Join(fx.out, resultsdir.ResultsMDName))
 	if !strings.HasPrefix(string(md), "# Results: out\n") {
 		t.Errorf("title when run from the copy: %.40q", md)
 	}

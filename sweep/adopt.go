@@ -41,7 +41,7 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 		}
 	}
 	if !found {
-		cfgPath := filepath.Join(filepath.Dir(src), configName)
+		cfgPath := filepath.Join(filepath.Dir(src), resultsdir.ConfigName)
 		if from, err = resultsdir.ReadConfig(cfgPath); err != nil {
 			return "", fmt.Errorf("adopting %s, the state of run %s: that run is not in the grid, and %w", src, info.RunID, err)
 		}
@@ -56,11 +56,11 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 		return "", fmt.Errorf("run %s cannot adopt the state of run %s: it has trained %d epochs, and epochs = %d", r.ID, info.RunID, info.Epoch, r.Spec.Epochs)
 	}
 
-	dir := filepath.Join(out, runsDirName, r.ID)
+	dir := filepath.Join(out, resultsdir.RunsDirName, r.ID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	lock, err := filelock.TryLock(filepath.Join(dir, resultsdir.RunLockName))
 	if errors.Is(err, filelock.ErrLocked) {
 		return "", fmt.Errorf("run %s is being trained by another process", r.ID)
 	}
@@ -68,8 +68,8 @@ func AdoptState(out string, runs []grid.Run, r grid.Run, src string) (string, er
 		return "", err
 	}
 	defer lock.Unlock()
-	if prev, err := readRecord(filepath.Join(dir, metricsName)); err == nil && prev != nil && final(prev.Status) {
-		return "", fmt.Errorf("run %s is %s already (%s)", r.ID, prev.Status, filepath.Join(dir, metricsName))
+	if prev, err := resultsdir.ReadRecord(dir); err == nil && prev != nil && final(prev.Status) {
+		return "", fmt.Errorf("run %s is %s already (%s)", r.ID, prev.Status, filepath.Join(dir, resultsdir.MetricsName))
 	}
 	dst := filepath.Join(dir, ckpt.StateName)
 	if own, err := ckpt.ReadStateInfo(dst); err == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -104,12 +105,12 @@ learning_rate = 0.02
 	if tally, stderr := ts.train(t, ctx, stopAfter2, 0, runs[0]); tally != (Tally{Interrupted: 1}) {
 		t.Fatalf("run 0 stopped after epoch 2: %+v: %s", tally, stderr)
 	}
-	state := filepath.Join(ts.out, runsDirName, ids[0], ckpt.StateName)
+	state := filepath.Join(ts.out, resultsdir.RunsDirName, ids[0], ckpt.StateName)
 
 	if _, err := AdoptState(ts.out, runs, runs[2], state); err == nil || !strings.Contains(err.Error(), "learning_rate (0.02, not 0.01)") {
 		t.Errorf("run 2 adopting run 0's state: %v, want refused for its learning rate", err)
 	}
-	if fileExists(filepath.Join(ts.out, runsDirName, ids[2], ckpt.StateName)) || fileExists(filepath.Join(ts.out, runsDirName, ids[2], metricsName)) {
+	if fileExists(filepath.Join(ts.out, resultsdir.RunsDirName, ids[2], ckpt.StateName)) || fileExists(filepath.Join(ts.out, resultsdir.RunsDirName, ids[2], resultsdir.MetricsName)) {
 		t.Errorf("a refused adoption left a state or a record in run 2")
 	}
 

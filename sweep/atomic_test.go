@@ -13,6 +13,7 @@ import (
 
 	"gekc/grid"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 )
 
@@ -35,10 +36,10 @@ func TestRunnerWritesAreAtomic(t *testing.T) {
 		{"writeConfig", func(path string, content []byte) error {
 			spec := exampleSpec()
 			spec.DistillFrom = string(content)
-			return writeConfig(path, spec)
+			return resultsdir.WriteConfig(path, spec)
 		}},
 		{"WriteRecord", func(path string, content []byte) error {
-			return WriteRecord(path, &Record{ID: string(content[:1]), Notes: []string{string(content)}})
+			return resultsdir.WriteRecord(path, &resultsdir.Record{ID: string(content[:1]), Notes: []string{string(content)}})
 		}},
 	} {
 		path := filepath.Join(dir, write.name)
@@ -113,7 +114,7 @@ seeds = 3
 	ref, err := report.ParseReference("ref.tsv", []byte("dataset\tmodel\tobjective\trank\tmrr\nnations\tcp2\tpll\t1000\t0.5\n"))
 	must(t, err)
 	out := t.TempDir()
-	tables := []string{resultsTSVName, ResultsMDName, PaperMDName}
+	tables := []string{resultsdir.ResultsTSVName, resultsdir.ResultsMDName, resultsdir.PaperMDName}
 	inodes := map[string][]uint64{}
 	// Each file seen stays open to the end: a file replaced more than once
 	// between two looks could otherwise come back under a freed inode

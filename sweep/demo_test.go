@@ -8,6 +8,7 @@ import (
 
 	"gekc/grid"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/runspec"
 	"gekc/train"
 )
@@ -20,10 +21,10 @@ func TestDemoReference(t *testing.T) {
 	gridFile, err := os.ReadFile(filepath.Join("..", "grids", "umls.toml"))
 	must(t, err)
 	ref := filepath.Join("..", "results", "umls-reference")
-	copied, err := os.ReadFile(filepath.Join(ref, GridCopyName))
+	copied, err := os.ReadFile(filepath.Join(ref, resultsdir.GridCopyName))
 	must(t, err)
 	if !bytes.Equal(gridFile, copied) {
-		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, GridCopyName))
+		t.Errorf("%s differs from grids/umls.toml", filepath.Join(ref, resultsdir.GridCopyName))
 	}
 	g, err := grid.LoadGrid(filepath.Join("..", "grids", "umls.toml"), runspec.Validate)
 	must(t, err)

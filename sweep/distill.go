@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -42,9 +43,9 @@ func (s *Sweep) resolveDistill(ctx context.Context, r grid.Run) (string, error) 
 		}
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("distill_from %q: neither a run in %s nor a run directory", from, filepath.Join(s.out, runsDirName))
+		return "", fmt.Errorf("distill_from %q: neither a run in %s nor a run directory", from, filepath.Join(s.out, resultsdir.RunsDirName))
 	}
-	rec, err := readRecord(filepath.Join(dir, metricsName))
+	rec, err := resultsdir.ReadRecord(dir)
 	if err != nil {
 		return "", fmt.Errorf("distill_from %q: %w", from, err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"gekc/grid"
 	"gekc/kg"
+	"gekc/resultsdir"
+	"gekc/runspec"
 	"gekc/train"
 )
 
@@ -20,7 +22,7 @@ import (
 // It does not read the data: PreflightRuns does.
 func CheckDatasets(root string, runs []grid.Run) error {
 	var missing []string
-	for _, ds := range datasetNames(runs) {
+	for _, ds := range runspec.DatasetNames(runs) {
 		dir := filepath.Join(root, ds)
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			missing = append(missing, dir)
@@ -38,7 +40,7 @@ func CheckDatasets(root string, runs []grid.Run) error {
 // WriteRunList writes what a sweep of runs (g's, or a selection of them)
 // into out would do, without doing anything: a heading with the grid, out
 // and dataRoot, then a table of each run's index, ID, block and line,
-// hyper-parameters and state in out (see RunState), and a note when a data
+// hyper-parameters and state in out (see resultsdir.RunState), and a note when a data
 // set is missing (see CheckDatasets). It is the command's -dry-run.
 func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot string) error {
 	fmt.Fprintf(w, "grid %s (%s): %d runs", g.Name, g.Path, len(g.Runs))
@@ -52,7 +54,7 @@ func WriteRunList(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\tid\tblock (line)\thyperparameters\tstatus")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, grid.DescribeRun(r.Spec), RunState(out, r))
+		fmt.Fprintf(tw, "%d\t%s\t%s (%d)\t%s\t%s\n", r.Index, r.ID, r.Block, r.Line, grid.DescribeRun(r.Spec), resultsdir.RunState(out, r))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -86,7 +88,7 @@ func WriteRunJSON(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 	enc := json.NewEncoder(w)
 	for _, r := range runs {
 		if err := enc.Encode(RunJSON{Index: r.Index, ID: r.ID, Block: r.Block, Line: r.Line,
-			Processes: max(r.Spec.Processes, 1), Status: RunState(out, r)}); err != nil {
+			Processes: max(r.Spec.Processes, 1), Status: resultsdir.RunState(out, r)}); err != nil {
 			return err
 		}
 	}
@@ -94,11 +96,11 @@ func WriteRunJSON(w io.Writer, g *grid.Grid, runs []grid.Run, out, dataRoot stri
 }
 
 // writeMemoryEstimates writes what each run not finished in out will hold
-// in memory, part by part, against its budget (see EstimateRun); a data
+// in memory, part by part, against its budget (see runspec.EstimateRun); a data
 // set that does not load, or a run that cannot be estimated, gets a line
 // saying why.
 func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) error {
-	todo := Unfinished(out, runs)
+	todo := runspec.Unfinished(out, runs)
 	if len(todo) == 0 {
 		return nil
 	}
@@ -112,19 +114,19 @@ func writeMemoryEstimates(w io.Writer, runs []grid.Run, out, dataRoot string) er
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "index\ttotal\tbudget\tparameters\tgradients\toptimiser\tbest\tstep\tdata\tevaluation (batch)")
 	for _, r := range todo {
-		ds, err := loadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
+		ds, err := resultsdir.LoadDataset(filepath.Join(dataRoot, r.Spec.Dataset))
 		if err != nil {
 			fmt.Fprintf(tw, "%d\t%v\n", r.Index, err)
 			continue
 		}
 		var other *kg.Dataset
 		if name := r.Spec.Eval.TestOn; name != "" {
-			if other, err = loadDataset(filepath.Join(dataRoot, name)); err != nil {
+			if other, err = resultsdir.LoadDataset(filepath.Join(dataRoot, name)); err != nil {
 				fmt.Fprintf(tw, "%d\teval.test_on: %v\n", r.Index, err)
 				continue
 			}
 		}
-		m, budget, err := EstimateRun(r.Spec, train.RunSizes(ds, other))
+		m, budget, err := runspec.EstimateRun(r.Spec, train.RunSizes(ds, other))
 		b := "none"
 		if budget > 0 {
 			b = train.FormatBytes(budget)

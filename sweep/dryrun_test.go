@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/runspec"
 	"gekc/train"
 )
@@ -61,8 +62,8 @@ func TestWriteRunList(t *testing.T) {
 	out, root := t.TempDir(), t.TempDir()
 	must(t, os.Mkdir(filepath.Join(root, "umls"), 0o755))
 	done := g.Runs[1]
-	must(t, os.MkdirAll(filepath.Join(out, runsDirName, done.ID), 0o755))
-	must(t, WriteRecord(filepath.Join(out, runsDirName, done.ID, metricsName), &Record{ID: done.ID, Status: train.Finished, Spec: done.Spec}))
+	must(t, os.MkdirAll(filepath.Join(out, resultsdir.RunsDirName, done.ID), 0o755))
+	must(t, resultsdir.WriteRecord(filepath.Join(out, resultsdir.RunsDirName, done.ID, resultsdir.MetricsName), &resultsdir.Record{ID: done.ID, Status: train.Finished, Spec: done.Spec}))
 
 	var b bytes.Buffer
 	must(t, WriteRunList(&b, g, g.Runs[1:], out, root))

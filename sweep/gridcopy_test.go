@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gekc/grid"
+	"gekc/resultsdir"
 	"gekc/sweep/sweeptest"
 )
 
@@ -30,7 +31,7 @@ func TestGridCopyKeepsPreviousGrid(t *testing.T) {
 	must(t, err)
 	sweepFirst(g, Tally{AlreadyDone: 1, NoCheckpoint: 1}) // the fake writes none
 
-	now, _ := os.ReadFile(filepath.Join(ts.out, GridCopyName))
+	now, _ := os.ReadFile(filepath.Join(ts.out, resultsdir.GridCopyName))
 	if string(now) != changed {
 		t.Error("grid.toml is not the current grid")
 	}

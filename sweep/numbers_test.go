@@ -63,7 +63,7 @@ objective = "pll"
 eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_policy = "realistic" }
 `, patience)
 	ts := trainedSweep(t, src, data)
-	table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName))
+	table, err := report.ReadTSV(filepath.Join(ts.out, resultsdir.ResultsTSVName))
 	must(t, err)
 	rows := map[string]report.Row{}
 	for _, r := range table.Rows {
@@ -71,8 +71,8 @@ eval = { metrics = ["mrr", "hits"], hits = [1, 2, 3, 5], batch_size = 3, tie_pol
 	}
 	for _, id := range ts.ids() {
 		t.Run(id, func(t *testing.T) {
-			dir := filepath.Join(ts.out, runsDirName, id)
-			rec, err := readRecord(filepath.Join(dir, metricsName))
+			dir := filepath.Join(ts.out, resultsdir.RunsDirName, id)
+			rec, err := resultsdir.ReadRecord(dir)
 			must(t, err)
 			if rec.Status != train.Finished {
 				t.Fatalf("%s %s", rec.Status, rec.Error)

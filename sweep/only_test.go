@@ -36,11 +36,11 @@ func TestSelectionAndSamplesOverride(t *testing.T) {
 		}
 	}
 	for _, id := range selected {
-		job, dir := fake.jobs[id], filepath.Join(ts.out, runsDirName, id)
+		job, dir := fake.jobs[id], filepath.Join(ts.out, resultsdir.RunsDirName, id)
 		if job.Spec.Samples != 7 || job.ID != id || job.DataRoot != ts.data || job.RunDir != dir {
 			t.Errorf("job %s: samples %d, data %q, directory %q", job.ID, job.Spec.Samples, job.DataRoot, job.RunDir)
 		}
-		spec, err := resultsdir.ReadConfig(filepath.Join(dir, configName))
+		spec, err := resultsdir.ReadConfig(filepath.Join(dir, resultsdir.ConfigName))
 		must(t, err)
 		if spec.Samples != 7 || spec.ID() != id {
 			t.Errorf("config.toml of %s: samples %d, ID %s", id, spec.Samples, spec.ID())

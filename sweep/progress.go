@@ -9,7 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"gekc/internal/jsonfloat"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 
 	"github.com/schollz/progressbar/v3"
@@ -180,10 +182,10 @@ func sortedMetricKeys(m map[string]float64) []string {
 }
 
 // summaryLine is the one line printed when a run ends.
-func summaryLine(prefix string, rec *Record) string {
+func summaryLine(prefix string, rec *resultsdir.Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s", prefix, rec.Status)
-	metric := func(label string, m map[string]jsonFloat, key, format string) {
+	metric := func(label string, m map[string]jsonfloat.Float, key, format string) {
 		if v, ok := m[key]; ok {
 			fmt.Fprintf(&b, "  %s "+format, label, float64(v))
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"gekc/internal/jsonfloat"
+	"gekc/resultsdir"
 	"gekc/train"
 )
 
@@ -134,11 +136,11 @@ func TestConciseProgressLines(t *testing.T) {
 }
 
 func TestSummaryLine(t *testing.T) {
-	rec := &Record{Status: train.Finished, Valid: map[string]jsonFloat{"mrr": 0.5}, Test: map[string]jsonFloat{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
+	rec := &resultsdir.Record{Status: train.Finished, Valid: map[string]jsonfloat.Float{"mrr": 0.5}, Test: map[string]jsonfloat.Float{"mrr": 0.25, "ll": -12.5}, WallSeconds: 75}
 	if got, want := summaryLine("[1/2] id", rec), "[1/2] id finished  valid MRR 0.5000  test MRR 0.2500  test LL -12.500  1m15s"; got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	rec = &Record{Status: train.Failed, Error: "boom\nstack", WallSeconds: jsonFloat(math.Round(0.4))}
+	rec = &resultsdir.Record{Status: train.Failed, Error: "boom\nstack", WallSeconds: jsonfloat.Float(math.Round(0.4))}
 	if got := summaryLine("id", rec); got != "id failed  0s  error: boom" {
 		t.Errorf("got %q", got)
 	}

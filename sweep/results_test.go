@@ -7,21 +7,23 @@ import (
 	"testing"
 	"time"
 
+	"gekc/internal/jsonfloat"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 )
 
 func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
-	rec := &Record{
+	rec := &resultsdir.Record{
 		ID: "cp-pll-x", ConfigID: "cp-pll", Status: train.Finished, Spec: exampleSpec(),
 		Epochs: []train.EpochRecord{{Epoch: 0}, {Epoch: 1}, {Epoch: 2}, {Epoch: 3}, {Epoch: 4}, {Epoch: 5}, {Epoch: 6}, {Epoch: 7}}, BestEpoch: 4,
-		Valid:       map[string]jsonFloat{"mrr": 0.5, "ll": -3},
-		Test:        map[string]jsonFloat{"mrr": 0.25, "hits@10": 0.75, "hits@100": 0.9, "sem@1": 1, "ece": 0.01},
+		Valid:       map[string]jsonfloat.Float{"mrr": 0.5, "ll": -3},
+		Test:        map[string]jsonfloat.Float{"mrr": 0.25, "hits@10": 0.75, "hits@100": 0.9, "sem@1": 1, "ece": 0.01},
 		WallSeconds: 12.34, SecondsPerEpoch: 1.5, PeakRSSBytes: 3 << 20,
 		FinishedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 	}
 	table := &report.Table{}
-	table.Upsert(rowFromRecord(rec))
+	table.Upsert(resultsdir.Row(rec))
 	table.Upsert(report.Row{"id": "odd\tid", "status": "failed", "custom": "kept"})
 	data := table.TSV()
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
@@ -55,16 +57,16 @@ func TestResultsTSVColumnsAndRoundTrip(t *testing.T) {
 
 func TestJSONFloatKeepsNonFinite(t *testing.T) {
 	for _, x := range []float64{0, -1.5, 1e-300, math.Inf(1), math.Inf(-1)} {
-		b, err := jsonFloat(x).MarshalJSON()
+		b, err := jsonfloat.Float(x).MarshalJSON()
 		must(t, err)
-		var back jsonFloat
+		var back jsonfloat.Float
 		must(t, back.UnmarshalJSON(b))
 		if float64(back) != x {
 			t.Errorf("%v -> %s -> %v", x, b, back)
 		}
 	}
-	b, _ := jsonFloat(math.NaN()).MarshalJSON()
-	var back jsonFloat
+	b, _ := jsonfloat.Float(math.NaN()).MarshalJSON()
+	var back jsonfloat.Float
 	must(t, back.UnmarshalJSON(b))
 	if !math.IsNaN(float64(back)) {
 		t.Errorf("NaN -> %s -> %v", b, back)
@@ -76,7 +78,7 @@ func TestJSONFloatKeepsNonFinite(t *testing.T) {
 // seconds_per_epoch.
 func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
 	s := &Sweep{jobs: 1}
-	rec := &Record{ID: "x", StartedAt: time.Now().UTC()}
+	rec := &resultsdir.Record{ID: "x", StartedAt: time.Now().UTC()}
 	s.completeRecord(rec, &Outcome{Status: train.Finished, BestEpoch: 0, Epochs: []train.EpochRecord{
 		{Epoch: 0, Seconds: 0, Valid: map[string]float64{"mrr": 0.5}},
 		{Epoch: 1, Seconds: 3}, {Epoch: 2, Seconds: 5},
@@ -84,7 +86,7 @@ func TestEpochZeroIsNotATrainedEpoch(t *testing.T) {
 	if rec.SecondsPerEpoch != 4 {
 		t.Errorf("seconds_per_epoch %v, want 4", rec.SecondsPerEpoch)
 	}
-	row := rowFromRecord(rec)
+	row := resultsdir.Row(rec)
 	if row["epochs"] != "2" || row["best_epoch"] != "0" || row["seconds_per_epoch"] != "4.00" {
 		t.Errorf("row: epochs %q, best_epoch %q, seconds_per_epoch %q; want 2, 0, 4.00", row["epochs"], row["best_epoch"], row["seconds_per_epoch"])
 	}

@@ -108,7 +108,7 @@ objective = "pll"
 	if tally, stderr := ts.train(t, ctx, stopAfter2, 0, ts.g.Runs[0]); tally != (Tally{Interrupted: 1}) || !strings.Contains(stderr, "resume after epoch 2") {
 		t.Fatalf("interrupted sweep: %+v, want the run interrupted and a word on resuming: %s", tally, stderr)
 	}
-	dir := filepath.Join(ts.out, runsDirName, ids[0])
+	dir := filepath.Join(ts.out, resultsdir.RunsDirName, ids[0])
 	entries, err := os.ReadDir(dir)
 	must(t, err)
 	curves := false
@@ -116,7 +116,7 @@ objective = "pll"
 		switch {
 		case strings.HasPrefix(e.Name(), tfevents.FilePrefix):
 			curves = true // its epochs so far, for TensorBoard
-		case e.Name() != runLockName && e.Name() != ckpt.StateName:
+		case e.Name() != resultsdir.RunLockName && e.Name() != ckpt.StateName:
 			t.Errorf("interrupted run left %s", e.Name())
 		}
 	}
@@ -125,21 +125,21 @@ objective = "pll"
 	}
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "pending, resumes after epoch 2", 2)
 	// While another process trains it (holds its lock), it is running.
-	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	lock, err := filelock.TryLock(filepath.Join(dir, resultsdir.RunLockName))
 	must(t, err)
 	wantDryRunStatus(t, ts.out, whole.out, ts.g.Runs[0], "running, saved after epoch 2", 2)
 	must(t, lock.Unlock())
 
 	// The second run's state is garbage: it trains from scratch, with a note.
-	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[1]), 0o755))
-	must(t, os.WriteFile(filepath.Join(ts.out, runsDirName, ids[1], ckpt.StateName), []byte("not a zip"), 0o644))
+	must(t, os.MkdirAll(filepath.Join(ts.out, resultsdir.RunsDirName, ids[1]), 0o755))
+	must(t, os.WriteFile(filepath.Join(ts.out, resultsdir.RunsDirName, ids[1], ckpt.StateName), []byte("not a zip"), 0o644))
 	// So does a third run whose state is well formed but of other tables
 	// (a state saved by another version of the model).
 	tiny := func() map[string]*tensor.Dense {
 		return map[string]*tensor.Dense{"entity": tensor.New(tensor.WithShape(2, 2), tensor.WithBacking([]float32{1, 2, 3, 4}))}
 	}
-	must(t, os.MkdirAll(filepath.Join(ts.out, runsDirName, ids[2]), 0o755))
-	must(t, ckpt.WriteState(filepath.Join(ts.out, runsDirName, ids[2], ckpt.StateName), ids[2],
+	must(t, os.MkdirAll(filepath.Join(ts.out, resultsdir.RunsDirName, ids[2]), 0o755))
+	must(t, ckpt.WriteState(filepath.Join(ts.out, resultsdir.RunsDirName, ids[2], ckpt.StateName), ids[2],
 		&train.State{Epoch: 1, BestEpoch: -1, Best: math.Inf(-1), Params: tiny(), BestParams: tiny()}, time.Second, nil))
 
 	tally, stderr := ts.train(t, context.Background(), Train, 0)
@@ -151,7 +151,7 @@ objective = "pll"
 	}
 	for i, id := range ids {
 		got := assertSameTraining(t, ts.out, whole.out, id)
-		wantSameCurves(t, filepath.Join(ts.out, runsDirName, id), filepath.Join(whole.out, runsDirName, id))
+		wantSameCurves(t, filepath.Join(ts.out, resultsdir.RunsDirName, id), filepath.Join(whole.out, resultsdir.RunsDirName, id))
 		note := []string{"resumed after epoch 2", "resume state ignored", "resume state ignored"}[i]
 		if !strings.Contains(strings.Join(got.Notes, "\n"), note) {
 			t.Errorf("%s: notes %q lack %q", id, got.Notes, note)
@@ -163,10 +163,10 @@ objective = "pll"
 		} else {
 			wantSegments(t, got, nil, true)
 		}
-		if want, err := resultsdir.ReadRecord(filepath.Join(whole.out, runsDirName, id)); err != nil || want.Segments != nil {
+		if want, err := resultsdir.ReadRecord(filepath.Join(whole.out, resultsdir.RunsDirName, id)); err != nil || want.Segments != nil {
 			t.Errorf("%s trained by one process: segments %+v (%v), want none", id, want.Segments, err)
 		}
-		if fileExists(filepath.Join(ts.out, runsDirName, id, ckpt.StateName)) {
+		if fileExists(filepath.Join(ts.out, resultsdir.RunsDirName, id, ckpt.StateName)) {
 			t.Errorf("%s: finished run kept its resume state", id)
 		}
 	}
@@ -227,7 +227,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	if tally, stderr := ts.train(t, ctx, stop, time.Hour); tally != (Tally{Interrupted: 1}) || !strings.Contains(stderr, "resume in epoch 3 after step 4") {
 		t.Fatalf("stopped sweep: %+v, want the run interrupted and a word on resuming: %s", tally, stderr)
 	}
-	statePath := filepath.Join(ts.out, runsDirName, id, ckpt.StateName)
+	statePath := filepath.Join(ts.out, resultsdir.RunsDirName, id, ckpt.StateName)
 	meta, err := ckpt.ReadStateInfo(statePath)
 	must(t, err)
 	if meta.Epoch != 2 || meta.Batch != 4 || meta.Steps != 16 {
@@ -244,7 +244,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 	must(t, ckpt.WriteState(statePath, id, st, meta.Wall, nil))
 	// An epoch the stopped process finished after its last state (here
 	// planted): the resumed run writes it again, once.
-	runDir := filepath.Join(ts.out, runsDirName, id)
+	runDir := filepath.Join(ts.out, resultsdir.RunsDirName, id)
 	w, err := tfevents.Open(runDir, 2)
 	must(t, err)
 	must(t, w.Scalars(3, time.Now(), map[string]float64{"train/loss": 999}))
@@ -258,7 +258,7 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		t.Errorf("notes %q do not say where the run resumed", got.Notes)
 	}
 	wantSegments(t, got, [][4]int{{0, 0, 2, 4}, {2, 4, 4, 0}}, false)
-	wantSameCurves(t, runDir, filepath.Join(whole.out, runsDirName, id))
+	wantSameCurves(t, runDir, filepath.Join(whole.out, resultsdir.RunsDirName, id))
 	if first := got.Segments[0]; first.Host != "" || first.SgemmGFLOPS != 0 || !first.Started.IsZero() || first.WallSeconds != meta.Wall.Seconds() {
 		t.Errorf("first segment %+v, want only the state's wall time %v", first, meta.Wall)
 	}
@@ -289,11 +289,11 @@ func wantSameCurves(t *testing.T, resumed, whole string) {
 // finished with the record of the same run in ref, trained without a stop:
 // the same epochs (loss and validation metrics), test metrics (but for the
 // step and sampling times) and best epoch. It returns the record of out.
-func assertSameTraining(t *testing.T, out, ref, id string) *Record {
+func assertSameTraining(t *testing.T, out, ref, id string) *resultsdir.Record {
 	t.Helper()
-	want, err := resultsdir.ReadRecord(filepath.Join(ref, runsDirName, id))
+	want, err := resultsdir.ReadRecord(filepath.Join(ref, resultsdir.RunsDirName, id))
 	must(t, err)
-	got, err := resultsdir.ReadRecord(filepath.Join(out, runsDirName, id))
+	got, err := resultsdir.ReadRecord(filepath.Join(out, resultsdir.RunsDirName, id))
 	must(t, err)
 	if got == nil || want == nil {
 		t.Fatalf("%s: no metrics.json in %s or in %s", id, out, ref)
@@ -323,7 +323,7 @@ func assertSameTraining(t *testing.T, out, ref, id string) *Record {
 // recorded them (the two train alike), and a wall time.
 func wantDryRunStatus(t *testing.T, out, whole string, r grid.Run, resumes string, epochs int) {
 	t.Helper()
-	rec, err := readRecord(filepath.Join(whole, runsDirName, r.ID, metricsName))
+	rec, err := resultsdir.ReadRecord(resultsdir.RunDir(whole, r.ID))
 	must(t, err)
 	best, bestEpoch := math.Inf(-1), 0
 	for _, e := range rec.Epochs[:epochs] {
@@ -332,7 +332,7 @@ func wantDryRunStatus(t *testing.T, out, whole string, r grid.Run, resumes strin
 		}
 	}
 	want := fmt.Sprintf("%s (best valid mrr %.4g at epoch %d; ", resumes, best, bestEpoch)
-	if got := RunState(out, r); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "s trained)") {
+	if got := resultsdir.RunState(out, r); !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "s trained)") {
 		t.Errorf("-dry-run status %q, want %q…s trained)", got, want)
 	}
 }
@@ -342,7 +342,7 @@ func wantDryRunStatus(t *testing.T, out, whole string, r grid.Run, resumes strin
 // process (no segments). Their wall times add up to the run's, a segment
 // of this process names its host and Sgemm rate (all of them do when
 // known), and the run's rate is known when every segment's is.
-func wantSegments(t *testing.T, rec *Record, want [][4]int, known bool) {
+func wantSegments(t *testing.T, rec *resultsdir.Record, want [][4]int, known bool) {
 	t.Helper()
 	if len(rec.Segments) != len(want) {
 		t.Fatalf("%s: %d segments %+v, want %d", rec.ID, len(rec.Segments), rec.Segments, len(want))
@@ -393,7 +393,7 @@ eval = { metrics = ["mrr", "ll"] }
 		t.Fatalf("uninterrupted sweep: %+v: %s", tally, stderr)
 	}
 	id := whole.ids()[0]
-	want, err := resultsdir.ReadRecord(filepath.Join(whole.out, runsDirName, id))
+	want, err := resultsdir.ReadRecord(filepath.Join(whole.out, resultsdir.RunsDirName, id))
 	must(t, err)
 	const stopEpoch = 6
 	if want.LLEpoch == nil || *want.LLEpoch >= stopEpoch {
@@ -418,9 +418,9 @@ eval = { metrics = ["mrr", "ll"] }
 		t.Errorf("best validation LL at epoch %s, want %d", epochOf(got.LLEpoch), *want.LLEpoch)
 	}
 	for _, name := range []string{resultsdir.SamplesName, ckpt.CheckpointLLName} {
-		a, err := os.ReadFile(filepath.Join(whole.out, runsDirName, id, name))
+		a, err := os.ReadFile(filepath.Join(whole.out, resultsdir.RunsDirName, id, name))
 		must(t, err)
-		b, err := os.ReadFile(filepath.Join(ts.out, runsDirName, id, name))
+		b, err := os.ReadFile(filepath.Join(ts.out, resultsdir.RunsDirName, id, name))
 		must(t, err)
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s of the resumed run differs from the uninterrupted run's", name)

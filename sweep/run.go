@@ -212,7 +212,7 @@ func gatherCheckpoints(res *train.Result) error {
 // budget: what every process of a sharded run builds alike.
 func runConfig(job Job, budget int64) (train.Config, *kg.Dataset, error) {
 	spec := job.Spec
-	ds, err := loadDataset(filepath.Join(job.DataRoot, spec.Dataset))
+	ds, err := resultsdir.LoadDataset(filepath.Join(job.DataRoot, spec.Dataset))
 	if err != nil {
 		return train.Config{}, nil, err
 	}
@@ -225,7 +225,7 @@ func runConfig(job Job, budget int64) (train.Config, *kg.Dataset, error) {
 	}
 	cfg.MemoryBudget = budget
 	if name := spec.Eval.TestOn; name != "" {
-		if cfg.Eval.TestOn, err = loadDataset(filepath.Join(job.DataRoot, name)); err != nil {
+		if cfg.Eval.TestOn, err = resultsdir.LoadDataset(filepath.Join(job.DataRoot, name)); err != nil {
 			return train.Config{}, nil, fmt.Errorf("eval.test_on: %w", err)
 		}
 	}

@@ -21,7 +21,7 @@ func cleanRunDir(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.Name() == runLockName || e.Name() == ckpt.StateName || strings.HasPrefix(e.Name(), tfevents.FilePrefix) || resultsdir.IsRungRecord(e.Name()) {
+		if e.Name() == resultsdir.RunLockName || e.Name() == ckpt.StateName || strings.HasPrefix(e.Name(), tfevents.FilePrefix) || resultsdir.IsRungRecord(e.Name()) {
 			continue
 		}
 		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"gekc/grid"
 	"gekc/report"
+	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
 )
@@ -75,8 +76,8 @@ type Outcome struct {
 	Notes           []string
 	// Memory is what the run held, part by part, and its budget; Data the
 	// data set's sizes. Both are recorded in metrics.json when set.
-	Memory *memoryJSON
-	Data   *dataJSON
+	Memory *resultsdir.Memory
+	Data   *resultsdir.Data
 	// Segments are the processes that trained a run resumed from its
 	// state, the first of them unknown but for its wall time and epochs
 	// when the state predates the account; nil when one process trained

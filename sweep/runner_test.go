@@ -34,7 +34,7 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 	}
 
 	// Killed between metrics.json and its row: drop two rows.
-	tsvPath := filepath.Join(ts.out, resultsTSVName)
+	tsvPath := filepath.Join(ts.out, resultsdir.ResultsTSVName)
 	table, err := report.ReadTSV(tsvPath)
 	must(t, err)
 	var kept []report.Row
@@ -47,8 +47,8 @@ func TestResumeRepairsCrashStates(t *testing.T) {
 	must(t, atomicfile.WriteFile(tsvPath, table.TSV(), 0o644))
 
 	// Killed mid-run: no metrics.json, a partial checkpoint, a temporary.
-	midRun := filepath.Join(ts.out, runsDirName, ids[4])
-	must(t, os.Remove(filepath.Join(midRun, metricsName)))
+	midRun := filepath.Join(ts.out, resultsdir.RunsDirName, ids[4])
+	must(t, os.Remove(filepath.Join(midRun, resultsdir.MetricsName)))
 	must(t, os.WriteFile(filepath.Join(midRun, "checkpoint.npz"), []byte("partial"), 0o644))
 	must(t, os.WriteFile(filepath.Join(midRun, ".metrics.json.tmp-123"), []byte("{"), 0o644))
 	// Killed while rewriting results.tsv.
@@ -90,7 +90,7 @@ func TestParallelJobsInOneProcess(t *testing.T) {
 			t.Errorf("%s trained %d times", id, n)
 		}
 	}
-	rec, err := readRecord(filepath.Join(ts.out, runsDirName, ids[0], metricsName))
+	rec, err := resultsdir.ReadRecord(resultsdir.RunDir(ts.out, ids[0]))
 	must(t, err)
 	if !strings.Contains(strings.Join(rec.Notes, " "), "peak of the whole process") {
 		t.Errorf("-j > 1 run lacks the note on peak RSS: %v", rec.Notes)
@@ -121,28 +121,28 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 		case failed, panicked:
 			want = train.Failed
 		}
-		rec, err := readRecord(filepath.Join(ts.out, runsDirName, id, metricsName))
+		rec, err := resultsdir.ReadRecord(resultsdir.RunDir(ts.out, id))
 		must(t, err)
 		if rec == nil || rec.Status != want {
 			t.Errorf("%s: record %+v, want status %s", id, rec, want)
 		}
 	}
-	rec, err := readRecord(filepath.Join(ts.out, runsDirName, failed, metricsName))
+	rec, err := resultsdir.ReadRecord(resultsdir.RunDir(ts.out, failed))
 	must(t, err)
 	if !strings.Contains(rec.Error, "fake failure for "+failed) {
 		t.Errorf("failed run's error: %q", rec.Error)
 	}
-	rec, err = readRecord(filepath.Join(ts.out, runsDirName, panicked, metricsName))
+	rec, err = resultsdir.ReadRecord(resultsdir.RunDir(ts.out, panicked))
 	must(t, err)
 	if !strings.Contains(rec.Error, "panic: fake panic") {
 		t.Errorf("panicked run's error: %q", rec.Error)
 	}
-	data, err := os.ReadFile(filepath.Join(ts.out, runsDirName, diverged, metricsName))
+	data, err := os.ReadFile(filepath.Join(ts.out, resultsdir.RunsDirName, diverged, resultsdir.MetricsName))
 	must(t, err)
 	if !strings.Contains(string(data), `"train_loss": "NaN"`) {
 		t.Errorf("diverged run's NaN loss is not recorded:\n%s", data)
 	}
-	md, _ := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	md, _ := os.ReadFile(filepath.Join(ts.out, resultsdir.ResultsMDName))
 	if err := containsAll(string(md), "1 diverged", "## Failed runs", failed); err != nil {
 		t.Errorf("results.md: %v\n%s", err, md)
 	}
@@ -157,7 +157,7 @@ func TestDivergedAndFailedRunsAreRecorded(t *testing.T) {
 			t.Errorf("%s trained %d times, want %d", id, got, want)
 		}
 	}
-	table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName))
+	table, err := report.ReadTSV(filepath.Join(ts.out, resultsdir.ResultsTSVName))
 	must(t, err)
 	for _, r := range table.Rows {
 		if r["id"] == failed && r["status"] != "finished" {
@@ -185,14 +185,14 @@ func TestCancelledSweepTalliesEveryRun(t *testing.T) {
 	if tally.Interrupted != 1 || tally.NotStarted != len(ids)-1 || tally.Finished+tally.Failed+tally.Diverged+tally.AlreadyDone != 0 {
 		t.Errorf("tally %+v; want the first run interrupted and the %d others not started", tally, len(ids)-1)
 	}
-	entries, err := os.ReadDir(filepath.Join(ts.out, runsDirName, first))
+	entries, err := os.ReadDir(filepath.Join(ts.out, resultsdir.RunsDirName, first))
 	must(t, err)
 	for _, e := range entries {
-		if e.Name() != runLockName {
+		if e.Name() != resultsdir.RunLockName {
 			t.Errorf("interrupted run left %s", e.Name())
 		}
 	}
-	if table, err := report.ReadTSV(filepath.Join(ts.out, resultsTSVName)); err != nil || len(table.Rows) != 0 {
+	if table, err := report.ReadTSV(filepath.Join(ts.out, resultsdir.ResultsTSVName)); err != nil || len(table.Rows) != 0 {
 		t.Errorf("an interrupted run has a row (%v)", err)
 	}
 	total := 0
@@ -229,7 +229,7 @@ func TestDistillOrderAndSource(t *testing.T) {
 	if first := <-fake.Started; first != srcID {
 		t.Errorf("%s started before its source %s", first, srcID)
 	}
-	if want := filepath.Join(ts.out, runsDirName, srcID, "checkpoint.npz"); fake.jobs[ids[0]].DistillCheckpoint != want {
+	if want := filepath.Join(ts.out, resultsdir.RunsDirName, srcID, "checkpoint.npz"); fake.jobs[ids[0]].DistillCheckpoint != want {
 		t.Errorf("DistillCheckpoint = %q, want %q", fake.jobs[ids[0]].DistillCheckpoint, want)
 	}
 
@@ -240,7 +240,7 @@ func TestDistillOrderAndSource(t *testing.T) {
 	if tally := s.Run(context.Background()); tally.Failed != 1 {
 		t.Fatalf("%+v; want the distilled run failed", tally)
 	}
-	rec, err := readRecord(filepath.Join(ts2.out, runsDirName, ids[0], metricsName))
+	rec, err := resultsdir.ReadRecord(resultsdir.RunDir(ts2.out, ids[0]))
 	must(t, err)
 	if !strings.Contains(rec.Error, "distill_from") {
 		t.Errorf("error %q", rec.Error)
@@ -260,7 +260,7 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 	if tally := ts.run(t, fake, 1); tally.Finished != 9 || tally.Diverged != 1 || tally.Failed != 2 {
 		t.Fatalf("%+v", tally)
 	}
-	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	md, err := os.ReadFile(filepath.Join(ts.out, resultsdir.ResultsMDName))
 	must(t, err)
 	if want := "12 runs in 5 configurations: 9 finished, 1 diverged, 2 failed."; !strings.Contains(string(md), want) {
 		t.Errorf("results.md: want %q in\n%s", want, md)
@@ -284,7 +284,7 @@ func TestRunCountsLeaveOutFailedRuns(t *testing.T) {
 	if len(rows) != len(wantN) {
 		t.Errorf("%d configurations in results.md, want %d", len(rows), len(wantN))
 	}
-	final, err := FinishedRuns(ts.out)
+	final, err := resultsdir.FinishedRuns(ts.out)
 	must(t, err)
 	if len(final) != 10 || slices.Contains(final, failed) || slices.Contains(final, panicked) {
 		t.Errorf("FinishedRuns: %v; want the 9 finished and the diverged one", final)
@@ -312,13 +312,13 @@ func TestSweepEndToEnd(t *testing.T) {
 		if n := fake.Calls(id); n != 1 {
 			t.Errorf("%s trained %d times", id, n)
 		}
-		dir := filepath.Join(ts.out, runsDirName, id)
-		spec, err := resultsdir.ReadConfig(filepath.Join(dir, configName))
+		dir := filepath.Join(ts.out, resultsdir.RunsDirName, id)
+		spec, err := resultsdir.ReadConfig(filepath.Join(dir, resultsdir.ConfigName))
 		must(t, err)
 		if spec.ID() != id {
 			t.Errorf("config.toml of %s has ID %s", id, spec.ID())
 		}
-		rec, err := readRecord(filepath.Join(dir, metricsName))
+		rec, err := resultsdir.ReadRecord(dir)
 		must(t, err)
 		if rec.Status != train.Finished || rec.ID != id || rec.Host == "" || rec.GoVersion == "" || len(rec.Epochs) != 3 ||
 			rec.Test["mrr"] == 0 || rec.FinishedAt.Before(rec.StartedAt) || rec.SecondsPerEpoch < 0 {
@@ -333,23 +333,23 @@ func TestSweepEndToEnd(t *testing.T) {
 			t.Errorf("checkpoint of %s: %q", id, ckpt)
 		}
 	}
-	copied, err := os.ReadFile(filepath.Join(ts.out, GridCopyName))
+	copied, err := os.ReadFile(filepath.Join(ts.out, resultsdir.GridCopyName))
 	must(t, err)
 	if string(copied) != sweeptest.ToyGrid {
 		t.Error("grid.toml is not a copy of the grid")
 	}
-	md, err := os.ReadFile(filepath.Join(ts.out, ResultsMDName))
+	md, err := os.ReadFile(filepath.Join(ts.out, resultsdir.ResultsMDName))
 	must(t, err)
 	if err := containsAll(string(md), "# Results: toy", "Best configuration", "complex2", "test MRR", "test ece"); err != nil {
 		t.Errorf("results.md: %v", err)
 	}
 	sweeptest.NoTempFiles(t, ts.out)
 
-	tsvBefore, _ := os.ReadFile(filepath.Join(ts.out, resultsTSVName))
+	tsvBefore, _ := os.ReadFile(filepath.Join(ts.out, resultsdir.ResultsTSVName))
 	if tally := ts.run(t, fake, 1); tally.AlreadyDone != len(ids) || tally.Finished != 0 {
 		t.Fatalf("second sweep: %+v", tally)
 	}
-	if tsvAfter, _ := os.ReadFile(filepath.Join(ts.out, resultsTSVName)); string(tsvAfter) != string(tsvBefore) {
+	if tsvAfter, _ := os.ReadFile(filepath.Join(ts.out, resultsdir.ResultsTSVName)); string(tsvAfter) != string(tsvBefore) {
 		t.Error("results.tsv changed on a sweep that trained nothing")
 	}
 }
@@ -373,7 +373,7 @@ func TestDistillFromNpzFile(t *testing.T) {
 	if tally := ts2.run(t, newFake(), 1); tally.Failed != 1 {
 		t.Fatalf("%+v; want the run failed", tally)
 	}
-	rec, err := readRecord(filepath.Join(ts2.out, runsDirName, ts2.ids()[0], metricsName))
+	rec, err := resultsdir.ReadRecord(resultsdir.RunDir(ts2.out, ts2.ids()[0]))
 	must(t, err)
 	if !strings.Contains(rec.Error, `distill_from "missing.npz"`) {
 		t.Errorf("error %q", rec.Error)

@@ -19,6 +19,7 @@ import (
 
 	"gekc/grid"
 	"gekc/internal/atomicfile"
+	"gekc/internal/jsonfloat"
 	"gekc/models"
 	"gekc/report"
 	"gekc/resultsdir"
@@ -59,12 +60,12 @@ type RungDecision struct {
 // ConfigScore is a configuration's score in a rung: the mean over its
 // seeds of the validation metric of the parameters each kept.
 type ConfigScore struct {
-	Config   string      `json:"config"`
-	Runs     []string    `json:"runs"`
-	Score    jsonFloat   `json:"score"` // NaN when no seed has a finite value
-	Seeds    []jsonFloat `json:"seeds"`
-	Promoted bool        `json:"promoted"`
-	Why      string      `json:"why"`
+	Config   string            `json:"config"`
+	Runs     []string          `json:"runs"`
+	Score    jsonfloat.Float   `json:"score"` // NaN when no seed has a finite value
+	Seeds    []jsonfloat.Float `json:"seeds"`
+	Promoted bool              `json:"promoted"`
+	Why      string            `json:"why"`
 }
 
 // searchPlan is a search over a selection of runs: the configurations in
@@ -185,7 +186,7 @@ func (s *Sweep) runSearch(ctx context.Context) {
 			s.problem(err)
 			return
 		}
-		s.rung = &RungMark{Index: k, Of: len(p.rungs), Epochs: p.rungs[k]}
+		s.rung = &resultsdir.RungMark{Index: k, Of: len(p.rungs), Epochs: p.rungs[k]}
 		if !s.promoteOnly {
 			s.stderr.printf("rung %s: %d runs to %d epochs\n", s.rung, len(runs), p.rungs[k])
 			s.runAll(ctx, runs)
@@ -235,12 +236,12 @@ func (s *Sweep) rungRuns(p *searchPlan, k int) ([]grid.Run, error) {
 // advanceRung makes a promoted run trainable again: its record of an
 // earlier rung k/n becomes rung-<k>.json, and the run continues from its
 // state. Other records are returned as they are.
-func (s *Sweep) advanceRung(dir string, prev *Record) (*Record, error) {
+func (s *Sweep) advanceRung(dir string, prev *resultsdir.Record) (*resultsdir.Record, error) {
 	if s.rung == nil || prev == nil || !final(prev.Status) || prev.Rung == nil || prev.Rung.Index >= s.rung.Index {
 		return prev, nil
 	}
 	keep := filepath.Join(dir, resultsdir.RungRecordName(prev.Rung.Index+1)) // counted as shown: rung-1.json is rung 1/n
-	if err := os.Rename(filepath.Join(dir, metricsName), keep); err != nil {
+	if err := os.Rename(filepath.Join(dir, resultsdir.MetricsName), keep); err != nil {
 		return nil, fmt.Errorf("promoting to rung %s: %w", s.rung, err)
 	}
 	return nil, nil
@@ -324,7 +325,7 @@ func (s *Sweep) scoreRung(p *searchPlan, k int, configs []string) (*RungDecision
 		var n int
 		for _, r := range p.runs[c] {
 			cs.Runs = append(cs.Runs, r.ID)
-			rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName))
+			rec, err := resultsdir.ReadRecord(s.runDir(r.ID))
 			if err != nil || rec == nil || !final(rec.Status) || rec.Rung == nil || rec.Rung.Index != k {
 				open = append(open, r.ID)
 				continue
@@ -333,14 +334,14 @@ func (s *Sweep) scoreRung(p *searchPlan, k int, configs []string) (*RungDecision
 			if v, ok := rec.Valid[p.search.Metric]; ok && rec.Status == train.Finished {
 				x = float64(v)
 			}
-			cs.Seeds = append(cs.Seeds, jsonFloat(x))
+			cs.Seeds = append(cs.Seeds, jsonfloat.Float(x))
 			if !math.IsNaN(x) && !math.IsInf(x, 0) {
 				sum, n = sum+x, n+1
 			}
 		}
-		cs.Score = jsonFloat(math.NaN())
+		cs.Score = jsonfloat.Float(math.NaN())
 		if n > 0 {
-			cs.Score = jsonFloat(sum / float64(n))
+			cs.Score = jsonfloat.Float(sum / float64(n))
 		}
 		d.Configs = append(d.Configs, cs)
 	}
@@ -400,8 +401,8 @@ func (s *Sweep) epochsSoFar(p *searchPlan) int {
 	total := 0
 	for _, c := range p.configs {
 		for _, r := range p.runs[c] {
-			if rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName)); err == nil && rec != nil {
-				total += trainedEpochs(rec.Epochs)
+			if rec, err := resultsdir.ReadRecord(s.runDir(r.ID)); err == nil && rec != nil {
+				total += resultsdir.TrainedEpochs(rec.Epochs)
 			}
 		}
 	}
@@ -442,7 +443,7 @@ func (s *Sweep) writeSearch(rec *SearchRecord) error {
 func (d *RungDecision) summary(last bool) string {
 	if last {
 		return fmt.Sprintf("rung %d: selected %s (validation %s); %d epochs trained in all\n",
-			d.Rung+1, d.Configs[0].Config, formatMetric(float64(d.Configs[0].Score)), d.EpochsSoFar)
+			d.Rung+1, d.Configs[0].Config, resultsdir.FormatMetric(float64(d.Configs[0].Score)), d.EpochsSoFar)
 	}
 	return fmt.Sprintf("rung %d: %d of %d configurations promoted; %d epochs trained so far\n",
 		d.Rung+1, d.Promoted, len(d.Configs), d.EpochsSoFar)
@@ -458,7 +459,7 @@ func searchMarkdown(rec *SearchRecord) ([]byte, error) {
 	if n := len(rec.Rungs); n > 0 {
 		last := rec.Rungs[n-1]
 		if n == len(sr.Rungs()) {
-			fmt.Fprintf(&b, "Selected: `%s` (validation %s %s). ", last.Configs[0].Config, sr.Metric, formatMetric(float64(last.Configs[0].Score)))
+			fmt.Fprintf(&b, "Selected: `%s` (validation %s %s). ", last.Configs[0].Config, sr.Metric, resultsdir.FormatMetric(float64(last.Configs[0].Score)))
 		}
 		fmt.Fprintf(&b, "Epochs trained by all runs: %d after rung %d of %d.\n", last.EpochsSoFar, n, len(sr.Rungs()))
 	}
@@ -468,9 +469,9 @@ func searchMarkdown(rec *SearchRecord) ([]byte, error) {
 		for i, c := range d.Configs {
 			seeds := make([]string, len(c.Seeds))
 			for j, x := range c.Seeds {
-				seeds[j] = formatMetric(float64(x))
+				seeds[j] = resultsdir.FormatMetric(float64(x))
 			}
-			rows = append(rows, []string{strconv.Itoa(i + 1), "`" + c.Config + "`", formatMetric(float64(c.Score)),
+			rows = append(rows, []string{strconv.Itoa(i + 1), "`" + c.Config + "`", resultsdir.FormatMetric(float64(c.Score)),
 				strings.Join(seeds, " "), yesNo(c.Promoted), c.Why})
 		}
 		if err := report.MarkdownTable(&b, []string{"rank", "config", "valid " + sr.Metric, "seeds", "promoted", "why"}, rows); err != nil {
@@ -490,7 +491,7 @@ func yesNo(b bool) string {
 // sameKind refuses a finished run of a search in a sweep without one, and
 // the other way round: a run stopped at an early rung is not the grid's
 // run, and one trained to its end has no rung to be promoted from.
-func (s *Sweep) sameKind(rec *Record) error {
+func (s *Sweep) sameKind(rec *resultsdir.Record) error {
 	if rec == nil || !final(rec.Status) || (rec.Rung == nil) == (s.grid.Search == nil) {
 		return nil
 	}
@@ -543,7 +544,7 @@ func (s *Sweep) printSearch() error {
 	last := rec.Rungs[n-1]
 	what := fmt.Sprintf("rung %d of %d decided", n, len(p.rungs))
 	if n == len(p.rungs) {
-		what = fmt.Sprintf("selected %s (validation %s %s)", last.Configs[0].Config, p.search.Metric, formatMetric(float64(last.Configs[0].Score)))
+		what = fmt.Sprintf("selected %s (validation %s %s)", last.Configs[0].Config, p.search.Metric, resultsdir.FormatMetric(float64(last.Configs[0].Score)))
 	}
 	_, err = fmt.Fprintf(s.stdout, "\nsearch: %s; %d epochs trained, %.1f%% of the %d the grid without [search] trains at most (%s)\n",
 		what, last.EpochsSoFar, 100*float64(last.EpochsSoFar)/float64(max(full, 1)), full, s.path(resultsdir.SearchMDName))

@@ -112,7 +112,7 @@ func TestHalvingSearch(t *testing.T) {
 		if got.Rung == nil || got.Rung.Index != 2 || !fileExists(filepath.Join(search.out, "runs", id, "rung-2.json")) {
 			t.Errorf("run %s: rung %v, and its rung-2 record kept: %v", id, got.Rung, fileExists(filepath.Join(search.out, "runs", id, "rung-2.json")))
 		}
-		epochs += trainedEpochs(got.Epochs)
+		epochs += resultsdir.TrainedEpochs(got.Epochs)
 	}
 	for _, r := range search.g.Runs {
 		if fileExists(filepath.Join(search.out, "runs", r.ID, ckpt.StateName)) {
@@ -122,7 +122,7 @@ func TestHalvingSearch(t *testing.T) {
 	if rec.Rungs[2].EpochsSoFar >= 12*9 || rec.Rungs[2].EpochsSoFar < epochs {
 		t.Errorf("the search trained %d epochs in all; the full grid takes at most %d, the selected runs alone %d", rec.Rungs[2].EpochsSoFar, 12*9, epochs)
 	}
-	md, err := os.ReadFile(filepath.Join(search.out, ResultsMDName))
+	md, err := os.ReadFile(filepath.Join(search.out, resultsdir.ResultsMDName))
 	must(t, err)
 	if !strings.Contains(string(md), "| rung |") || !strings.Contains(string(md), "3/3") {
 		t.Errorf("results.md has no rung column:\n%s", md)
@@ -176,9 +176,9 @@ func TestHalvingSearchResumesExactly(t *testing.T) {
 }
 
 // record reads the metrics.json of run id.
-func (ts toySweep) record(t *testing.T, id string) *Record {
+func (ts toySweep) record(t *testing.T, id string) *resultsdir.Record {
 	t.Helper()
-	rec, err := readRecord(filepath.Join(ts.out, "runs", id, metricsName))
+	rec, err := resultsdir.ReadRecord(filepath.Join(ts.out, "runs", id))
 	must(t, err)
 	if rec == nil {
 		t.Fatalf("run %s has no record", id)

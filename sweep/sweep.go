@@ -20,24 +20,12 @@ import (
 	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/internal/filelock"
+	"gekc/internal/jsonfloat"
 	"gekc/internal/procstat"
 	"gekc/report"
 	"gekc/resultsdir"
 	"gekc/train"
 	"gekc/train/ckpt"
-)
-
-// Output layout, relative to the results directory (Options.Out). The
-// exported names are the ones a command needs to name files to its user.
-const (
-	GridCopyName   = "grid.toml" // the grid that produced the sweep
-	runsDirName    = "runs"      // one directory per run, named by its ID
-	resultsTSVName = "results.tsv"
-	ResultsMDName  = "results.md" // the tables of the sweep
-	resultsLock    = "results.lock"
-	runLockName    = "lock"
-	configName     = "config.toml"
-	metricsName    = "metrics.json"
 )
 
 // Sweep runs the selected runs of a grid into one output directory. Any
@@ -73,11 +61,11 @@ type Sweep struct {
 	command    []string
 	reference  *report.Reference
 
-	rung        *RungMark // the search rung being trained; nil without [search]
-	onlyRung    int       // Options.Rung
-	rungTask    int       // Options.RungTask counted from 0; -1 for all
-	promoteOnly bool      // Options.Promote
-	fed         int       // runs handed to runAll, over all rungs
+	rung        *resultsdir.RungMark // the search rung being trained; nil without [search]
+	onlyRung    int                  // Options.Rung
+	rungTask    int                  // Options.RungTask counted from 0; -1 for all
+	promoteOnly bool                 // Options.Promote
+	fed         int                  // runs handed to runAll, over all rungs
 
 	mu       sync.Mutex
 	results  map[runResult]int
@@ -212,7 +200,7 @@ func checkpointOpens(path string) error {
 	return z.Close()
 }
 
-func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, runsDirName, id) }
+func (s *Sweep) runDir(id string) string { return filepath.Join(s.out, resultsdir.RunsDirName, id) }
 func (s *Sweep) path(name string) string { return filepath.Join(s.out, name) }
 
 // Prepare creates the output directory, saves the grid, removes temporary
@@ -227,7 +215,7 @@ func (s *Sweep) Prepare() error {
 			s.stderr.printf("note: %s is replaced by [search] max_epochs = %d, every run's epochs\n", r, s.grid.Search.MaxEpochs)
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(s.out, runsDirName), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.out, resultsdir.RunsDirName), 0o755); err != nil {
 		return fmt.Errorf("creating results directory: %w", err)
 	}
 	return s.withResultsLock(func() error {
@@ -245,13 +233,13 @@ func (s *Sweep) Prepare() error {
 				os.Remove(s.path(e.Name()))
 			}
 		}
-		table, err := report.ReadTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsdir.ResultsTSVName))
 		if err != nil {
 			return err
 		}
 		changed := false
 		for _, r := range s.runs {
-			rec, err := readRecord(filepath.Join(s.runDir(r.ID), metricsName))
+			rec, err := resultsdir.ReadRecord(s.runDir(r.ID))
 			if err != nil {
 				s.stderr.printf("warning: %v; the run will be trained again\n", err)
 				continue
@@ -259,12 +247,12 @@ func (s *Sweep) Prepare() error {
 			if err := s.sameKind(rec); err != nil {
 				return err
 			}
-			if rec != nil && final(rec.Status) && table.Upsert(rowFromRecord(rec)) {
+			if rec != nil && final(rec.Status) && table.Upsert(resultsdir.Row(rec)) {
 				changed = true
 			}
 		}
 		if changed {
-			if err := atomicfile.WriteFile(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+			if err := atomicfile.WriteFile(s.path(resultsdir.ResultsTSVName), table.TSV(), 0o644); err != nil {
 				return err
 			}
 		}
@@ -275,31 +263,21 @@ func (s *Sweep) Prepare() error {
 // saveGridCopy writes <out>/grid.toml (resultsdir.SaveGridCopy).
 func (s *Sweep) saveGridCopy() error { return resultsdir.SaveGridCopy(s.out, s.grid.Source, s.stderr) }
 
-func (s *Sweep) withResultsLock(fn func() error) error { return withResultsLock(s.out, fn) }
-
-// withResultsLock runs fn holding the results lock of the results
-// directory out, as every writer of its tables does.
-func withResultsLock(out string, fn func() error) error {
-	l, err := filelock.Wait(filepath.Join(out, resultsLock))
-	if err != nil {
-		return err
-	}
-	defer l.Unlock()
-	return fn()
-}
+// withResultsLock runs fn holding the results lock (resultsdir.WithLock).
+func (s *Sweep) withResultsLock(fn func() error) error { return resultsdir.WithLock(s.out, fn) }
 
 // recordRow gives a run its results.tsv row, unless it has one already, and
 // regenerates results.md.
-func (s *Sweep) recordRow(rec *Record) error {
+func (s *Sweep) recordRow(rec *resultsdir.Record) error {
 	return s.withResultsLock(func() error {
-		table, err := report.ReadTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsdir.ResultsTSVName))
 		if err != nil {
 			return err
 		}
-		if !table.Upsert(rowFromRecord(rec)) {
+		if !table.Upsert(resultsdir.Row(rec)) {
 			return nil
 		}
-		if err := atomicfile.WriteFile(s.path(resultsTSVName), table.TSV(), 0o644); err != nil {
+		if err := atomicfile.WriteFile(s.path(resultsdir.ResultsTSVName), table.TSV(), 0o644); err != nil {
 			return err
 		}
 		return s.writeReport(table)
@@ -309,7 +287,7 @@ func (s *Sweep) recordRow(rec *Record) error {
 // refreshReport regenerates results.md from results.tsv.
 func (s *Sweep) refreshReport() error {
 	return s.withResultsLock(func() error {
-		table, err := report.ReadTSV(s.path(resultsTSVName))
+		table, err := report.ReadTSV(s.path(resultsdir.ResultsTSVName))
 		if err != nil {
 			return err
 		}
@@ -318,35 +296,14 @@ func (s *Sweep) refreshReport() error {
 }
 
 func (s *Sweep) writeReport(table *report.Table) error {
-	return writeReport(s.out, s.grid.Name, s.reference, table)
-}
-
-// writeReport writes results.md of table into out, and paper.md when ref
-// (nil: none) has values for its dataset and d: what every rewrite of
-// results.tsv is followed by, in a sweep and in -analyze tables.
-func writeReport(out, title string, ref *report.Reference, table *report.Table) error {
-	md, err := report.Markdown(title, table)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.WriteFile(filepath.Join(out, ResultsMDName), md, 0o644); err != nil {
-		return err
-	}
-	if ref == nil || !ref.Covers(table) {
-		return nil
-	}
-	cmp, err := report.CompareMarkdown(table, ref, report.DefaultTolerance)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(out, PaperMDName), cmp, 0o644)
+	return resultsdir.WriteReport(s.out, s.grid.Name, s.reference, table)
 }
 
 // PrintSummary writes the best configuration of each model and objective
 // among the selected runs to stdout, from results.tsv (so runs finished
 // before this invocation count too).
 func (s *Sweep) PrintSummary() error {
-	table, err := report.ReadTSV(s.path(resultsTSVName))
+	table, err := report.ReadTSV(s.path(resultsdir.ResultsTSVName))
 	if err != nil {
 		return err
 	}
@@ -363,7 +320,7 @@ func (s *Sweep) PrintSummary() error {
 		}
 	}
 	fmt.Fprintf(s.stdout, "%s: best configuration per model and objective (test split; selected on validation %s; all columns in %s)\n\n",
-		s.grid.Name, s.selectMetrics(), s.path(ResultsMDName))
+		s.grid.Name, s.selectMetrics(), s.path(resultsdir.ResultsMDName))
 	if err := report.Summary(s.stdout, mine); err != nil {
 		return err
 	}
@@ -438,7 +395,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
-	lock, err := filelock.TryLock(filepath.Join(dir, runLockName))
+	lock, err := filelock.TryLock(filepath.Join(dir, resultsdir.RunLockName))
 	if errors.Is(err, filelock.ErrLocked) {
 		s.stderr.printf("%s is being trained by another process; skipped\n", s.label(r))
 		return resBusy
@@ -451,7 +408,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 
 	// Checked again under the lock: another process may have finished the
 	// run since this one looked.
-	prev, err := readRecord(filepath.Join(dir, metricsName))
+	prev, err := resultsdir.ReadRecord(dir)
 	if err != nil {
 		s.stderr.printf("warning: %v; training the run again\n", err)
 	}
@@ -496,7 +453,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	var runErr error
 	job.DistillCheckpoint, runErr = s.resolveDistill(ctx, r)
 	if runErr == nil {
-		if err := writeConfig(filepath.Join(dir, configName), spec); err != nil {
+		if err := resultsdir.WriteConfig(filepath.Join(dir, resultsdir.ConfigName), spec); err != nil {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 			return resFailed
 		}
@@ -523,7 +480,7 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	}
 	s.completeRecord(rec, outcome, runErr)
 
-	if err := WriteRecord(filepath.Join(dir, metricsName), rec); err != nil {
+	if err := resultsdir.WriteRecord(filepath.Join(dir, resultsdir.MetricsName), rec); err != nil {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
@@ -569,12 +526,12 @@ func callRun(ctx context.Context, fn RunFunc, job Job) (out *Outcome, err error)
 // hostSgemm measures the host's Sgemm rate once per process (0.1 s).
 var hostSgemm = sync.OnceValue(graph.SgemmRate)
 
-func (s *Sweep) newRecord(r grid.Run, spec grid.RunSpec) *Record {
+func (s *Sweep) newRecord(r grid.Run, spec grid.RunSpec) *resultsdir.Record {
 	p := thisProcess()
-	return &Record{
+	return &resultsdir.Record{
 		ID: r.ID, ConfigID: spec.ConfigID(), Spec: spec, StartedAt: time.Now().UTC(),
 		Host: p.Host, GoVersion: runtime.Version(), GOMAXPROCS: p.GOMAXPROCS, CPU: p.CPU,
-		SgemmGFLOPS: jsonFloat(p.SgemmGFLOPS), BLASThreads: p.BLASThreads, Env: p.Env,
+		SgemmGFLOPS: jsonfloat.Float(p.SgemmGFLOPS), BLASThreads: p.BLASThreads, Env: p.Env,
 		PID: os.Getpid(), Command: s.command, Grid: s.grid.Path,
 	}
 }
@@ -589,13 +546,13 @@ func thisProcess() ckpt.Segment {
 	for _, k := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "GOMAXPROCS"} {
 		env[k] = os.Getenv(k)
 	}
-	return ckpt.Segment{Host: host, CPU: cpuDescription(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+	return ckpt.Segment{Host: host, CPU: procstat.CPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		BLASThreads: graph.BLASThreads(), SgemmGFLOPS: hostSgemm(), Env: env}
 }
 
 // completeRecord fills rec from what the run function returned, measuring
 // what it left zero.
-func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
+func (s *Sweep) completeRecord(rec *resultsdir.Record, o *Outcome, runErr error) {
 	rec.FinishedAt = time.Now().UTC()
 	wall := rec.FinishedAt.Sub(rec.StartedAt).Seconds()
 	switch {
@@ -610,16 +567,16 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 	default:
 		rec.Status, rec.Error = train.Failed, fmt.Sprintf("the run function returned status %q; want %q or %q", o.Status, train.Finished, train.Diverged)
 	}
-	rec.WallSeconds = jsonFloat(wall)
+	rec.WallSeconds = jsonfloat.Float(wall)
 	if o != nil {
 		rec.Epochs = append([]train.EpochRecord{}, o.Epochs...) // [], not null, when there are none
 		rec.BestEpoch, rec.LLEpoch = o.BestEpoch, o.LLEpoch
-		rec.Valid, rec.Test = toJSONMap(o.Valid), toJSONMap(o.Test)
+		rec.Valid, rec.Test = jsonfloat.Map(o.Valid), jsonfloat.Map(o.Test)
 		rec.Notes = append(rec.Notes, o.Notes...)
 		if o.WallSeconds > 0 {
-			rec.WallSeconds = jsonFloat(o.WallSeconds)
+			rec.WallSeconds = jsonfloat.Float(o.WallSeconds)
 		}
-		rec.SecondsPerEpoch = jsonFloat(o.SecondsPerEpoch)
+		rec.SecondsPerEpoch = jsonfloat.Float(o.SecondsPerEpoch)
 		rec.PeakRSSBytes = o.PeakRSSBytes
 		rec.Memory, rec.Data = o.Memory, o.Data
 		rec.Segments = o.Segments
@@ -635,7 +592,7 @@ func (s *Sweep) completeRecord(rec *Record, o *Outcome, runErr error) {
 			}
 		}
 		if n > 0 {
-			rec.SecondsPerEpoch = jsonFloat(sum / float64(n))
+			rec.SecondsPerEpoch = jsonfloat.Float(sum / float64(n))
 		}
 	}
 	if rec.PeakRSSBytes == 0 {
