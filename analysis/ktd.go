@@ -365,111 +365,146 @@ func ReadKTDTSV(path string) ([]KTDRow, KTDSetting, error) {
 	}
 	// A table edited on another system may end its lines in \r\n.
 	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(string(data), "\r\n", "\n"), "\n"), "\n")
-	var columns []string
-	for _, c := range [][]string{ktdColumns, ktdDigestColumns, ktdLLColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
-		if lines[0] == strings.Join(c, "\t") {
-			columns = c
-		}
-	}
-	if columns == nil {
+	line, columns := ktdHeader(lines[0])
+	if columns == 0 {
 		return nil, KTDSetting{}, fmt.Errorf("%s:1: header %q, want the columns %s", path, lines[0], strings.Join(ktdColumns, ", "))
 	}
-	col := map[string]int{}
-	for i, c := range columns {
-		col[c] = i
-	}
-	_, hasSetting := col["features"]
-	_, hasSampled := col["sampled"]
 	var (
 		rows []KTDRow
 		set  KTDSetting
 		seen = map[string]int{} // a run's ID or a baseline's name, to its line
 	)
-	for i, line := range lines[1:] {
-		f := strings.Split(line, "\t")
-		bad := func(what string, err error) error {
-			return fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
+	for i, text := range lines[1:] {
+		line.f = strings.Split(text, "\t")
+		bad := func(what string, err error) ([]KTDRow, KTDSetting, error) {
+			return nil, KTDSetting{}, fmt.Errorf("%s:%d: %s: %v", path, i+2, what, err)
 		}
-		if len(f) != len(columns) {
-			return nil, KTDSetting{}, bad("fields", fmt.Errorf("%d, want %d", len(f), len(columns)))
+		if len(line.f) != columns {
+			return bad("fields", fmt.Errorf("%d, want %d", len(line.f), columns))
 		}
-		field := func(name string) string { return f[col[name]] }
-		r := KTDRow{Dataset: field("dataset"), Model: field("model"), Objective: field("objective"), Run: field("run")}
-		if r.Dataset == "" || r.Model == "" {
-			return nil, KTDSetting{}, bad("row", errors.New("no dataset or model"))
-		}
-		baseline := isBaseline(r.Model)
-		if baseline != (r.Run == "") || r.Run == "." || r.Run == ".." || strings.ContainsAny(r.Run, `/\`) {
-			return nil, KTDSetting{}, bad("run", fmt.Errorf("%q is not a run ID for model %q", r.Run, r.Model))
-		}
-		if hasSampled {
-			if r.Sampled = field("sampled"); baseline && r.Sampled != "" {
-				return nil, KTDSetting{}, bad("sampled", fmt.Errorf("%q for model %q", r.Sampled, r.Model))
-			}
-		}
-		if r.Stat.Mean, err = strconv.ParseFloat(field("ktd_mean"), 64); err != nil {
-			return nil, KTDSetting{}, bad("ktd_mean", err)
-		}
-		if r.Stat.Std, err = strconv.ParseFloat(field("ktd_std"), 64); err != nil {
-			return nil, KTDSetting{}, bad("ktd_std", err)
-		}
-		if _, ok := col["test_ll"]; ok && field("test_ll") != "" {
-			if r.LL, err = strconv.ParseFloat(field("test_ll"), 64); err != nil || math.IsNaN(r.LL) || r.LL > 0 {
-				return nil, KTDSetting{}, bad("test_ll", fmt.Errorf("%q is not a log-likelihood", field("test_ll")))
-			}
-			if r.Model == "training set" {
-				return nil, KTDSetting{}, bad("test_ll", errors.New("the training set has none"))
-			}
-			r.HasLL = true
-		}
-		if _, ok := col["across_clusters"]; ok && (field("across_clusters") != "" || field("test_triples") != "") {
-			if r.Model != NNMFAugName || !r.HasLL {
-				return nil, KTDSetting{}, bad("across_clusters", fmt.Errorf("a count for %s: only NNMFAug's row with its test LL has one", r.Model))
-			}
-			if r.Tests, err = positive(field("test_triples")); err != nil {
-				return nil, KTDSetting{}, bad("test_triples", err)
-			}
-			if r.Across, err = strconv.Atoi(field("across_clusters")); err != nil || r.Across < 0 || r.Across > r.Tests {
-				return nil, KTDSetting{}, bad("across_clusters", fmt.Errorf("%q is not a count of the %d test triples", field("across_clusters"), r.Tests))
-			}
+		r, what, err := line.row()
+		if err != nil {
+			return bad(what, err)
 		}
 		key := r.Run
-		if baseline {
+		if isBaseline(r.Model) {
 			key = r.Dataset + "\x00" + r.Model
 		}
 		if at, ok := seen[key]; ok {
-			return nil, KTDSetting{}, bad("row", fmt.Errorf("%s %s is on line %d already", r.Model, r.Run, at))
+			return bad("row", fmt.Errorf("%s %s is on line %d already", r.Model, r.Run, at))
 		}
 		seen[key] = i + 2
-		if r.Stat.Draws, err = positive(field("draws")); err != nil {
-			return nil, KTDSetting{}, bad("draws", err)
+		if r.Stat.Draws, err = positive(line.field("draws")); err != nil {
+			return bad("draws", err)
 		}
-		if hasSetting {
-			var s KTDSetting
-			s.Features = field("features")
-			if s.Features == "" {
-				return nil, KTDSetting{}, bad("features", errors.New("empty"))
-			}
-			if _, ok := col["features_digest"]; ok {
-				s.Digest = field("features_digest")
-				if strings.Trim(s.Digest, "0123456789abcdef") != "" {
-					return nil, KTDSetting{}, bad("features_digest", fmt.Errorf("%q is not hexadecimal", s.Digest))
-				}
-			}
-			if s.DrawSize, err = positive(field("draw_size")); err != nil {
-				return nil, KTDSetting{}, bad("draw_size", err)
-			}
-			if s.Samples, err = positive(field("samples")); err != nil {
-				return nil, KTDSetting{}, bad("samples", err)
-			}
-			if i > 0 && s != set {
-				return nil, KTDSetting{}, bad("setting", fmt.Errorf("%+v, but the rows above have %+v", s, set))
-			}
-			set = s
+		s, what, err := line.setting()
+		switch {
+		case err != nil:
+			return bad(what, err)
+		case i > 0 && s != set:
+			return bad("setting", fmt.Errorf("%+v, but the rows above have %+v", s, set))
 		}
+		set = s
 		rows = append(rows, r)
 	}
 	return rows, set, nil
+}
+
+// ktdHeader reads the header of a KTD table, of this version or an
+// earlier one: its lines' columns and their number (0: not a header).
+func ktdHeader(header string) (ktdLine, int) {
+	line := ktdLine{col: map[string]int{}}
+	var columns []string
+	for _, c := range [][]string{ktdColumns, ktdDigestColumns, ktdLLColumns, ktdSampledColumns, ktdSettingColumns, ktdOldColumns} {
+		if header == strings.Join(c, "\t") {
+			columns = c
+		}
+	}
+	for i, c := range columns {
+		line.col[c] = i
+	}
+	return line, len(columns)
+}
+
+// ktdLine is a line of a KTD table, its fields by column.
+type ktdLine struct {
+	col map[string]int
+	f   []string
+}
+
+func (l ktdLine) field(name string) string { return l.f[l.col[name]] }
+
+func (l ktdLine) has(name string) bool {
+	_, ok := l.col[name]
+	return ok
+}
+
+// row reads the line's row but its draws; an error names its column.
+func (l ktdLine) row() (r KTDRow, column string, err error) {
+	r = KTDRow{Dataset: l.field("dataset"), Model: l.field("model"), Objective: l.field("objective"), Run: l.field("run")}
+	if r.Dataset == "" || r.Model == "" {
+		return r, "row", errors.New("no dataset or model")
+	}
+	baseline := isBaseline(r.Model)
+	if baseline != (r.Run == "") || r.Run == "." || r.Run == ".." || strings.ContainsAny(r.Run, `/\`) {
+		return r, "run", fmt.Errorf("%q is not a run ID for model %q", r.Run, r.Model)
+	}
+	if l.has("sampled") {
+		if r.Sampled = l.field("sampled"); baseline && r.Sampled != "" {
+			return r, "sampled", fmt.Errorf("%q for model %q", r.Sampled, r.Model)
+		}
+	}
+	if r.Stat.Mean, err = strconv.ParseFloat(l.field("ktd_mean"), 64); err != nil {
+		return r, "ktd_mean", err
+	}
+	if r.Stat.Std, err = strconv.ParseFloat(l.field("ktd_std"), 64); err != nil {
+		return r, "ktd_std", err
+	}
+	if l.has("test_ll") && l.field("test_ll") != "" {
+		if r.LL, err = strconv.ParseFloat(l.field("test_ll"), 64); err != nil || math.IsNaN(r.LL) || r.LL > 0 {
+			return r, "test_ll", fmt.Errorf("%q is not a log-likelihood", l.field("test_ll"))
+		}
+		if r.Model == "training set" {
+			return r, "test_ll", errors.New("the training set has none")
+		}
+		r.HasLL = true
+	}
+	if l.has("across_clusters") && (l.field("across_clusters") != "" || l.field("test_triples") != "") {
+		if r.Model != NNMFAugName || !r.HasLL {
+			return r, "across_clusters", fmt.Errorf("a count for %s: only NNMFAug's row with its test LL has one", r.Model)
+		}
+		if r.Tests, err = positive(l.field("test_triples")); err != nil {
+			return r, "test_triples", err
+		}
+		if r.Across, err = strconv.Atoi(l.field("across_clusters")); err != nil || r.Across < 0 || r.Across > r.Tests {
+			return r, "across_clusters", fmt.Errorf("%q is not a count of the %d test triples", l.field("across_clusters"), r.Tests)
+		}
+	}
+	return r, "", nil
+}
+
+// setting reads the line's setting (none in a table from before it was
+// recorded); an error names its column.
+func (l ktdLine) setting() (s KTDSetting, column string, err error) {
+	if !l.has("features") {
+		return s, "", nil
+	}
+	if s.Features = l.field("features"); s.Features == "" {
+		return s, "features", errors.New("empty")
+	}
+	if l.has("features_digest") {
+		s.Digest = l.field("features_digest")
+		if strings.Trim(s.Digest, "0123456789abcdef") != "" {
+			return s, "features_digest", fmt.Errorf("%q is not hexadecimal", s.Digest)
+		}
+	}
+	if s.DrawSize, err = positive(l.field("draw_size")); err != nil {
+		return s, "draw_size", err
+	}
+	if s.Samples, err = positive(l.field("samples")); err != nil {
+		return s, "samples", err
+	}
+	return s, "", nil
 }
 
 func positive(text string) (int, error) {
