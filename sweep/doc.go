@@ -9,7 +9,7 @@
 // A sweep goes
 //
 //	g, err := grid.LoadGrid("grids/umls.toml", runspec.Validate) // parse, expand, validate
-//	runs, err := grid.Select("0-5", g.Runs)                     // -only
+//	runs, err := grid.Select("0-5", g.Runs)                       // -only
 //	notes, err := runspec.PreflightRuns(g, dataRoot, out, runspec.Unfinished(out, runs))
 //	s := sweep.New(g, runs, sweep.Options{Out: out, DataRoot: dataRoot, Stdout: os.Stdout, Stderr: os.Stderr})
 //	err = s.Prepare()
