@@ -391,44 +391,14 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		return resNotStarted
 	}
 	dir := s.runDir(r.ID)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
-		return resFailed
+	unlock, res, ok := s.claim(r, dir)
+	if !ok {
+		return res
 	}
-	lock, err := filelock.TryLock(filepath.Join(dir, resultsdir.RunLockName))
-	if errors.Is(err, filelock.ErrLocked) {
-		s.stderr.printf("%s is being trained by another process; skipped\n", s.label(r))
-		return resBusy
+	defer unlock()
+	if res, done := s.finishedBefore(r, dir); done {
+		return res
 	}
-	if err != nil {
-		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
-		return resFailed
-	}
-	defer lock.Unlock()
-
-	// Checked again under the lock: another process may have finished the
-	// run since this one looked.
-	prev, err := resultsdir.ReadRecord(dir)
-	if err != nil {
-		s.stderr.printf("warning: %v; training the run again\n", err)
-	}
-	if prev, err = s.advanceRung(dir, prev); err != nil {
-		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
-		return resFailed
-	}
-	if prev != nil && final(prev.Status) {
-		if err := s.recordRow(prev); err != nil {
-			s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
-		}
-		if prev.Status == train.Finished {
-			if err := checkpointOpens(filepath.Join(dir, ckpt.CheckpointName)); err != nil {
-				s.stderr.printf("%s finished before, but %v: analyses, query and synth pass it over; restore the file, or remove its metrics.json to train it again\n", s.label(r), err)
-				return resDoneBroken
-			}
-		}
-		return resAlreadyDone
-	}
-
 	// Unfinished runs continue from their resume state, if they saved one;
 	// whatever else a killed attempt left (a partial checkpoint, a failed
 	// attempt's record) goes.
@@ -436,6 +406,64 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
+	job, rec := s.newJob(r, dir)
+	outcome, res, runErr := s.train(ctx, r, job, rec)
+	if res != resFinished {
+		return res
+	}
+	return s.record(r, job, rec, outcome, runErr)
+}
+
+// claim takes run r's lock in dir; ok is false, with how the run ends
+// here, when another process holds it or it cannot be taken.
+func (s *Sweep) claim(r grid.Run, dir string) (unlock func(), res runResult, ok bool) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return nil, resFailed, false
+	}
+	lock, err := filelock.TryLock(filepath.Join(dir, resultsdir.RunLockName))
+	if errors.Is(err, filelock.ErrLocked) {
+		s.stderr.printf("%s is being trained by another process; skipped\n", s.label(r))
+		return nil, resBusy, false
+	}
+	if err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return nil, resFailed, false
+	}
+	return func() { lock.Unlock() }, 0, true
+}
+
+// finishedBefore looks at the run's record under its lock (another
+// process may have finished it since this one looked): done reports a run
+// that ends here, given its row; a search's run promoted since is
+// trainable again.
+func (s *Sweep) finishedBefore(r grid.Run, dir string) (res runResult, done bool) {
+	prev, err := resultsdir.ReadRecord(dir)
+	if err != nil {
+		s.stderr.printf("warning: %v; training the run again\n", err)
+	}
+	if prev, err = s.advanceRung(dir, prev); err != nil {
+		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
+		return resFailed, true
+	}
+	if prev == nil || !final(prev.Status) {
+		return 0, false
+	}
+	if err := s.recordRow(prev); err != nil {
+		s.problem(fmt.Errorf("run %s: recording its row: %w", r.ID, err))
+	}
+	if prev.Status == train.Finished {
+		if err := checkpointOpens(filepath.Join(dir, ckpt.CheckpointName)); err != nil {
+			s.stderr.printf("%s finished before, but %v: analyses, query and synth pass it over; restore the file, or remove its metrics.json to train it again\n", s.label(r), err)
+			return resDoneBroken, true
+		}
+	}
+	return resAlreadyDone, true
+}
+
+// newJob is run r's job in dir, with the -samples override and the
+// current rung's epochs, and its record so far.
+func (s *Sweep) newJob(r grid.Run, dir string) (Job, *resultsdir.Record) {
 	spec := r.Spec.Clone()
 	switch {
 	case s.noSamples:
@@ -448,14 +476,18 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 	job.Observer = s.observer(r, job.Spec.Epochs)
 	rec := s.newRecord(r, spec)
 	rec.Rung = s.rung
+	return job, rec
+}
 
-	var outcome *Outcome
-	var runErr error
+// train runs the job: res is resFinished when a record of outcome and
+// runErr is to be written (whatever the run's outcome), else how the run
+// ends here (interrupted, or a file that could not be written).
+func (s *Sweep) train(ctx context.Context, r grid.Run, job Job, rec *resultsdir.Record) (outcome *Outcome, res runResult, runErr error) {
 	job.DistillCheckpoint, runErr = s.resolveDistill(ctx, r)
 	if runErr == nil {
-		if err := resultsdir.WriteConfig(filepath.Join(dir, resultsdir.ConfigName), spec); err != nil {
+		if err := resultsdir.WriteConfig(filepath.Join(job.RunDir, resultsdir.ConfigName), rec.Spec); err != nil {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
-			return resFailed
+			return nil, resFailed, nil
 		}
 		// Resetting VmHWM makes the peak this run's; with -j > 1 runs share
 		// the process and the figure is the process's peak while the run
@@ -465,28 +497,31 @@ func (s *Sweep) runOne(ctx context.Context, r grid.Run) runResult {
 		}
 		outcome, runErr = callRun(ctx, s.run, job)
 	}
-	if runErr != nil && ctx.Err() != nil {
-		// Interrupted: leave nothing behind that could pass for a result,
-		// but keep the resume state.
-		if err := cleanRunDir(dir); err != nil {
-			s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
-		}
-		if info, err := ckpt.ReadStateInfo(job.StatePath); err == nil {
-			s.stderr.printf("%s interrupted; it will resume %s next time\n", s.label(r), info.ResumePoint())
-		} else {
-			s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
-		}
-		return resInterrupted
+	if runErr == nil || ctx.Err() == nil {
+		return outcome, resFinished, runErr
 	}
-	s.completeRecord(rec, outcome, runErr)
+	// Interrupted: leave nothing behind that could pass for a result, but
+	// keep the resume state.
+	if err := cleanRunDir(job.RunDir); err != nil {
+		s.problem(fmt.Errorf("run %s: cleaning up after interrupt: %w", r.ID, err))
+	}
+	if info, err := ckpt.ReadStateInfo(job.StatePath); err == nil {
+		s.stderr.printf("%s interrupted; it will resume %s next time\n", s.label(r), info.ResumePoint())
+	} else {
+		s.stderr.printf("%s interrupted; it will start afresh next time\n", s.label(r))
+	}
+	return nil, resInterrupted, runErr
+}
 
-	if err := resultsdir.WriteRecord(filepath.Join(dir, resultsdir.MetricsName), rec); err != nil {
+// record completes and writes the run's record and its row, and drops the
+// state a final run no longer needs (unless a later rung may continue it).
+func (s *Sweep) record(r grid.Run, job Job, rec *resultsdir.Record, outcome *Outcome, runErr error) runResult {
+	s.completeRecord(rec, outcome, runErr)
+	if err := resultsdir.WriteRecord(filepath.Join(job.RunDir, resultsdir.MetricsName), rec); err != nil {
 		s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		return resFailed
 	}
 	if final(rec.Status) && !(job.SaveFinal && rec.Status == train.Finished) {
-		// The checkpoint and metrics.json now hold what the state was for
-		// (unless a later rung may continue the run from it).
 		if err := os.Remove(job.StatePath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			s.problem(fmt.Errorf("run %s: %w", r.ID, err))
 		}
