@@ -25,10 +25,10 @@ import (
 // not committed, so a fresh clone has only those it trained), are kept from
 // the existing calibration.tsv.
 type calibration struct {
-	o        *Options
-	rows     []CalibrationRow
-	filters  map[string]*kg.Filter // by dataset: runs share few of them
-	computed int
+	o       *Options
+	rows    []CalibrationRow      // the table as read at the start, for Skip
+	fresh   []CalibrationRow      // the rows computed now
+	filters map[string]*kg.Filter // by dataset: runs share few of them
 }
 
 func newCalibration(o *Options) (Analysis, error) {
@@ -80,8 +80,7 @@ func (a *calibration) Compute(_ context.Context, r *Selected) error {
 		return fmt.Errorf("%s: %w", r.ID, err)
 	}
 	fmt.Fprintf(a.o.Stderr, "%s: ECE %.4f (logistic), %.4f (min-max)\n", r.ID, c.Logistic.ECE, c.MinMax.ECE)
-	a.rows = upsertRow(a.rows, CalibrationRow{Run: runOf(fr.ID, fr.Spec), Cal: c}, func(r CalibrationRow) string { return r.Run.ID })
-	a.computed++
+	a.fresh = append(a.fresh, CalibrationRow{Run: runOf(fr.ID, fr.Spec), Cal: c})
 	return nil
 }
 
@@ -89,12 +88,23 @@ func (a *calibration) Tables(err error) (func() error, error) {
 	if err != nil {
 		return nil, err
 	}
-	if a.computed == 0 {
+	if len(a.fresh) == 0 {
 		return nil, fmt.Errorf("no finished run with a checkpoint in %s to calibrate", a.o.Out)
 	}
-	tsv, md, err := CalibrationTables(a.rows)
-	if err != nil {
-		return nil, err
-	}
-	return func() error { return a.o.writeTables(CalibrationTSVName, tsv, CalibrationMarkdownName, md) }, nil
+	// Under the lock, the table is read again: another analysis may have
+	// added rows since this one started.
+	return func() error {
+		rows, err := ReadCalibrationTSV(filepath.Join(a.o.Out, CalibrationTSVName), recordedRun(a.o.Out))
+		if err != nil {
+			return err
+		}
+		for _, row := range a.fresh {
+			rows = upsertRow(rows, row, func(r CalibrationRow) string { return r.Run.ID })
+		}
+		tsv, md, err := CalibrationTables(rows)
+		if err != nil {
+			return err
+		}
+		return a.o.writeTables(CalibrationTSVName, tsv, CalibrationMarkdownName, md)
+	}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"gekc/graph"
+	"gekc/grid"
 	"gekc/kg"
 	"gekc/resultsdir"
 	"gekc/sweep"
@@ -250,4 +251,55 @@ eval = { metrics = ["mrr", "hits", "ll"] }
 		t.Errorf("the sweep does not name %s's broken checkpoint:\n%s", ids[1], stderr2.String())
 	}
 	sweeptest.NoTempFiles(t, ts.out)
+}
+
+// Two analyses of one results directory at once, on disjoint runs, keep
+// both their rows: each reads the table again under the results lock
+// before writing it. (Both read it before either wrote; they used to write
+// the copies they had read, the later dropping the earlier's rows.)
+func TestConcurrentAnalysesKeepEachOthersRows(t *testing.T) {
+	data := shippedData(t, "nations")
+	ts := trainedSweep(t, `name = "two"
+[defaults]
+dataset = "nations"
+model = "cp2"
+objective = "mle"
+rank = 4
+batch_size = 400
+learning_rate = 0.01
+epochs = 1
+seed = [0, 1]
+`, data)
+	for _, kind := range []struct {
+		name string
+		new  func(*Options) (Analysis, error)
+		tsv  string
+	}{{"calibration", newCalibration, CalibrationTSVName}, {"samples", newSamples, AuditTSVName}} {
+		t.Run(kind.name, func(t *testing.T) {
+			var as []Analysis
+			var opts []*Options
+			for _, r := range ts.g.Runs {
+				o := &Options{Out: ts.out, DataRoot: data, Runs: []grid.Run{r}, Samples: 50, Stderr: io.Discard, Stdout: io.Discard}
+				a, err := kind.new(o)
+				must(t, err)
+				as, opts = append(as, a), append(opts, o)
+			}
+			for i, a := range as {
+				var skipped []error
+				must(t, each(context.Background(), opts[i], a, &skipped))
+			}
+			for _, a := range as {
+				write, err := a.Tables(nil)
+				must(t, err)
+				must(t, resultsdir.WithLock(ts.out, write))
+			}
+			b, err := os.ReadFile(filepath.Join(ts.out, kind.tsv))
+			must(t, err)
+			for _, r := range ts.g.Runs {
+				if !strings.Contains(string(b), r.ID) {
+					t.Errorf("%s has no row of %s:\n%s", kind.tsv, r.ID, b)
+				}
+			}
+		})
+	}
 }

@@ -20,9 +20,9 @@ import (
 // against the parameters they come from: the rows of sample-audit.tsv
 // (AuditTables). A run whose parameters are gone keeps its earlier row.
 type samples struct {
-	o       *Options
-	rows    []AuditRow
-	audited int
+	o     *Options
+	rows  []AuditRow // the table as read at the start, for Skip
+	fresh []AuditRow // the rows audited now
 }
 
 func newSamples(o *Options) (Analysis, error) {
@@ -78,22 +78,32 @@ func (a *samples) Compute(_ context.Context, r *Selected) error {
 	fmt.Fprintf(a.o.Stderr, "%s: entropy %.3f nats; train mass %.4f, share %.4f (z %+.1f); relations: TV %.3f to the training frequencies, test LL of R %.3f (theirs %.3f)\n",
 		fr.ID, au.Entropy, au.Splits[0].Mass, au.Splits[0].Share(au.Samples), au.Splits[0].Z(au.Samples),
 		au.Relations.TV, au.Relations.TestLL, au.Relations.TestLLTrain)
-	a.rows = upsertRow(a.rows, row, func(r AuditRow) string { return r.Run.ID })
-	a.audited++
+	a.fresh = append(a.fresh, row)
 	return nil
 }
 
 // Tables writes the audit when any run was audited, also after a failure:
 // runs audited before it keep their rows.
+// The table is read again under the lock: another analysis may have added
+// rows since this one started.
 func (a *samples) Tables(err error) (func() error, error) {
-	if a.audited == 0 {
+	if len(a.fresh) == 0 {
 		return nil, err
 	}
-	tsv, md, werr := AuditTables(a.rows)
-	if werr != nil {
-		return nil, errors.Join(err, werr)
-	}
-	return func() error { return a.o.writeTables(AuditTSVName, tsv, AuditMarkdownName, md) }, err
+	return func() error {
+		rows, err := ReadAuditTSV(filepath.Join(a.o.Out, AuditTSVName), recordedRun(a.o.Out))
+		if err != nil {
+			return err
+		}
+		for _, row := range a.fresh {
+			rows = upsertRow(rows, row, func(r AuditRow) string { return r.Run.ID })
+		}
+		tsv, md, err := AuditTables(rows)
+		if err != nil {
+			return err
+		}
+		return a.o.writeTables(AuditTSVName, tsv, AuditMarkdownName, md)
+	}, err
 }
 
 // runSamples returns n samples of a run, stored ones when there are
