@@ -129,3 +129,34 @@ func everyOf(runs []Run) []int {
 func (s *Search) String() string {
 	return fmt.Sprintf("method = %q, min_epochs = %d, max_epochs = %d, eta = %d, metric = %q", s.Method, s.MinEpochs, s.MaxEpochs, s.Eta, s.Metric)
 }
+
+// Configurations groups runs by configuration (RunSpec.ConfigID: a
+// configuration's runs are its seeds), in the order of their first run:
+// what a search ranks.
+func Configurations(runs []Run) (ids []string, byID map[string][]Run) {
+	byID = map[string][]Run{}
+	for _, r := range runs {
+		id := r.Spec.ConfigID()
+		if _, ok := byID[id]; !ok {
+			ids = append(ids, id)
+		}
+		byID[id] = append(byID[id], r)
+	}
+	return ids, byID
+}
+
+// RunsPerRung returns the most runs each rung of the search over runs
+// trains: its survivors times the most seeds of a configuration (the size
+// of a rung's SLURM array).
+func (s *Search) RunsPerRung(runs []Run) []int {
+	ids, byID := Configurations(runs)
+	seeds := 0
+	for _, id := range ids {
+		seeds = max(seeds, len(byID[id]))
+	}
+	counts := s.Survivors(len(ids))
+	for k := range counts {
+		counts[k] *= seeds
+	}
+	return counts
+}

@@ -54,6 +54,12 @@ func TestParseGridSearch(t *testing.T) {
 	if g.Search == nil || !reflect.DeepEqual(*g.Search, want) {
 		t.Fatalf("search %+v, want %+v", g.Search, want)
 	}
+	if ids, byID := Configurations(g.Runs); len(ids) != 2 || len(byID[ids[0]]) != 2 || byID[ids[0]][1].Spec.Seed != 1 {
+		t.Errorf("configurations %v: want 2 of seeds 0 and 1", byID)
+	}
+	if got := g.Search.RunsPerRung(g.Runs); !slices.Equal(got, []int{4, 2, 2}) {
+		t.Errorf("runs per rung %v, want [4 2 2]: 2, 1 and 1 configurations of 2 seeds", got)
+	}
 	for _, r := range g.Runs {
 		if r.Spec.Epochs != 18 || r.ID != r.Spec.ID() {
 			t.Errorf("run %s: epochs %d, want max_epochs 18, and its ID from that spec", r.ID, r.Spec.Epochs)

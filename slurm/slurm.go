@@ -460,15 +460,5 @@ func slurmRungs(g *grid.Grid, runs []grid.Run) ([]int, error) {
 	if len(runs) != len(g.Runs) {
 		return nil, fmt.Errorf("a search ranks all of its grid's configurations: -only selected %d of %d runs", len(runs), len(g.Runs))
 	}
-	seedsOf := map[string]int{} // a configuration's runs (seeds), as the search groups them
-	seeds := 0
-	for _, r := range runs {
-		seedsOf[r.Spec.ConfigID()]++
-		seeds = max(seeds, seedsOf[r.Spec.ConfigID()])
-	}
-	var tasks []int
-	for _, n := range g.Search.Survivors(len(seedsOf)) {
-		tasks = append(tasks, n*seeds)
-	}
-	return tasks, nil
+	return g.Search.RunsPerRung(runs), nil
 }

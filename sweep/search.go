@@ -75,17 +75,12 @@ type searchPlan struct {
 	rungs   []int // epochs per rung
 	configs []string
 	runs    map[string][]grid.Run
+	all     []grid.Run
 }
 
 func newSearchPlan(g *grid.Grid, runs []grid.Run) *searchPlan {
-	p := &searchPlan{search: g.Search, rungs: g.Search.Rungs(), runs: map[string][]grid.Run{}}
-	for _, r := range runs {
-		id := r.Spec.ConfigID()
-		if _, ok := p.runs[id]; !ok {
-			p.configs = append(p.configs, id)
-		}
-		p.runs[id] = append(p.runs[id], r)
-	}
+	p := &searchPlan{search: g.Search, rungs: g.Search.Rungs(), all: runs}
+	p.configs, p.runs = grid.Configurations(runs)
 	return p
 }
 
@@ -93,17 +88,12 @@ func newSearchPlan(g *grid.Grid, runs []grid.Run) *searchPlan {
 // run continues, so rung k adds its runs' epochs beyond rung k-1's), and
 // what the grid without [search] trains at most.
 func (p *searchPlan) epochs() (perRung []int, full int) {
-	seeds := 0
-	for _, c := range p.configs {
-		full += len(p.runs[c]) * p.search.MaxEpochs
-		seeds = max(seeds, len(p.runs[c]))
-	}
 	prev := 0
-	for k, n := range p.search.Survivors(len(p.configs)) {
-		perRung = append(perRung, n*seeds*(p.rungs[k]-prev))
+	for k, n := range p.search.RunsPerRung(p.all) {
+		perRung = append(perRung, n*(p.rungs[k]-prev))
 		prev = p.rungs[k]
 	}
-	return perRung, full
+	return perRung, len(p.all) * p.search.MaxEpochs
 }
 
 // rungConfigs returns the configurations rung k trains: all of them for
