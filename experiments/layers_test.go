@@ -56,6 +56,41 @@ func TestLayers(t *testing.T) {
 	}
 }
 
+// designLayers is DESIGN.md's drawing of the packages, top to bottom;
+// internal/ is below all of them. Test support (sweep/sweeptest,
+// metrics/brute, ...) sits beside its subject and is not listed.
+var designLayers = []string{"experiments", "sweep", "analysis", "tsne", "nnmfaug", "query", "synth", "scaling", "slurm",
+	"runspec", "resultsdir", "report", "train/ckpt", "train", "dist", "dist/mpi", "objectives", "metrics", "models",
+	"graph", "graph/openblas", "grid", "kg", "tfevents"}
+
+// Every import between listed packages points down DESIGN.md's drawing,
+// and every package of the module is listed, test support or internal.
+func TestImportsPointDown(t *testing.T) {
+	imports := moduleImports(t, "..")
+	rank := func(pkg string) int {
+		if strings.HasPrefix(pkg, "internal/") {
+			return len(designLayers)
+		}
+		return slices.Index(designLayers, pkg)
+	}
+	support := []string{"sweep/sweeptest", "metrics/brute", "report/reporttest", "dist/internal/", "dist/mpi/mpitest", "graph/openblas/optout", "scripts/testprogress"}
+	for pkg, deps := range imports {
+		if pkg == "." || slices.ContainsFunc(support, func(s string) bool { return strings.HasPrefix(pkg, s) }) {
+			continue
+		}
+		if rank(pkg) < 0 {
+			t.Errorf("package %s is not in DESIGN.md's drawing (designLayers)", pkg)
+			continue
+		}
+		for _, dep := range deps {
+			d, ok := strings.CutPrefix(dep, "gekc/")
+			if ok && rank(d) >= 0 && rank(d) <= rank(pkg) && !strings.HasPrefix(pkg, "internal/") {
+				t.Errorf("%s imports %s, which DESIGN.md draws above it or beside it", pkg, dep)
+			}
+		}
+	}
+}
+
 // dependencies lists the gekc packages pkg (a directory, as moduleImports
 // keys them) imports, directly or through others.
 func dependencies(imports map[string][]string, pkg string) []string {
