@@ -292,8 +292,8 @@ func (s *Sweep) decideRung(p *searchPlan, k int) (*RungDecision, error) {
 		}
 		rec.Rungs = append(rec.Rungs, *d)
 		rec.EpochsTrained = d.EpochsSoFar
-		if len(rec.Rungs) == len(p.rungs) {
-			rec.Selected = d.Configs[0].Config
+		if best, ok := d.selected(); ok && len(rec.Rungs) == len(p.rungs) {
+			rec.Selected = best.Config
 		}
 		return s.writeSearch(rec)
 	})
@@ -431,12 +431,25 @@ func (s *Sweep) writeSearch(rec *SearchRecord) error {
 }
 
 func (d *RungDecision) summary(last bool) string {
-	if last {
+	best, ok := d.selected()
+	switch {
+	case last && ok:
 		return fmt.Sprintf("rung %d: selected %s (validation %s); %d epochs trained in all\n",
-			d.Rung+1, d.Configs[0].Config, resultsdir.FormatMetric(float64(d.Configs[0].Score)), d.EpochsSoFar)
+			d.Rung+1, best.Config, resultsdir.FormatMetric(float64(best.Score)), d.EpochsSoFar)
+	case last:
+		return fmt.Sprintf("rung %d: no configuration has a finite score: none selected; %d epochs trained in all\n", d.Rung+1, d.EpochsSoFar)
 	}
 	return fmt.Sprintf("rung %d: %d of %d configurations promoted; %d epochs trained so far\n",
 		d.Rung+1, d.Promoted, len(d.Configs), d.EpochsSoFar)
+}
+
+// selected is the rung's best configuration; ok is false when it has
+// none with a finite score (every run diverged, or none reached it).
+func (d *RungDecision) selected() (ConfigScore, bool) {
+	if len(d.Configs) == 0 || math.IsNaN(float64(d.Configs[0].Score)) {
+		return ConfigScore{}, false
+	}
+	return d.Configs[0], true
 }
 
 // searchMarkdown renders search.json as search.md: the selection, the
@@ -448,8 +461,8 @@ func searchMarkdown(rec *SearchRecord) ([]byte, error) {
 		rec.Grid, sr.Eta, sr.Metric, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(sr.Rungs())), ", "), "[]"))
 	if n := len(rec.Rungs); n > 0 {
 		last := rec.Rungs[n-1]
-		if n == len(sr.Rungs()) {
-			fmt.Fprintf(&b, "Selected: `%s` (validation %s %s). ", last.Configs[0].Config, sr.Metric, resultsdir.FormatMetric(float64(last.Configs[0].Score)))
+		if best, ok := last.selected(); ok && n == len(sr.Rungs()) {
+			fmt.Fprintf(&b, "Selected: `%s` (validation %s %s). ", best.Config, sr.Metric, resultsdir.FormatMetric(float64(best.Score)))
 		}
 		fmt.Fprintf(&b, "Epochs trained by all runs: %d after rung %d of %d.\n", last.EpochsSoFar, n, len(sr.Rungs()))
 	}
@@ -534,7 +547,10 @@ func (s *Sweep) printSearch() error {
 	last := rec.Rungs[n-1]
 	what := fmt.Sprintf("rung %d of %d decided", n, len(p.rungs))
 	if n == len(p.rungs) {
-		what = fmt.Sprintf("selected %s (validation %s %s)", last.Configs[0].Config, p.search.Metric, resultsdir.FormatMetric(float64(last.Configs[0].Score)))
+		what = "no configuration selected: none has a finite score"
+		if best, ok := last.selected(); ok {
+			what = fmt.Sprintf("selected %s (validation %s %s)", best.Config, p.search.Metric, resultsdir.FormatMetric(float64(best.Score)))
+		}
 	}
 	_, err = fmt.Fprintf(s.stdout, "\nsearch: %s; %d epochs trained, %.1f%% of the %d the grid without [search] trains at most (%s)\n",
 		what, last.EpochsSoFar, 100*float64(last.EpochsSoFar)/float64(max(full, 1)), full, s.path(resultsdir.SearchMDName))

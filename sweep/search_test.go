@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -329,5 +330,55 @@ func TestHalvingSearchWithJobs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("with -j 3 the search decided\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// Diverged configurations are never promoted; when every one of a rung
+// diverges, the later rungs train nothing and the search selects none,
+// saying so, rather than failing.
+func TestHalvingSearchWhenRunsDiverge(t *testing.T) {
+	src := `name = "toy"
+[defaults]
+dataset = "toy"
+model = "cp2"
+objective = "mle"
+rank = 4
+batch_size = 10
+learning_rate = [0.1, 0.01, 0.001, 0.0001]
+[search]
+method = "halving"
+min_epochs = 1
+max_epochs = 4
+eta = 2
+`
+	for _, c := range []struct {
+		name, diverge string
+		selected      bool
+	}{{"one", "lr0.1-", true}, {"all", ".", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			ts := newSweepOf(t, src)
+			fake := newFake()
+			fake.Diverge = regexp.MustCompile(c.diverge)
+			tally := ts.run(t, fake, 1)
+			if tally.Problems != 0 {
+				t.Fatalf("tally %+v", tally)
+			}
+			rec := readSearchRecord(t, ts.out)
+			if len(rec.Rungs) != 3 || (rec.Selected != "") != c.selected {
+				t.Fatalf("%d rungs decided, selected %q", len(rec.Rungs), rec.Selected)
+			}
+			for _, d := range rec.Rungs {
+				for _, cs := range d.Configs {
+					if cs.Promoted && regexp.MustCompile(c.diverge).MatchString(cs.Config) {
+						t.Errorf("rung %d promoted the diverged %s", d.Rung+1, cs.Config)
+					}
+				}
+			}
+			md, err := os.ReadFile(filepath.Join(ts.out, resultsdir.SearchMDName))
+			must(t, err)
+			if strings.Contains(string(md), "Selected:") != c.selected {
+				t.Errorf("search.md:\n%s", md)
+			}
+		})
 	}
 }
