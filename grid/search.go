@@ -38,8 +38,14 @@ var SearchMetrics = []string{"mrr", "ll"}
 // while below MaxEpochs, then MaxEpochs.
 func (s *Search) Rungs() []int {
 	var rungs []int
+	if s.MinEpochs < 1 || s.Eta < 2 { // not a valid section: no rungs but the last
+		return []int{s.MaxEpochs}
+	}
 	for e := s.MinEpochs; e < s.MaxEpochs; e *= s.Eta {
 		rungs = append(rungs, e)
+		if e > s.MaxEpochs/s.Eta { // the next would pass MaxEpochs (or overflow)
+			break
+		}
 	}
 	return append(rungs, s.MaxEpochs)
 }

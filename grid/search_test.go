@@ -1,6 +1,7 @@
 package grid
 
 import (
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -17,6 +18,9 @@ func TestSearchRungs(t *testing.T) {
 		{1, 8, 2, 5, []int{1, 2, 4, 8}, []int{5, 2, 1, 1}},
 		{5, 5, 3, 4, []int{5}, []int{4}},
 		{3, 4, 2, 8, []int{3, 4}, []int{8, 4}},
+		{2, 18, 3, 9, []int{2, 6, 18}, []int{9, 3, 1}}, // 18 itself is the last rung, once
+		{1, math.MaxInt, 1 << 20, 3, []int{1, 1 << 20, 1 << 40, 1 << 60, math.MaxInt}, []int{3, 1, 1, 1, 1}},
+		{0, 5, 3, 4, []int{5}, []int{4}}, // invalid (check says so): no loop
 	} {
 		s := Search{Method: "halving", MinEpochs: c.min, MaxEpochs: c.max, Eta: c.eta}
 		if got := s.Rungs(); !slices.Equal(got, c.rungs) {
