@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"gekc/dist"
 	"gekc/grid"
 	"gekc/resultsdir"
 	"gekc/runspec"
@@ -380,5 +382,45 @@ eta = 2
 				t.Errorf("search.md:\n%s", md)
 			}
 		})
+	}
+}
+
+// A search over runs sharded across two processes (dist.Local, process 1
+// following) saves every rung's final state on both: the processes agree
+// on SaveFinal, or the gather of the state would wait forever. Its
+// decisions are those of one process (float64: the sharded step sums in
+// another order, which rounding alone cannot reorder here).
+func TestHalvingSearchSharded(t *testing.T) {
+	src := strings.Replace(strings.Replace(searchNations, "%s", halvingSection+"", 1), "patience = 2", "patience = 2\ndtype = \"float64\"\nprocesses = 2", 1)
+	one := newNationsSweep(t, strings.Replace(src, "processes = 2", "", 1))
+	one.train(t, context.Background(), Train, 0)
+	want := readSearchRecord(t, one.out)
+
+	two := newNationsSweep(t, src)
+	comms := dist.Local(2)
+	followed := make(chan error, 1)
+	go func() { followed <- Follow(context.Background(), comms[1]) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := Sharded(comms[0], Train, func(err error) { t.Errorf("aborted: %v", err) }, func() { t.Error("stopped") })
+	s := New(two.g, two.g.Runs, Options{Out: two.out, DataRoot: two.data, Run: run, Quiet: true})
+	must(t, s.Prepare())
+	tally := s.Run(ctx)
+	must(t, EndFollowers(comms[0]))
+	must(t, <-followed)
+	if ctx.Err() != nil || tally.Finished != 18 {
+		t.Fatalf("tally %+v (%v): want 18 runs trained", tally, ctx.Err())
+	}
+	got := readSearchRecord(t, two.out)
+	for k := range want.Rungs {
+		if k >= len(got.Rungs) {
+			t.Fatalf("%d rungs decided, want %d", len(got.Rungs), len(want.Rungs))
+		}
+		for i, c := range want.Rungs[k].Configs {
+			g := got.Rungs[k].Configs[i]
+			if g.Config != c.Config || g.Promoted != c.Promoted {
+				t.Errorf("rung %d, rank %d: %s (promoted %v); one process: %s (%v)", k+1, i+1, g.Config, g.Promoted, c.Config, c.Promoted)
+			}
+		}
 	}
 }

@@ -28,6 +28,9 @@ type announcement struct {
 	// saves its state.
 	Resume     string        `json:"resume,omitempty"`
 	StateEvery time.Duration `json:"state_every"`
+	// SaveFinal: the run also saves its state after its last epoch (a
+	// search's rung): every process must, or the gather would wait.
+	SaveFinal bool `json:"save_final,omitempty"`
 }
 
 // Sharded returns the RunFunc of process 0 of a group: before each run it
@@ -91,7 +94,7 @@ func announce(job Job) ([]byte, error) {
 		return nil, err
 	}
 	a := announcement{ID: job.ID, Spec: job.Spec, DataRoot: job.DataRoot,
-		DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery}
+		DistillCheckpoint: job.DistillCheckpoint, MemoryBudget: budget, StateEvery: job.StateEvery, SaveFinal: job.SaveFinal}
 	if job.StatePath != "" {
 		a.Resume = job.StatePath
 	}
@@ -136,7 +139,7 @@ func follow(ctx context.Context, comm dist.Comm, a announcement) error {
 	if err != nil {
 		return err
 	}
-	cfg.StateEvery = a.StateEvery
+	cfg.StateEvery, cfg.SaveFinal = a.StateEvery, a.SaveFinal
 	first := cfg
 	if a.Resume != "" {
 		// As Train: a state that cannot be read is ignored, and the same
