@@ -275,6 +275,7 @@ func runConfig(job Job, budget int64) (train.Config, *kg.Dataset, error) {
 		return train.Config{}, nil, err
 	}
 	cfg.MemoryBudget = budget
+	cfg.Eval.NoFinalTest = job.SaveFinal // a rung a later one may continue: its test would be an unfinished run's
 	if name := spec.Eval.TestOn; name != "" {
 		if cfg.Eval.TestOn, err = resultsdir.LoadDataset(filepath.Join(job.DataRoot, name)); err != nil {
 			return train.Config{}, nil, fmt.Errorf("eval.test_on: %w", err)

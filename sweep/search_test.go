@@ -121,6 +121,11 @@ func TestHalvingSearch(t *testing.T) {
 		if fileExists(filepath.Join(search.out, "runs", r.ID, ckpt.StateName)) {
 			t.Errorf("run %s kept its resume state after the search ended", r.ID)
 		}
+		// Only the last rung tests: an earlier rung's test would be of an
+		// unfinished run.
+		if rec := search.record(t, r.ID); rec.Rung.Last() == (rec.Test["mrr"] == 0) {
+			t.Errorf("run %s ends at rung %s with test %v", r.ID, rec.Rung, rec.Test)
+		}
 	}
 	if rec.Rungs[2].EpochsSoFar >= 12*9 || rec.Rungs[2].EpochsSoFar < epochs {
 		t.Errorf("the search trained %d epochs in all; the full grid takes at most %d, the selected runs alone %d", rec.Rungs[2].EpochsSoFar, 12*9, epochs)

@@ -133,7 +133,7 @@ func Follow(ctx context.Context, comm dist.Comm) error {
 // Train does: from the same state, and again afresh where Train finds the
 // state does not fit the run.
 func follow(ctx context.Context, comm dist.Comm, a announcement) error {
-	job := Job{ID: a.ID, Spec: a.Spec, DataRoot: a.DataRoot, DistillCheckpoint: a.DistillCheckpoint, Shard: comm}
+	job := Job{ID: a.ID, Spec: a.Spec, DataRoot: a.DataRoot, DistillCheckpoint: a.DistillCheckpoint, Shard: comm, SaveFinal: a.SaveFinal}
 	_ = procstat.ResetPeakRSS() // each run's own peak, as the driver's for process 0 (0 without /proc)
 	cfg, ds, err := runConfig(job, a.MemoryBudget)
 	if err != nil {

@@ -153,6 +153,11 @@ type EvalConfig struct {
 	ECE bool
 	// SkipTest leaves the test split alone (e.g. for smoke runs).
 	SkipTest bool
+	// NoFinalTest ends the run without evaluating its kept parameters on
+	// the test split, while the test log-likelihood at each improvement of
+	// the validation one is still tracked: a search's rung that a later
+	// rung may continue, whose test metrics would be of an unfinished run.
+	NoFinalTest bool
 	// TestOn, when set, is another data set whose test split the run is
 	// tested on instead of its own: a model trained on a surrogate graph
 	// tested on the real one. Its triples are matched to the training data

@@ -523,7 +523,7 @@ func (r *run) finish() (*Result, error) {
 			res.Valid = e.Valid
 		}
 	}
-	if !cfg.Eval.SkipTest {
+	if !cfg.Eval.SkipTest && !cfg.Eval.NoFinalTest {
 		var err error
 		if res.Test, err = evaluate(r.evs, r.test, r.testFilter, r.ds.Schema, cfg.Eval, false); err != nil {
 			return nil, err

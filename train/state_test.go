@@ -327,8 +327,9 @@ func TestStateEverySavesInsideLongEpochs(t *testing.T) {
 
 // A run given fewer epochs with SaveFinal, then continued from its final
 // State with more, ends exactly like the run given them all at the start:
-// successive halving's promotion. With early stopping, the State saved at
-// the stop resumes to the test alone.
+// successive halving's promotion, the first rung untested (NoFinalTest)
+// but tracking the test LL at its improvements. With early stopping, the
+// State saved at the stop resumes to the test alone.
 func TestSaveFinalContinuesToMoreEpochs(t *testing.T) {
 	ds := repoData(t, "nations")
 	for _, c := range []struct {
@@ -352,12 +353,19 @@ func TestSaveFinalContinuesToMoreEpochs(t *testing.T) {
 			}
 			rung := cfg
 			rung.Epochs, rung.SaveFinal, rung.StateEvery = c.first, true, time.Hour
+			rung.Eval.NoFinalTest = true // as a search's rung: the test LL at improvements is still tracked
 			var saved *State
 			saves := 0
 			rung.SaveState = func(s *State) error { saved, saves = s.Clone(), saves+1; return nil }
 			short, err := Run(context.Background(), rung, ds, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if _, tested := short.Test["mrr"]; tested {
+				t.Errorf("the rung with NoFinalTest was tested: %v", short.Test)
+			}
+			if _, ok := whole.Test["ll_at_best_ll"]; !ok && c.model != "complex" { // energy-based: no LL
+				t.Fatalf("the whole run reports no ll_at_best_ll: %v", whole.Test)
 			}
 			if saves != c.wantSaves || saved == nil || saved.Epoch != lastEpochOf(short.Epochs) || saved.Batch != 0 {
 				t.Fatalf("%d states saved, the last %+v; want %d, after the last epoch %d", saves, saved, c.wantSaves, lastEpochOf(short.Epochs))
