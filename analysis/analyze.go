@@ -203,6 +203,40 @@ func recordedRun(out string) func(id string) (Run, bool, error) {
 }
 
 // upsertRow replaces the row of rows that has row's run, or appends it.
+// runTable is an analysis's table of rows R, a row a run: its files, how
+// it is read and rendered, and the run of a row.
+type runTable[R any] struct {
+	tsv, md string
+	read    func(path string, lookup func(id string) (Run, bool, error)) ([]R, error)
+	render  func([]R) (tsv, md []byte, err error)
+	run     func(R) string
+}
+
+// readIn reads the table of the results directory o.Out.
+func (t runTable[R]) readIn(o *Options) ([]R, error) {
+	return t.read(filepath.Join(o.Out, t.tsv), recordedRun(o.Out))
+}
+
+// rewrite returns the write of fresh into the table as it is then, to
+// call under the results lock (Analyze does): another analysis may have
+// added rows since this one read it.
+func (t runTable[R]) rewrite(o *Options, fresh []R) func() error {
+	return func() error {
+		rows, err := t.readIn(o)
+		if err != nil {
+			return err
+		}
+		for _, row := range fresh {
+			rows = upsertRow(rows, row, t.run)
+		}
+		tsv, md, err := t.render(rows)
+		if err != nil {
+			return err
+		}
+		return o.writeTables(t.tsv, tsv, t.md, md)
+	}
+}
+
 func upsertRow[R any](rows []R, row R, run func(R) string) []R {
 	if i := slices.IndexFunc(rows, func(r R) bool { return run(r) == run(row) }); i >= 0 {
 		rows[i] = row

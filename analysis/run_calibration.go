@@ -31,8 +31,11 @@ type calibration struct {
 	filters map[string]*kg.Filter // by dataset: runs share few of them
 }
 
+var calibrationTable = runTable[CalibrationRow]{tsv: CalibrationTSVName, md: CalibrationMarkdownName,
+	read: ReadCalibrationTSV, render: CalibrationTables, run: func(r CalibrationRow) string { return r.Run.ID }}
+
 func newCalibration(o *Options) (Analysis, error) {
-	rows, err := ReadCalibrationTSV(filepath.Join(o.Out, CalibrationTSVName), recordedRun(o.Out))
+	rows, err := calibrationTable.readIn(o)
 	return &calibration{o: o, rows: rows, filters: map[string]*kg.Filter{}}, err
 }
 
@@ -91,20 +94,5 @@ func (a *calibration) Tables(err error) (func() error, error) {
 	if len(a.fresh) == 0 {
 		return nil, fmt.Errorf("no finished run with a checkpoint in %s to calibrate", a.o.Out)
 	}
-	// Under the lock, the table is read again: another analysis may have
-	// added rows since this one started.
-	return func() error {
-		rows, err := ReadCalibrationTSV(filepath.Join(a.o.Out, CalibrationTSVName), recordedRun(a.o.Out))
-		if err != nil {
-			return err
-		}
-		for _, row := range a.fresh {
-			rows = upsertRow(rows, row, func(r CalibrationRow) string { return r.Run.ID })
-		}
-		tsv, md, err := CalibrationTables(rows)
-		if err != nil {
-			return err
-		}
-		return a.o.writeTables(CalibrationTSVName, tsv, CalibrationMarkdownName, md)
-	}, nil
+	return calibrationTable.rewrite(a.o, a.fresh), nil
 }

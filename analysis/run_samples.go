@@ -25,8 +25,11 @@ type samples struct {
 	fresh []AuditRow // the rows audited now
 }
 
+var auditTable = runTable[AuditRow]{tsv: AuditTSVName, md: AuditMarkdownName,
+	read: ReadAuditTSV, render: AuditTables, run: func(r AuditRow) string { return r.Run.ID }}
+
 func newSamples(o *Options) (Analysis, error) {
-	rows, err := ReadAuditTSV(filepath.Join(o.Out, AuditTSVName), recordedRun(o.Out))
+	rows, err := auditTable.readIn(o)
 	return &samples{o: o, rows: rows}, err
 }
 
@@ -84,26 +87,11 @@ func (a *samples) Compute(_ context.Context, r *Selected) error {
 
 // Tables writes the audit when any run was audited, also after a failure:
 // runs audited before it keep their rows.
-// The table is read again under the lock: another analysis may have added
-// rows since this one started.
 func (a *samples) Tables(err error) (func() error, error) {
 	if len(a.fresh) == 0 {
 		return nil, err
 	}
-	return func() error {
-		rows, err := ReadAuditTSV(filepath.Join(a.o.Out, AuditTSVName), recordedRun(a.o.Out))
-		if err != nil {
-			return err
-		}
-		for _, row := range a.fresh {
-			rows = upsertRow(rows, row, func(r AuditRow) string { return r.Run.ID })
-		}
-		tsv, md, err := AuditTables(rows)
-		if err != nil {
-			return err
-		}
-		return a.o.writeTables(AuditTSVName, tsv, AuditMarkdownName, md)
-	}, err
+	return auditTable.rewrite(a.o, a.fresh), err
 }
 
 // runSamples returns n samples of a run, stored ones when there are
