@@ -85,7 +85,7 @@ func newAttempt(job Job, cfg *train.Config, ds *kg.Dataset) *attempt {
 		}
 	}
 	if job.StateEvery >= 0 {
-		cfg.StateEvery, cfg.SaveFinal = job.StateEvery, job.SaveFinal
+		cfg.StateEvery = job.StateEvery
 		cfg.SaveState = func(s *train.State) error { a.saveState(job, s); return nil }
 	}
 	return a
@@ -275,7 +275,9 @@ func runConfig(job Job, budget int64) (train.Config, *kg.Dataset, error) {
 		return train.Config{}, nil, err
 	}
 	cfg.MemoryBudget = budget
-	cfg.Eval.NoFinalTest = job.SaveFinal // a rung a later one may continue: its test would be an unfinished run's
+	// A search's rung that a later one may continue: its last state is
+	// kept, and its test would be an unfinished run's.
+	cfg.SaveFinal, cfg.Eval.NoFinalTest = job.SaveFinal, job.SaveFinal
 	if name := spec.Eval.TestOn; name != "" {
 		if cfg.Eval.TestOn, err = resultsdir.LoadDataset(filepath.Join(job.DataRoot, name)); err != nil {
 			return train.Config{}, nil, fmt.Errorf("eval.test_on: %w", err)

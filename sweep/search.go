@@ -184,7 +184,7 @@ func (s *Sweep) runSearch(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		d, err := s.decideRung(p, k)
+		_, d, err := s.decideRung(p, k)
 		switch {
 		case err != nil && s.rungTask >= 0:
 			// Other array tasks still train the rung: the last, or the
@@ -202,16 +202,14 @@ func (s *Sweep) runSearch(ctx context.Context) {
 // rungRuns returns the runs rung k trains (only the one of Options.RungTask
 // when set), deciding rung k-1 first if no process has.
 func (s *Sweep) rungRuns(p *searchPlan, k int) ([]grid.Run, error) {
+	configs := p.configs
 	if k > 0 {
-		if _, err := s.decideRung(p, k-1); err != nil {
+		rec, _, err := s.decideRung(p, k-1)
+		if err != nil {
 			return nil, err
 		}
+		configs, _ = p.rungConfigs(rec, k)
 	}
-	rec, err := s.readSearch()
-	if err != nil {
-		return nil, err
-	}
-	configs, _ := p.rungConfigs(rec, k)
 	runs := p.runsOf(configs)
 	if s.rungTask < 0 || s.promoteOnly {
 		return runs, nil
@@ -272,11 +270,10 @@ func (s *Sweep) readSearch() (*SearchRecord, error) {
 
 // decideRung scores rung k's configurations and records which go on,
 // under the results lock; a rung decided before is read back as it was.
-func (s *Sweep) decideRung(p *searchPlan, k int) (*RungDecision, error) {
-	var d *RungDecision
-	err := s.withResultsLock(func() error {
-		rec, err := s.readSearch()
-		if err != nil {
+// rec is search.json with the decision.
+func (s *Sweep) decideRung(p *searchPlan, k int) (rec *SearchRecord, d *RungDecision, err error) {
+	err = s.withResultsLock(func() error {
+		if rec, err = s.readSearch(); err != nil {
 			return err
 		}
 		if len(rec.Rungs) > k {
@@ -298,10 +295,10 @@ func (s *Sweep) decideRung(p *searchPlan, k int) (*RungDecision, error) {
 		return s.writeSearch(rec)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.dropStates(p, d)
-	return d, nil
+	return rec, d, nil
 }
 
 // scoreRung reads the records of rung k's runs and ranks their

@@ -139,7 +139,7 @@ func follow(ctx context.Context, comm dist.Comm, a announcement) error {
 	if err != nil {
 		return err
 	}
-	cfg.StateEvery, cfg.SaveFinal = a.StateEvery, a.SaveFinal
+	cfg.StateEvery = a.StateEvery
 	first := cfg
 	if a.Resume != "" {
 		// As Train: a state that cannot be read is ignored, and the same
