@@ -102,12 +102,8 @@ func newToySweep(t *testing.T) toySweep { return newSweepOf(t, sweeptest.ToyGrid
 
 func newSweepOf(t *testing.T, src string) toySweep {
 	t.Helper()
-	g, err := grid.ParseGrid("toy.toml", []byte(src), nil)
-	must(t, err)
-	dir := t.TempDir()
-	ts := toySweep{g: g, out: filepath.Join(dir, "out"), data: filepath.Join(dir, "data")}
-	must(t, os.MkdirAll(filepath.Join(ts.data, "toy"), 0o755))
-	return ts
+	g, out, data := sweeptest.NewToy(t, src)
+	return toySweep{g: g, out: out, data: data}
 }
 
 // trainedSweep trains every run of the grid src for real, on the data
@@ -170,9 +166,4 @@ func readPNG(t *testing.T, path string) {
 	reporttest.Figure(t, path, data, report.RunColor)
 }
 
-func exampleSpec() grid.RunSpec {
-	s := grid.DefaultRunSpec()
-	s.Dataset, s.Model, s.Objective = "FB15k-237", "complex2", "pll"
-	s.Rank, s.BatchSize, s.LearningRate, s.Epochs, s.Seed = 200, 1000, 0.001, 30, 0
-	return s
-}
+func exampleSpec() grid.RunSpec { return sweeptest.ExampleSpec() }

@@ -2,7 +2,6 @@ package slurm
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"gekc/grid"
@@ -46,10 +45,6 @@ func newToySweep(t *testing.T) toySweep { return newSweepOf(t, sweeptest.ToyGrid
 
 func newSweepOf(t *testing.T, src string) toySweep {
 	t.Helper()
-	g, err := grid.ParseGrid("toy.toml", []byte(src), nil)
-	must(t, err)
-	dir := t.TempDir()
-	ts := toySweep{g: g, out: filepath.Join(dir, "out"), data: filepath.Join(dir, "data")}
-	must(t, os.MkdirAll(filepath.Join(ts.data, "toy"), 0o755))
-	return ts
+	g, out, data := sweeptest.NewToy(t, src)
+	return toySweep{g: g, out: out, data: data}
 }

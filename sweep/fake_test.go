@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -46,12 +45,8 @@ func newToySweep(t *testing.T) toySweep { return newSweepOf(t, sweeptest.ToyGrid
 // newSweepOf is newToySweep for another grid on the data set "toy".
 func newSweepOf(t *testing.T, src string) toySweep {
 	t.Helper()
-	g, err := grid.ParseGrid("toy.toml", []byte(src), nil)
-	must(t, err)
-	dir := t.TempDir()
-	ts := toySweep{g: g, out: filepath.Join(dir, "out"), data: filepath.Join(dir, "data")}
-	must(t, os.MkdirAll(filepath.Join(ts.data, "toy"), 0o755))
-	return ts
+	g, out, data := sweeptest.NewToy(t, src)
+	return toySweep{g: g, out: out, data: data}
 }
 
 func (ts toySweep) ids() []string {

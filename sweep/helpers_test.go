@@ -29,9 +29,4 @@ var containsAll = reporttest.ContainsAll
 // named dataset.
 func shippedData(t *testing.T, dataset string) string { return sweeptest.ShippedData(t, dataset) }
 
-func exampleSpec() grid.RunSpec {
-	s := grid.DefaultRunSpec()
-	s.Dataset, s.Model, s.Objective = "FB15k-237", "complex2", "pll"
-	s.Rank, s.BatchSize, s.LearningRate, s.Epochs, s.Seed = 200, 1000, 0.001, 30, 0
-	return s
-}
+func exampleSpec() grid.RunSpec { return sweeptest.ExampleSpec() }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"gekc/grid"
 	"gekc/internal/atomicfile"
 	"gekc/report"
 )
@@ -90,4 +91,30 @@ func ShippedData(t testing.TB, dataset string) string {
 		t.Fatalf("no data/%s: %v", dataset, err)
 	}
 	return data
+}
+
+// NewToy parses the grid src (a grid on the data set "toy", such as
+// ToyGrid) and returns it with a results directory to be and a data root
+// holding "toy" as an empty directory, both in t's temporary directory.
+func NewToy(t testing.TB, src string) (g *grid.Grid, out, data string) {
+	t.Helper()
+	g, err := grid.ParseGrid("toy.toml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, data = filepath.Join(dir, "out"), filepath.Join(dir, "data")
+	if err := os.MkdirAll(filepath.Join(data, "toy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return g, out, data
+}
+
+// ExampleSpec is a valid run spec (ComplEx² by PLL on FB15k-237, d = 200)
+// for tests that need one and change what they test.
+func ExampleSpec() grid.RunSpec {
+	s := grid.DefaultRunSpec()
+	s.Dataset, s.Model, s.Objective = "FB15k-237", "complex2", "pll"
+	s.Rank, s.BatchSize, s.LearningRate, s.Epochs, s.Seed = 200, 1000, 0.001, 30, 0
+	return s
 }
