@@ -94,24 +94,7 @@ func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-
-			if len(resumed.Epochs) != len(whole.Epochs) {
-				t.Fatalf("resumed run has %d epochs, the whole run %d", len(resumed.Epochs), len(whole.Epochs))
-			}
-			for i := range whole.Epochs {
-				w, r := whole.Epochs[i], resumed.Epochs[i]
-				if w.Epoch != r.Epoch || w.TrainLoss != r.TrainLoss || !reflect.DeepEqual(w.Valid, r.Valid) {
-					t.Errorf("epoch %d: loss %v, valid %v; the whole run had %v, %v", w.Epoch, r.TrainLoss, r.Valid, w.TrainLoss, w.Valid)
-				}
-			}
-			if resumed.BestEpoch != whole.BestEpoch || !reflect.DeepEqual(resumed.Test, whole.Test) {
-				t.Errorf("best epoch %d, test %v; the whole run: %d, %v", resumed.BestEpoch, resumed.Test, whole.BestEpoch, whole.Test)
-			}
-			for _, n := range whole.Model.ParamNames() {
-				if !slices.Equal(whole.Model.Param(n).Data().([]float64), resumed.Model.Param(n).Data().([]float64)) {
-					t.Errorf("parameter %q differs from the whole run's", n)
-				}
-			}
+			sameAsWhole(t, whole, resumed)
 			want := fmt.Sprintf("resumed after epoch %d", c.stop)
 			if c.step > 0 {
 				want = fmt.Sprintf("resumed in epoch %d after step %d", c.stop+1, c.step)
@@ -120,6 +103,30 @@ func TestResumedRunEqualsUninterruptedRun(t *testing.T) {
 				t.Errorf("notes %q do not say the run was resumed", resumed.Notes)
 			}
 		})
+	}
+}
+
+// sameAsWhole fails t unless got ended exactly like the run whole, trained
+// without a stop (float64 parameters): every epoch's loss and validation,
+// the best epoch, the test metrics and the parameters.
+func sameAsWhole(t *testing.T, whole, got *Result) {
+	t.Helper()
+	if len(got.Epochs) != len(whole.Epochs) {
+		t.Fatalf("the run has %d epochs, the whole run %d", len(got.Epochs), len(whole.Epochs))
+	}
+	for i := range whole.Epochs {
+		w, r := whole.Epochs[i], got.Epochs[i]
+		if w.Epoch != r.Epoch || w.TrainLoss != r.TrainLoss || !reflect.DeepEqual(w.Valid, r.Valid) {
+			t.Errorf("epoch %d: loss %v, valid %v; the whole run had %v, %v", w.Epoch, r.TrainLoss, r.Valid, w.TrainLoss, w.Valid)
+		}
+	}
+	if got.BestEpoch != whole.BestEpoch || !reflect.DeepEqual(got.Test, whole.Test) {
+		t.Errorf("best epoch %d, test %v; the whole run: %d, %v", got.BestEpoch, got.Test, whole.BestEpoch, whole.Test)
+	}
+	for _, n := range whole.Model.ParamNames() {
+		if !slices.Equal(whole.Model.Param(n).Data().([]float64), got.Model.Param(n).Data().([]float64)) {
+			t.Errorf("parameter %q differs from the whole run's", n)
+		}
 	}
 }
 
@@ -376,18 +383,7 @@ func TestSaveFinalContinuesToMoreEpochs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(continued.Epochs) != len(whole.Epochs) {
-				t.Fatalf("continued run has %d epochs, the whole run %d", len(continued.Epochs), len(whole.Epochs))
-			}
-			for i := range whole.Epochs {
-				w, r := whole.Epochs[i], continued.Epochs[i]
-				if w.Epoch != r.Epoch || w.TrainLoss != r.TrainLoss || !reflect.DeepEqual(w.Valid, r.Valid) {
-					t.Errorf("epoch %d: loss %v, valid %v; the whole run had %v, %v", w.Epoch, r.TrainLoss, r.Valid, w.TrainLoss, w.Valid)
-				}
-			}
-			if continued.BestEpoch != whole.BestEpoch || !reflect.DeepEqual(continued.Test, whole.Test) {
-				t.Errorf("best epoch %d, test %v; the whole run: %d, %v", continued.BestEpoch, continued.Test, whole.BestEpoch, whole.Test)
-			}
+			sameAsWhole(t, whole, continued)
 			if c.patience > 0 && lastEpochOf(short.Epochs) >= c.first {
 				t.Errorf("the first rung stopped at epoch %d, not before its %d: the early-stop case tests nothing", lastEpochOf(short.Epochs), c.first)
 			}
